@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+/* Guest memory table: region checks, mapping, overflow-safe translation. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "tests/unit/guest_ram.h"
+#include "worker/guest_mem.h"
+
+#define K64 0x10000ull
+
+static struct ram ram;
+
+static int setup(void **state)
+{
+	return ram_open(&ram, 4 * K64);
+}
+
+static int teardown(void **state)
+{
+	ram_close(&ram);
+	return 0;
+}
+
+static int add(struct guest_mem *gm, uint64_t gpa, uint64_t size, uint64_t uva,
+	       uint64_t off, const char **why)
+{
+	struct vhost_user_mem_region r = { gpa, size, uva, off };
+
+	return gm_add_region(gm, &r, ram.fd, why);
+}
+
+static void test_translation_covers_exactly_the_region(void **state)
+{
+	struct guest_mem gm;
+	const char *why;
+	uint8_t *p;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0x100000, K64, 0x7f0000000000, K64, &why), 0);
+	p = gm_gpa_to_host(&gm, 0x100000, K64);
+	assert_non_null(p);
+	/* The mapping is at mmap_offset in the fd. */
+	ram.map[K64 + 5] = 0xab;
+	assert_int_equal(p[5], 0xab);
+	assert_ptr_equal(gm_uva_to_host(&gm, 0x7f0000000005, 1), p + 5);
+	assert_non_null(gm_gpa_to_host(&gm, 0x100000 + K64 - 1, 1));
+	assert_null(gm_gpa_to_host(&gm, 0x100000 + K64 - 1, 2));
+	assert_null(gm_gpa_to_host(&gm, 0x100000 + K64, 1));
+	assert_null(gm_gpa_to_host(&gm, 0xfffff, 1));
+	assert_null(gm_gpa_to_host(&gm, 0x100000, UINT64_MAX));
+	assert_null(gm_uva_to_host(&gm, 0x100000, 1));
+	gm_clear(&gm);
+	assert_null(gm_gpa_to_host(&gm, 0x100000, 1));
+}
+
+static void test_zero_size_region_is_refused(void **state)
+{
+	struct guest_mem gm;
+	const char *why;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0, 0, 0x1000, 0, &why), -EINVAL);
+	assert_string_equal(why, "zero size");
+}
+
+static void test_address_or_offset_overflow_is_refused(void **state)
+{
+	struct guest_mem gm;
+	const char *why;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, UINT64_MAX - 10, K64, 0, 0, &why), -EINVAL);
+	assert_non_null(strstr(why, "overflow"));
+	assert_int_equal(add(&gm, 0, K64, UINT64_MAX - 10, 0, &why), -EINVAL);
+	assert_int_equal(add(&gm, 0, K64, 0, UINT64_MAX - 10, &why), -EINVAL);
+	assert_int_equal(gm.nregions, 0);
+}
+
+static void test_offset_plus_size_past_fd_end_is_refused(void **state)
+{
+	struct guest_mem gm;
+	const char *why;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0, 2 * K64, 0x1000000, 3 * K64, &why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "past the end of the fd"));
+}
+
+static void test_gpa_overlap_is_refused(void **state)
+{
+	struct guest_mem gm;
+	const char *why;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0x10000, K64, 0x1000000, 0, &why), 0);
+	assert_int_equal(add(&gm, 0x1ffff, K64, 0x2000000, K64, &why), -EINVAL);
+	assert_non_null(strstr(why, "guest-physical range overlaps"));
+	assert_int_equal(add(&gm, 0x20000, K64, 0x2000000, K64, &why), 0);
+	gm_clear(&gm);
+}
+
+static void test_uva_overlap_is_refused(void **state)
+{
+	struct guest_mem gm;
+	const char *why;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0, K64, 0x1000000, 0, &why), 0);
+	assert_int_equal(add(&gm, 0x100000, K64, 0x1000000 + K64 - 1, 0, &why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "frontend address range overlaps"));
+	gm_clear(&gm);
+}
+
+static void test_more_than_max_regions_is_refused(void **state)
+{
+	struct guest_mem gm;
+	const char *why;
+	unsigned int i;
+
+	gm_init(&gm);
+	for (i = 0; i < GM_MAX_REGIONS; i++)
+		assert_int_equal(add(&gm, i * 0x100000ull, 0x1000,
+				     i * 0x100000ull, 0, &why),
+				 0);
+	assert_int_equal(add(&gm, 0x10000000, 0x1000, 0x10000000, 0, &why),
+			 -ENOSPC);
+	assert_int_equal(gm.nregions, GM_MAX_REGIONS);
+	gm_clear(&gm);
+}
+
+static void test_fd_that_is_not_a_file_is_refused(void **state)
+{
+	struct vhost_user_mem_region r = { 0, 0x1000, 0, 0 };
+	struct guest_mem gm;
+	const char *why;
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	gm_init(&gm);
+	assert_int_equal(gm_add_region(&gm, &r, p[0], &why), -EINVAL);
+	assert_non_null(strstr(why, "not a memfd"));
+	close(p[0]);
+	close(p[1]);
+}
+
+static void test_iov_split_across_contiguous_regions(void **state)
+{
+	struct guest_mem gm;
+	struct iovec iov[4];
+	const char *why;
+	unsigned int n = 0;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0, K64, 0x1000000, 0, &why), 0);
+	assert_int_equal(add(&gm, K64, K64, 0x3000000, K64, &why), 0);
+	assert_int_equal(gm_gpa_to_iov(&gm, K64 - 16, 48, iov, 4, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(iov[0].iov_len, 16);
+	assert_int_equal(iov[1].iov_len, 32);
+	/* Not enough room for the second piece. */
+	n = 3;
+	assert_int_equal(gm_gpa_to_iov(&gm, K64 - 16, 48, iov, 4, &n),
+			 -ENOBUFS);
+	assert_int_equal(n, 3);
+	/* Runs past the last region. */
+	n = 0;
+	assert_int_equal(gm_gpa_to_iov(&gm, 2 * K64 - 8, 16, iov, 4, &n),
+			 -EFAULT);
+	assert_int_equal(n, 0);
+	/* Zero length appends nothing. */
+	assert_int_equal(gm_gpa_to_iov(&gm, 5, 0, iov, 4, &n), 0);
+	assert_int_equal(n, 0);
+	gm_clear(&gm);
+}
+
+static void test_iov_wrapping_past_2_pow_64_is_refused(void **state)
+{
+	struct guest_mem gm;
+	struct iovec iov[4];
+	const char *why;
+	unsigned int n = 0;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0, K64, 0x1000000, 0, &why), 0);
+	assert_int_equal(
+		add(&gm, UINT64_MAX - K64 + 1, K64, 0x3000000, K64, &why),
+		-EINVAL);
+	assert_int_equal(add(&gm, UINT64_MAX - K64, K64, 0x3000000, K64, &why),
+			 0);
+	/* Last byte of the top region, then would wrap to GPA 0. */
+	assert_int_equal(gm_gpa_to_iov(&gm, UINT64_MAX - 1, 4, iov, 4, &n),
+			 -EFAULT);
+	gm_clear(&gm);
+}
+
+static void test_remove_region_unmaps_only_that_one(void **state)
+{
+	struct vhost_user_mem_region r = { K64, K64, 0x3000000, 0 };
+	struct guest_mem gm;
+	const char *why;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0, K64, 0x1000000, 0, &why), 0);
+	assert_int_equal(add(&gm, K64, K64, 0x3000000, K64, &why), 0);
+	assert_int_equal(gm_remove_region(&gm, &r), 0);
+	assert_int_equal(gm.nregions, 1);
+	assert_null(gm_gpa_to_host(&gm, K64, 1));
+	assert_non_null(gm_gpa_to_host(&gm, 0, 1));
+	assert_int_equal(gm_remove_region(&gm, &r), -ENOENT);
+	gm_clear(&gm);
+}
+
+/* Needs free huge pages (vm.nr_hugepages); skipped without them. */
+static void test_hugetlb_memfd_region_maps_at_unaligned_offset(void **state)
+{
+	struct vhost_user_mem_region r;
+	struct guest_mem gm;
+	const char *why;
+	size_t huge = 2u << 20;
+	uint8_t *view, *p;
+	int fd;
+
+	fd = memfd_create("huge", MFD_CLOEXEC | MFD_HUGETLB);
+	if (fd < 0 || ftruncate(fd, (off_t)(2 * huge)) < 0) {
+		print_message("no hugetlb memfd here (%s); skipping\n",
+			      strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		skip();
+	}
+	view = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (view == MAP_FAILED) {
+		print_message("no free huge pages (%s); skipping\n",
+			      strerror(errno));
+		close(fd);
+		skip();
+	}
+	view[huge + 0x1234] = 0x5a;
+	/* A region that starts mid-way into the second huge page. */
+	r = (struct vhost_user_mem_region){ 0x40000000, huge - 0x1000,
+					    0x7f0000000000, huge + 0x1000 };
+	gm_init(&gm);
+	assert_int_equal(gm_add_region(&gm, &r, fd, &why), 0);
+	p = gm_gpa_to_host(&gm, 0x40000234, 1);
+	assert_non_null(p);
+	assert_int_equal(*p, 0x5a);
+	gm_clear(&gm);
+	munmap(view, 2 * huge);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_translation_covers_exactly_the_region),
+		cmocka_unit_test(test_zero_size_region_is_refused),
+		cmocka_unit_test(test_address_or_offset_overflow_is_refused),
+		cmocka_unit_test(test_offset_plus_size_past_fd_end_is_refused),
+		cmocka_unit_test(test_gpa_overlap_is_refused),
+		cmocka_unit_test(test_uva_overlap_is_refused),
+		cmocka_unit_test(test_more_than_max_regions_is_refused),
+		cmocka_unit_test(test_fd_that_is_not_a_file_is_refused),
+		cmocka_unit_test(test_iov_split_across_contiguous_regions),
+		cmocka_unit_test(test_iov_wrapping_past_2_pow_64_is_refused),
+		cmocka_unit_test(test_remove_region_unmaps_only_that_one),
+		cmocka_unit_test(
+			test_hugetlb_memfd_region_maps_at_unaligned_offset),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

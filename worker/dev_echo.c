@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The transport test device: every chain's readable bytes are copied into
+ * its writable buffers (truncated to what fits), used.len is the number of
+ * bytes written, and the queue's call fd is signalled unless the driver set
+ * NO_INTERRUPT.  It exists to test the vhost-user layer end to end; it is
+ * selected only with --test-device echo.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker/device.h"
+
+#define ECHO_QUEUES	    256
+#define ECHO_CONFIG_SIZE    16
+#define ECHO_MAGIC	    "rdmagate-echo"
+#define ECHO_CONFIG_VERSION 1
+
+struct echo {
+	struct vq_elem elem;	     /* 16 KiB of iovecs: not on the stack */
+	struct iovec in[VQ_MAX_IOV]; /* advancing copy of elem's in[] */
+};
+
+static int echo_create(void **ret_priv)
+{
+	struct echo *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	*ret_priv = e;
+	return 0;
+}
+
+static void echo_destroy(void *priv)
+{
+	free(priv);
+}
+
+/* "rdmagate-echo\0", version byte, number of queues / 256. */
+static void echo_get_config(void *priv, uint8_t *buf)
+{
+	memset(buf, 0, ECHO_CONFIG_SIZE);
+	memcpy(buf, ECHO_MAGIC, sizeof(ECHO_MAGIC));
+	buf[14] = ECHO_CONFIG_VERSION;
+	buf[15] = ECHO_QUEUES / 256;
+}
+
+/* Copies out[] into in[]; returns the bytes written. */
+static uint32_t echo_copy(struct echo *e)
+{
+	struct vq_elem *el = &e->elem;
+	uint64_t room = el->in_len, done = 0;
+	struct iovec *in = e->in;
+	unsigned int i, k = 0;
+
+	memcpy(in, vq_elem_in(el), el->in_num * sizeof(*in));
+	for (i = 0; i < el->out_num && done < room; i++) {
+		const uint8_t *src = el->iov[i].iov_base;
+		size_t left = el->iov[i].iov_len;
+
+		while (left > 0 && k < el->in_num) {
+			size_t c = left < in[k].iov_len ? left : in[k].iov_len;
+
+			/* The guest may make in and out overlap. */
+			memmove(in[k].iov_base, src, c);
+			in[k].iov_base = (uint8_t *)in[k].iov_base + c;
+			in[k].iov_len -= c;
+			src += c;
+			left -= c;
+			done += c;
+			if (in[k].iov_len == 0)
+				k++;
+		}
+	}
+	return (uint32_t)done;
+}
+
+static void echo_kicked(void *priv, struct vq *vq)
+{
+	struct echo *e = priv;
+	bool pushed = false;
+
+	/*
+	 * Until the ring is empty (or broken): a kick is not repeated for
+	 * buffers the driver adds while we are still draining.
+	 */
+	while (vq_pop(vq, &e->elem) == 1) {
+		vq_push(vq, &e->elem, echo_copy(e));
+		pushed = true;
+	}
+	if (pushed)
+		vq_notify(vq);
+}
+
+static void echo_started(void *priv, struct vq *vq)
+{
+}
+
+static void echo_stopped(void *priv, struct vq *vq)
+{
+}
+
+static void echo_reset(void *priv)
+{
+}
+
+const struct device_ops echo_device_ops = {
+	.name = "echo",
+	.features = (1ull << VIRTIO_F_VERSION_1) |
+		    (1ull << VIRTIO_F_RING_INDIRECT_DESC) |
+		    (1ull << VHOST_USER_F_PROTOCOL_FEATURES),
+	.num_queues = ECHO_QUEUES,
+	.max_ring_size = VQ_MAX_SIZE,
+	.config_size = ECHO_CONFIG_SIZE,
+	.create = echo_create,
+	.destroy = echo_destroy,
+	.get_config = echo_get_config,
+	.ring_started = echo_started,
+	.ring_kicked = echo_kicked,
+	.ring_stopped = echo_stopped,
+	.reset = echo_reset,
+};

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interface between the vhost-user layer (vu_proto) and the virtio
+ * device the worker implements on top of it: a const ops table.
+ *
+ * The vhost-user layer owns the connection, guest memory and the rings; a
+ * device sees only its private state and struct vq handles.  It pops
+ * chains with vq_pop() (iovecs of readable and writable host buffers,
+ * already translated and bounds-checked), returns them with vq_push() and
+ * signals the driver with vq_notify().  All callbacks run on the worker's
+ * one thread, never re-entered.  The buffers are guest memory: the guest
+ * may change them at any time and may make readable and writable buffers
+ * overlap, so copy what you parse out once, and never memcpy() between two
+ * guest buffers (memmove() or a private bounce buffer).
+ *
+ * Ring life cycle, per queue: ring_started() once the ring is configured
+ * (size, addresses, kick fd, memory) and enabled -- rings come up one at a
+ * time, in any order, and many never do; ring_kicked() when the driver
+ * kicked it (also once right after ring_started(), for buffers made
+ * available before); ring_stopped() before its memory goes away
+ * (GET_VRING_BASE, reset, new memory table, disconnect).  reset() follows
+ * RESET_DEVICE / RESET_OWNER after every ring was stopped.
+ */
+#ifndef RDMAGATE_WORKER_DEVICE_H
+#define RDMAGATE_WORKER_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "worker/virtq.h"
+
+struct device_ops {
+	const char *name;	/* for logs: "echo", "virtio-rdma" */
+	uint64_t features;	/* virtio feature bits offered */
+	uint16_t num_queues;	/* GET_QUEUE_NUM; queue index < this */
+	uint16_t max_ring_size; /* power of 2, <= VQ_MAX_SIZE */
+	uint32_t config_size;	/* bytes of config space, <= 256 */
+
+	/* Per connection: make and free the private state. -errno on error. */
+	int (*create)(void **ret_priv);
+	void (*destroy)(void *priv);
+	/* Fills buf with the config_size bytes of config space. */
+	void (*get_config)(void *priv, uint8_t *buf);
+	void (*ring_started)(void *priv, struct vq *vq);
+	void (*ring_kicked)(void *priv, struct vq *vq);
+	void (*ring_stopped)(void *priv, struct vq *vq);
+	void (*reset)(void *priv);
+};
+
+/* The transport test device (dev_echo.c); see docs/vhost-user.md. */
+extern const struct device_ops echo_device_ops;
+
+#endif

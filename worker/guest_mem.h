@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Guest memory as the frontend shares it: up to GM_MAX_REGIONS memfd
+ * regions mapped MAP_SHARED, and overflow-safe translation of guest-physical
+ * (GPA) and frontend-virtual (UVA) addresses into pointers in our mappings.
+ *
+ * Every translation checks the whole [addr, addr + len) range against one
+ * region (or, for gm_gpa_to_iov(), a run of GPA-contiguous regions); nothing
+ * outside a mapping is ever returned.  Not thread-safe; the worker is
+ * single-threaded.
+ */
+#ifndef RDMAGATE_WORKER_GUEST_MEM_H
+#define RDMAGATE_WORKER_GUEST_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "common/vhost_user.h"
+
+/* Regions we map at once: SET_MEM_TABLE's array and our GET_MAX_MEM_SLOTS. */
+#define GM_MAX_REGIONS VHOST_USER_MEM_BASELINE_NREGS
+
+struct gm_region {
+	uint64_t gpa;
+	uint64_t size;
+	uint64_t uva;
+	uint64_t mmap_offset;
+	uint8_t *host;	/* first byte of the region inside the mapping */
+	void *map_base; /* what mmap() returned */
+	size_t map_len;
+};
+
+struct guest_mem {
+	unsigned int nregions;
+	struct gm_region regions[GM_MAX_REGIONS];
+};
+
+/* An empty table. */
+void gm_init(struct guest_mem *gm);
+/* Unmaps every region; the table is empty afterwards. */
+void gm_clear(struct guest_mem *gm);
+/* Moves src's mappings into dst (dst must be empty); src becomes empty. */
+void gm_move(struct guest_mem *dst, struct guest_mem *src);
+
+/*
+ * Checks a region description on its own (non-zero size, no address or
+ * offset overflow) and against the regions already in gm (no GPA or UVA
+ * overlap, free slot).  Returns 0 or -EINVAL/-ENOSPC; why is in *ret_why
+ * (a static string) on failure.
+ */
+int gm_check_region(const struct guest_mem *gm,
+		    const struct vhost_user_mem_region *r,
+		    const char **ret_why);
+
+/*
+ * Checks r as gm_check_region() does, checks that fd is a regular file
+ * (memfd, hugetlbfs file) that holds [mmap_offset, mmap_offset + size), maps
+ * that range MAP_SHARED (aligned to the file's block size, which is the huge
+ * page size on hugetlbfs) and adds it.  The fd stays the caller's.
+ * Returns 0 or -errno with *ret_why set.
+ */
+int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
+		  int fd, const char **ret_why);
+
+/*
+ * Removes and unmaps the region with r's GPA, size and UVA (its mmap_offset
+ * is ignored: QEMU has sent 0 there).  Returns 0 or -ENOENT.
+ */
+int gm_remove_region(struct guest_mem *gm,
+		     const struct vhost_user_mem_region *r);
+
+/* Host pointer for [gpa, gpa + len) if it lies in one region, else NULL. */
+void *gm_gpa_to_host(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
+/* Same for a frontend (VMM) virtual address range (vring addresses). */
+void *gm_uva_to_host(const struct guest_mem *gm, uint64_t uva, uint64_t len);
+
+/*
+ * Appends [gpa, gpa + len) to iov[*n..max) as one iovec per region it
+ * crosses and advances *n.  Returns 0, -EFAULT if a byte of the range is in
+ * no region (including address overflow), -ENOBUFS if more than max iovecs
+ * would be needed.  On failure *n and iov[*n..] are unchanged in meaning
+ * (entries past *n may have been written).  len 0 appends nothing.
+ */
+int gm_gpa_to_iov(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
+		  struct iovec *iov, unsigned int max, unsigned int *n);
+
+#endif

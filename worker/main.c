@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmagate-worker: the per-VM vhost-user backend.  This file is the process
+ * shell: command line, the listening socket, the epoll loop that feeds
+ * vu_proto one message at a time, kick fds, and reconnects (one frontend at
+ * a time; the next one is accepted after the current one disconnects).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "worker/device.h"
+#include "worker/vu_proto.h"
+
+/* A frontend that stops mid-message is dropped after this long. */
+#define RECV_TIMEOUT_SEC 5
+
+enum tag { TAG_LISTEN = 1, TAG_CONN, TAG_KICK };
+
+struct loop {
+	int ep;
+	int lfd; /* listening socket, or -1 (inherited connection) */
+	int cfd; /* current frontend, or -1 */
+	const struct device_ops *ops;
+	struct vu_dev *dev;
+};
+
+struct options {
+	const char *socket_path;
+	int fd;
+	bool print_caps;
+	const char *vm;
+	const char *test_device;
+	bool verbose;
+};
+
+static uint64_t mktag(enum tag t, unsigned int q)
+{
+	return ((uint64_t)t << 32) | q;
+}
+
+static int ep_add(int ep, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static int watch_kick(void *ctx, unsigned int q, int fd)
+{
+	struct loop *l = ctx;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return ep_add(l->ep, fd, mktag(TAG_KICK, q));
+}
+
+static void unwatch_kick(void *ctx, unsigned int q, int fd)
+{
+	struct loop *l = ctx;
+
+	epoll_ctl(l->ep, EPOLL_CTL_DEL, fd, NULL);
+}
+
+static const struct vu_host_ops host_ops = {
+	.watch_kick = watch_kick,
+	.unwatch_kick = unwatch_kick,
+};
+
+/* ---- receiving one message ------------------------------------------- */
+
+static void take_fds(struct msghdr *mh, int *fds, unsigned int *nfds)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		size_t n, i;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (*nfds < VHOST_USER_MAX_FDS)
+				fds[(*nfds)++] = fd;
+			else
+				safe_close(fd);
+		}
+	}
+}
+
+/* Reads exactly len bytes; 0, -EPIPE at end of stream, or -errno. */
+static int read_full(int fd, uint8_t *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = recv(fd, buf, len, MSG_WAITALL);
+
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Reads one message: the header with its fds, then the payload (unless
+ * the size field is out of range: vu_handle() reports that).  Returns the
+ * bytes in buf, 0 at end of stream, or -errno; fds are the caller's.
+ */
+static ssize_t read_msg(int cfd, uint8_t *buf, int *fds, unsigned int *nfds)
+{
+	union {
+		char b[CMSG_SPACE(VHOST_USER_MAX_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { buf, sizeof(struct vhost_user_header) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.b,
+			     .msg_controllen = sizeof(ctl.b) };
+	struct vhost_user_header h;
+	ssize_t n;
+	int ret;
+
+	do
+		n = recvmsg(cfd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n < 0 ? -errno : 0;
+	take_fds(&mh, fds, nfds);
+	if (mh.msg_flags & MSG_CTRUNC) {
+		log_warnx("frontend sent more than %d fds with one message; "
+			  "dropping the connection",
+			  VHOST_USER_MAX_FDS);
+		return -EPROTO;
+	}
+	ret = read_full(cfd, buf + n, sizeof(h) - (size_t)n);
+	if (ret < 0)
+		return ret;
+	memcpy(&h, buf, sizeof(h));
+	if (h.size > VHOST_USER_MAX_PAYLOAD)
+		return sizeof(h);
+	ret = read_full(cfd, buf + sizeof(h), h.size);
+	return ret < 0 ? ret : (ssize_t)(sizeof(h) + h.size);
+}
+
+static int send_full(int fd, const uint8_t *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- connections ----------------------------------------------------- */
+
+static void conn_close(struct loop *l)
+{
+	vu_dev_free(l->dev);
+	l->dev = NULL;
+	epoll_ctl(l->ep, EPOLL_CTL_DEL, l->cfd, NULL);
+	l->cfd = safe_close(l->cfd);
+	if (l->lfd >= 0 && ep_add(l->ep, l->lfd, mktag(TAG_LISTEN, 0)) < 0)
+		fatal("watching the listening socket again");
+	log_info("frontend disconnected%s",
+		 l->lfd >= 0 ? "; waiting for the next one" : "");
+}
+
+static int conn_open(struct loop *l, int cfd)
+{
+	struct timeval tv = { .tv_sec = RECV_TIMEOUT_SEC };
+	int ret;
+
+	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ret = vu_dev_new(l->ops, &host_ops, l, &l->dev);
+	if (ret < 0) {
+		safe_close(cfd);
+		return ret;
+	}
+	l->cfd = cfd;
+	ret = ep_add(l->ep, cfd, mktag(TAG_CONN, 0));
+	if (ret < 0)
+		fatal("watching the frontend connection");
+	/* One frontend at a time: the next waits in the backlog. */
+	if (l->lfd >= 0)
+		epoll_ctl(l->ep, EPOLL_CTL_DEL, l->lfd, NULL);
+	log_info("frontend connected");
+	return 0;
+}
+
+static void on_listen(struct loop *l)
+{
+	int cfd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (cfd < 0) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			log_warn("accept");
+		return;
+	}
+	if (conn_open(l, cfd) < 0)
+		log_warnx("cannot set up a device for the new frontend");
+}
+
+static void on_conn(struct loop *l)
+{
+	uint8_t buf[sizeof(struct vhost_user_msg)];
+	int fds[VHOST_USER_MAX_FDS];
+	unsigned int nfds = 0, i;
+	struct vu_result res;
+	ssize_t n;
+
+	n = read_msg(l->cfd, buf, fds, &nfds);
+	if (n <= 0) {
+		if (n < 0 && n != -EPIPE && n != -EPROTO)
+			log_warnx("reading from the frontend: %s",
+				  strerror((int)-n));
+		for (i = 0; i < nfds; i++)
+			safe_close(fds[i]);
+		conn_close(l);
+		return;
+	}
+	vu_handle(l->dev, buf, (size_t)n, fds, nfds, &res);
+	if (res.reply_len &&
+	    send_full(l->cfd, res.reply.bytes, res.reply_len) < 0) {
+		log_warn("replying to the frontend");
+		res.disconnect = true;
+	}
+	if (res.disconnect)
+		conn_close(l);
+}
+
+static void on_kick(struct loop *l, unsigned int q)
+{
+	uint64_t v;
+	int fd;
+
+	/* The event may be stale: the ring's fd or connection changed. */
+	if (!l->dev || q >= l->ops->num_queues)
+		return;
+	fd = l->dev->rings[q].kick_fd;
+	if (fd < 0)
+		return;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_warn("reading the kick fd of queue %u", q);
+	vu_kick(l->dev, q);
+}
+
+static void dispatch(struct loop *l, uint64_t tag)
+{
+	switch ((enum tag)(tag >> 32)) {
+	case TAG_LISTEN:
+		on_listen(l);
+		break;
+	case TAG_CONN:
+		if (l->cfd >= 0)
+			on_conn(l);
+		break;
+	case TAG_KICK:
+		on_kick(l, (unsigned int)tag);
+		break;
+	}
+}
+
+static int run(struct loop *l)
+{
+	struct epoll_event ev[16];
+	int n, i, timeout;
+
+	for (;;) {
+		if (l->lfd < 0 && l->cfd < 0)
+			return 0; /* inherited connection closed */
+		timeout = l->dev && vu_needs_poll(l->dev) ? 1 : -1;
+		n = epoll_wait(l->ep, ev, ARRAY_SIZE(ev), timeout);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fatal("epoll_wait");
+		}
+		for (i = 0; i < n; i++)
+			dispatch(l, ev[i].data.u64);
+		if (l->dev && vu_needs_poll(l->dev))
+			vu_poll(l->dev);
+	}
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+/* Removes a socket file nobody listens on; refuses anything else. */
+static void unlink_stale(const struct sockaddr_un *sa)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (lstat(sa->sun_path, &st) < 0)
+		return;
+	if (!S_ISSOCK(st.st_mode))
+		fatalx("%s exists and is not a socket", sa->sun_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		fatal("socket");
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+		fatalx("%s: another backend is listening there", sa->sun_path);
+	if (unlink(sa->sun_path) < 0)
+		fatal("removing stale socket %s", sa->sun_path);
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		fatalx("socket path too long: %s", path);
+	strcpy(sa.sun_path, path);
+	unlink_stale(&sa);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		fatal("socket");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		fatal("bind %s", path);
+	if (listen(fd, 1) < 0)
+		fatal("listen %s", path);
+	log_info("listening on %s", path);
+	return fd;
+}
+
+/* An inherited fd: a UNIX stream socket, listening or connected. */
+static bool inherited_is_listening(int fd)
+{
+	int v = 0, t = 0;
+	socklen_t len = sizeof(v);
+
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		fatal("--fd %d", fd);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len) < 0)
+		fatal("--fd %d is not a socket", fd);
+	len = sizeof(t);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &t, &len) < 0 || v != AF_UNIX ||
+	    t != SOCK_STREAM)
+		fatalx("--fd %d is not a UNIX stream socket", fd);
+	len = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0)
+		fatal("--fd %d", fd);
+	return v;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: rdmagate-worker [--vm NAME] [-v] "
+		   "(--socket PATH | --fd N) --test-device echo\n"
+		   "       rdmagate-worker --print-capabilities\n"
+		   "  --socket PATH         listen on PATH (a stale socket is "
+		   "removed)\n"
+		   "  --fd N                serve inherited fd N (listening or "
+		   "connected)\n"
+		   "  --print-capabilities  print the vhost-user backend JSON "
+		   "and exit\n"
+		   "  --vm NAME             log tag worker/NAME\n"
+		   "  --test-device echo    serve the transport TEST device\n"
+		   "  -v                    debug logs\n");
+}
+
+static int parse_fd(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < 0 || v > 65535)
+		fatalx("--fd: bad fd number '%s'", s);
+	return (int)v;
+}
+
+static void parse(int argc, char **argv, struct options *o)
+{
+	static const struct option lo[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "socket-path", required_argument, NULL, 's' },
+		{ "fd", required_argument, NULL, 'f' },
+		{ "print-capabilities", no_argument, NULL, 'c' },
+		{ "vm", required_argument, NULL, 'm' },
+		{ "test-device", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->socket_path = optarg;
+			break;
+		case 'f':
+			o->fd = parse_fd(optarg);
+			break;
+		case 'c':
+			o->print_caps = true;
+			break;
+		case 'm':
+			o->vm = optarg;
+			break;
+		case 't':
+			o->test_device = optarg;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		exit(2);
+	}
+}
+
+static void set_log_tag(const struct options *o)
+{
+	char tag[64];
+
+	snprintf(tag, sizeof(tag), "worker%s%s", o->vm ? "/" : "",
+		 o->vm ? o->vm : "");
+	log_init(tag, o->verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+}
+
+static const struct device_ops *pick_device(const struct options *o)
+{
+	if (!o->test_device)
+		fatalx("no device to serve: the virtio-rdma device is not "
+		       "implemented yet; only --test-device echo exists");
+	if (strcmp(o->test_device, "echo") != 0)
+		fatalx("unknown test device '%s' (only 'echo')",
+		       o->test_device);
+	log_warnx("serving the transport TEST device 'echo' (copies each "
+		  "request back), not virtio-rdma");
+	return &echo_device_ops;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .fd = -1 };
+	struct loop l = { .lfd = -1, .cfd = -1 };
+
+	parse(argc, argv, &o);
+	set_log_tag(&o);
+	if (o.print_caps) {
+		printf("{\n  \"type\": \"rdma\",\n  \"features\": []\n}\n");
+		return 0;
+	}
+	if (!o.socket_path == (o.fd < 0))
+		fatalx("give exactly one of --socket PATH and --fd N");
+	l.ops = pick_device(&o);
+	signal(SIGPIPE, SIG_IGN);
+	l.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (l.ep < 0)
+		fatal("epoll_create1");
+	if (o.socket_path)
+		l.lfd = listen_on(o.socket_path);
+	else if (inherited_is_listening(o.fd))
+		l.lfd = o.fd;
+	else if (conn_open(&l, o.fd) < 0)
+		fatalx("cannot set up the device");
+	if (l.lfd >= 0 && ep_add(l.ep, l.lfd, mktag(TAG_LISTEN, 0)) < 0)
+		fatal("epoll_ctl");
+	return run(&l);
+}
