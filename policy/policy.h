@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The broker's policy: which VMs may be served, on which RDMA device and
+ * port, which addresses (hence GIDs) each may claim, its quotas, and the
+ * broker's own settings.  A pure parser over text (docs/policy.md documents
+ * the format); only policy_load*() read a file.
+ *
+ * A parse either returns a whole policy or fails with line-numbered errors
+ * and leaves *ret untouched, so a reload can keep the old policy.
+ */
+#ifndef RDMAGATE_POLICY_POLICY_H
+#define RDMAGATE_POLICY_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define POLICY_VM_NAME_MAX     64 /* bytes; [A-Za-z0-9_.-], no leading . or - */
+#define POLICY_DEVICE_NAME_MAX 63 /* an RDMA device name, e.g. rxe0 */
+#define POLICY_GROUP_NAME_MAX  32 /* a group name, as useradd allows */
+#define POLICY_SOCKET_PATH_MAX 107 /* sun_path less its NUL */
+#define POLICY_CGROUP_PATH_MAX 255
+#define POLICY_MAX_VMS	       4096
+#define POLICY_MAX_ADDRS       64   /* per VM */
+#define POLICY_LINE_MAX	       1024 /* bytes, without the newline */
+#define POLICY_FILE_MAX	       (16u << 20)
+#define POLICY_ERRORS_KEPT     16
+#define POLICY_ERROR_LEN       320
+
+/* Limits that come from the virtio-rdma queue layout (Profile A). */
+#define POLICY_QP_LIMIT	   63  /* usable QP slots */
+#define POLICY_CQ_LIMIT	   64  /* CQ virtqueues */
+#define POLICY_DEPTH_LIMIT 512 /* ring entries per virtqueue */
+#define POLICY_SGE_LIMIT   32  /* SGEs per work request */
+
+struct policy_quota {
+	uint32_t max_pd;
+	uint32_t max_cq;
+	uint32_t max_qp;
+	uint32_t max_mr;
+	uint32_t max_srq;
+	uint32_t max_ah;
+	uint32_t max_cqe;    /* entries per CQ */
+	uint32_t max_qp_wr;  /* work requests per send or receive queue */
+	uint32_t max_srq_wr; /* work requests per SRQ */
+	uint32_t max_sge;    /* scatter/gather entries per work request */
+	uint64_t max_pinned; /* bytes of guest memory registered at once */
+};
+
+/* One address or prefix a VM may claim.  addr is in network byte order:
+ * the first 4 bytes for AF_INET, all 16 for AF_INET6.  A single address has
+ * prefix_len 32 or 128. */
+struct policy_addr {
+	int family;
+	uint8_t prefix_len;
+	uint8_t addr[16];
+};
+
+/* The effective settings of one VM: [defaults] merged with its section.
+ * For policy_defaults() the name is empty and there are no addresses. */
+struct policy_vm {
+	char name[POLICY_VM_NAME_MAX + 1];
+	char device[POLICY_DEVICE_NAME_MAX + 1]; /* "" only in defaults */
+	uint8_t port;
+	struct policy_quota quota;
+	const struct policy_addr *addrs; /* sorted; owned by the policy */
+	size_t n_addrs;
+	bool has_uid, has_gid; /* fixed ids; else the broker picks */
+	uint32_t uid, gid;
+};
+
+struct policy_broker {
+	char control_socket[POLICY_SOCKET_PATH_MAX + 1];
+	char control_group[POLICY_GROUP_NAME_MAX + 1];	/* "" = root only */
+	uint32_t worker_id_first, worker_id_last;	/* uids and gids */
+	char cgroup_parent[POLICY_CGROUP_PATH_MAX + 1]; /* under cgroup2 root */
+};
+
+/*
+ * What went wrong.  n counts every error found; the first POLICY_ERRORS_KEPT
+ * are kept, in line order.  Each msg is complete, e.g.
+ * "policy.conf:12: max_qp = 100: more than 63 (the queue layout's limit)";
+ * line is 0 for errors not tied to a line ("policy.conf: cannot open: ...").
+ */
+struct policy_error {
+	unsigned n;
+	unsigned kept;
+	struct {
+		unsigned line;
+		char msg[POLICY_ERROR_LEN];
+	} e[POLICY_ERRORS_KEPT];
+};
+
+struct policy;
+
+/*
+ * Parses text (NUL-terminated); name is what error messages call it.
+ * Returns 0 and a new policy in *ret, or -EINVAL (errors in *err) or
+ * -ENOMEM; *ret is untouched on failure.  err may be NULL.
+ */
+int policy_parse_string(const char *text, const char *name, struct policy **ret,
+			struct policy_error *err);
+/* The same over len bytes; a NUL byte inside them is an error. */
+int policy_parse_buffer(const char *text, size_t len, const char *name,
+			struct policy **ret, struct policy_error *err);
+
+/* policy_load() flags */
+enum {
+	/* Refuse a file that is not owned by root or by the caller, or that
+	 * its group or others may write: the broker's policy decides uids. */
+	POLICY_LOAD_STRICT = 1u << 0,
+};
+
+/*
+ * Reads and parses the regular file at path (at most POLICY_FILE_MAX
+ * bytes).  Returns 0, -EINVAL (parse errors), or -errno of what failed
+ * (-ENOENT, -EACCES, -EFBIG, -EPERM for STRICT, ...); *err always says why.
+ */
+int policy_load(const char *path, unsigned flags, struct policy **ret,
+		struct policy_error *err);
+/* The same from an open fd (a pipe or stdin too); name is for messages. */
+int policy_load_fd(int fd, const char *name, unsigned flags,
+		   struct policy **ret, struct policy_error *err);
+
+void policy_free(struct policy *p);
+
+const struct policy_broker *policy_broker(const struct policy *p);
+const struct policy_vm *policy_defaults(const struct policy *p);
+size_t policy_vm_count(const struct policy *p);
+/* VMs sorted by name; NULL when i is out of range. */
+const struct policy_vm *policy_vm_at(const struct policy *p, size_t i);
+/* The VM's effective settings, or NULL: the policy serves named VMs only. */
+const struct policy_vm *policy_lookup_vm(const struct policy *p,
+					 const char *name);
+
+/*
+ * May VM vm_name claim the address (4 bytes for AF_INET, 16 for AF_INET6)?
+ * An IPv4-mapped IPv6 address (a RoCE v2 GID of an IPv4 address) is checked
+ * as the IPv4 address.  False for unknown VMs and other families.
+ */
+bool policy_vm_may_claim(const struct policy *p, const char *vm_name,
+			 int family, const void *addr);
+
+/*
+ * Parses "10.99.0.10", "fd99::10" or a prefix "fd99:0:0:1::/64" as the
+ * policy does.  Returns 0, or -EINVAL with *ret untouched.
+ */
+int policy_parse_addr(const char *s, struct policy_addr *ret);
+/* Normalised text ("fd99:0:0:1::/64"; no /32 or /128). */
+#define POLICY_ADDR_STRLEN 50 /* INET6_ADDRSTRLEN + "/128" */
+void policy_format_addr(const struct policy_addr *a,
+			char buf[POLICY_ADDR_STRLEN]);
+
+/*
+ * The canonical form: every [broker] and [defaults] key, then the VMs
+ * sorted by name with only the keys their sections set, addresses sorted
+ * and normalised, sizes with the largest exact suffix, no comments.
+ * Parsing it gives the same policy and prints the same text.
+ * Returns 0 or -EIO.
+ */
+int policy_print_canonical(const struct policy *p, FILE *f);
+/* The same as a malloc'd string, or NULL (out of memory). */
+char *policy_canonical_string(const struct policy *p);
+
+/* Writes the kept error lines, then "... and N more" if some were not
+ * kept. */
+void policy_error_print(const struct policy_error *err, FILE *f);
+
+#endif
