@@ -22,7 +22,7 @@ struct echo {
 	struct iovec in[VQ_MAX_IOV]; /* advancing copy of elem's in[] */
 };
 
-static int echo_create(void **ret_priv)
+static int echo_create(const struct dev_env *env, void **ret_priv)
 {
 	struct echo *e = calloc(1, sizeof(*e));
 

@@ -24,10 +24,27 @@
 #ifndef RDMAGATE_WORKER_DEVICE_H
 #define RDMAGATE_WORKER_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "worker/virtq.h"
+
+/*
+ * What the process gives a device at create time: the event loop (for fds
+ * the device waits on, e.g. verbs completion channels; callbacks run on the
+ * worker's one thread like everything else) and the device's own
+ * configuration (dev_rdma: struct rdma_dev_cfg; echo: NULL).
+ */
+struct dev_env {
+	void *loop_ctx;
+	/* Calls cb(arg) whenever fd is readable. 0 or -errno. */
+	int (*watch_fd)(void *loop_ctx, int fd, void (*cb)(void *arg),
+			void *arg);
+	/* Stops watching fd (before the device closes it). */
+	void (*unwatch_fd)(void *loop_ctx, int fd);
+	const void *cfg;
+};
 
 struct device_ops {
 	const char *name;	/* for logs: "echo", "virtio-rdma" */
@@ -37,7 +54,7 @@ struct device_ops {
 	uint32_t config_size;	/* bytes of config space, <= 256 */
 
 	/* Per connection: make and free the private state. -errno on error. */
-	int (*create)(void **ret_priv);
+	int (*create)(const struct dev_env *env, void **ret_priv);
 	void (*destroy)(void *priv);
 	/* Fills buf with the config_size bytes of config space. */
 	void (*get_config)(void *priv, uint8_t *buf);
@@ -45,9 +62,17 @@ struct device_ops {
 	void (*ring_kicked)(void *priv, struct vq *vq);
 	void (*ring_stopped)(void *priv, struct vq *vq);
 	void (*reset)(void *priv);
+	/*
+	 * Optional busy polling: when wants_poll() is true the loop does not
+	 * sleep and calls poll() after every round of events.
+	 */
+	bool (*wants_poll)(void *priv);
+	void (*poll)(void *priv);
 };
 
 /* The transport test device (dev_echo.c); see docs/vhost-user.md. */
 extern const struct device_ops echo_device_ops;
+/* The virtio-rdma device on host verbs (rdma/dev_rdma.c, docs/worker.md). */
+extern const struct device_ops rdma_device_ops;
 
 #endif

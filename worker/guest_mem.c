@@ -3,6 +3,7 @@
 #include "guest_mem.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,8 +18,10 @@ void gm_clear(struct guest_mem *gm)
 {
 	unsigned int i;
 
-	for (i = 0; i < gm->nregions; i++)
+	for (i = 0; i < gm->nregions; i++) {
 		munmap(gm->regions[i].map_base, gm->regions[i].map_len);
+		close(gm->regions[i].fd);
+	}
 	gm_init(gm);
 }
 
@@ -107,6 +110,7 @@ static int map_region(struct gm_region *g, int fd, const char **ret_why)
 		return -EINVAL;
 	}
 	align = map_align(&st);
+	g->page_size = align;
 	start = g->mmap_offset & ~(align - 1);
 	end = (g->mmap_offset + g->size + align - 1) & ~(align - 1);
 	p = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
@@ -135,9 +139,16 @@ int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
 	ret = gm_check_region(gm, r, ret_why);
 	if (ret < 0)
 		return ret;
+	g.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (g.fd < 0) {
+		*ret_why = "cannot duplicate the region's fd";
+		return -errno;
+	}
 	ret = map_region(&g, fd, ret_why);
-	if (ret < 0)
+	if (ret < 0) {
+		close(g.fd);
 		return ret;
+	}
 	gm->regions[gm->nregions++] = g;
 	return 0;
 }
@@ -154,6 +165,7 @@ int gm_remove_region(struct guest_mem *gm,
 		    g->uva != r->userspace_addr)
 			continue;
 		munmap(g->map_base, g->map_len);
+		close(g->fd);
 		memmove(g, g + 1, (gm->nregions - i - 1) * sizeof(*g));
 		gm->nregions--;
 		memset(&gm->regions[gm->nregions], 0, sizeof(*g));
@@ -178,6 +190,12 @@ static const struct gm_region *find(const struct guest_mem *gm, uint64_t addr,
 		}
 	}
 	return NULL;
+}
+
+const struct gm_region *gm_find_gpa(const struct guest_mem *gm, uint64_t gpa,
+				    uint64_t *ret_off)
+{
+	return find(gm, gpa, false, ret_off);
 }
 
 static void *to_host(const struct guest_mem *gm, uint64_t addr, uint64_t len,

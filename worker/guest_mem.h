@@ -30,6 +30,8 @@ struct gm_region {
 	uint8_t *host;	/* first byte of the region inside the mapping */
 	void *map_base; /* what mmap() returned */
 	size_t map_len;
+	int fd;		    /* our O_CLOEXEC dup of the region's fd */
+	uint64_t page_size; /* mapping granule: 2 MiB on hugetlbfs */
 };
 
 struct guest_mem {
@@ -39,7 +41,7 @@ struct guest_mem {
 
 /* An empty table. */
 void gm_init(struct guest_mem *gm);
-/* Unmaps every region; the table is empty afterwards. */
+/* Unmaps every region and closes its fd; the table is empty afterwards. */
 void gm_clear(struct guest_mem *gm);
 /* Moves src's mappings into dst (dst must be empty); src becomes empty. */
 void gm_move(struct guest_mem *dst, struct guest_mem *src);
@@ -58,7 +60,9 @@ int gm_check_region(const struct guest_mem *gm,
  * Checks r as gm_check_region() does, checks that fd is a regular file
  * (memfd, hugetlbfs file) that holds [mmap_offset, mmap_offset + size), maps
  * that range MAP_SHARED (aligned to the file's block size, which is the huge
- * page size on hugetlbfs) and adds it.  The fd stays the caller's.
+ * page size on hugetlbfs) and adds it.  The fd stays the caller's; the
+ * region keeps its own O_CLOEXEC duplicate (gm_region.fd) so that memory
+ * registration can map ranges of the same file again.
  * Returns 0 or -errno with *ret_why set.
  */
 int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
@@ -70,6 +74,10 @@ int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
  */
 int gm_remove_region(struct guest_mem *gm,
 		     const struct vhost_user_mem_region *r);
+
+/* The region holding gpa, and gpa's offset in it; NULL if none. */
+const struct gm_region *gm_find_gpa(const struct guest_mem *gm, uint64_t gpa,
+				    uint64_t *ret_off);
 
 /* Host pointer for [gpa, gpa + len) if it lies in one region, else NULL. */
 void *gm_gpa_to_host(const struct guest_mem *gm, uint64_t gpa, uint64_t len);

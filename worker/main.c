@@ -21,12 +21,22 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "worker/device.h"
+#include "worker/rdma/dev_rdma.h"
 #include "worker/vu_proto.h"
 
 /* A frontend that stops mid-message is dropped after this long. */
 #define RECV_TIMEOUT_SEC 5
 
-enum tag { TAG_LISTEN = 1, TAG_CONN, TAG_KICK };
+/* Device fds (completion channels) watched at once. */
+#define MAX_DEV_WATCHES 8
+
+enum tag { TAG_LISTEN = 1, TAG_CONN, TAG_KICK, TAG_DEV };
+
+struct dev_watch {
+	int fd; /* -1: free */
+	void (*cb)(void *arg);
+	void *arg;
+};
 
 struct loop {
 	int ep;
@@ -34,6 +44,7 @@ struct loop {
 	int cfd; /* current frontend, or -1 */
 	const struct device_ops *ops;
 	struct vu_dev *dev;
+	struct dev_watch watches[MAX_DEV_WATCHES];
 };
 
 struct options {
@@ -42,6 +53,10 @@ struct options {
 	bool print_caps;
 	const char *vm;
 	const char *test_device;
+	const char *device;
+	uint8_t port;
+	bool busy_poll;
+	struct rdma_limits lim;
 	bool verbose;
 };
 
@@ -74,9 +89,43 @@ static void unwatch_kick(void *ctx, unsigned int q, int fd)
 	epoll_ctl(l->ep, EPOLL_CTL_DEL, fd, NULL);
 }
 
+static int watch_fd(void *ctx, int fd, void (*cb)(void *arg), void *arg)
+{
+	struct loop *l = ctx;
+	unsigned int i;
+
+	for (i = 0; i < MAX_DEV_WATCHES; i++) {
+		if (l->watches[i].fd >= 0)
+			continue;
+		if (ep_add(l->ep, fd, mktag(TAG_DEV, i)) < 0)
+			return -errno;
+		l->watches[i] = (struct dev_watch){ fd, cb, arg };
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static void unwatch_fd(void *ctx, int fd)
+{
+	struct loop *l = ctx;
+	unsigned int i;
+
+	for (i = 0; i < MAX_DEV_WATCHES; i++)
+		if (l->watches[i].fd == fd) {
+			epoll_ctl(l->ep, EPOLL_CTL_DEL, fd, NULL);
+			l->watches[i].fd = -1;
+		}
+}
+
 static const struct vu_host_ops host_ops = {
 	.watch_kick = watch_kick,
 	.unwatch_kick = unwatch_kick,
+};
+
+/* What the device gets at create time; cfg is set once at startup. */
+static struct dev_env dev_env = {
+	.watch_fd = watch_fd,
+	.unwatch_fd = unwatch_fd,
 };
 
 /* ---- receiving one message ------------------------------------------- */
@@ -200,7 +249,8 @@ static int conn_open(struct loop *l, int cfd)
 	int ret;
 
 	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	ret = vu_dev_new(l->ops, &host_ops, l, &l->dev);
+	dev_env.loop_ctx = l;
+	ret = vu_dev_new_env(l->ops, &host_ops, l, &dev_env, &l->dev);
 	if (ret < 0) {
 		safe_close(cfd);
 		return ret;
@@ -286,7 +336,19 @@ static void dispatch(struct loop *l, uint64_t tag)
 	case TAG_KICK:
 		on_kick(l, (unsigned int)tag);
 		break;
+	case TAG_DEV:
+		/* Stale events of an fd unwatched in this round are skipped. */
+		if ((uint32_t)tag < MAX_DEV_WATCHES &&
+		    l->watches[(uint32_t)tag].fd >= 0)
+			l->watches[(uint32_t)tag].cb(
+				l->watches[(uint32_t)tag].arg);
+		break;
 	}
+}
+
+static bool dev_wants_poll(const struct loop *l)
+{
+	return l->dev && l->ops->wants_poll && l->ops->wants_poll(l->dev->priv);
 }
 
 static int run(struct loop *l)
@@ -298,6 +360,8 @@ static int run(struct loop *l)
 		if (l->lfd < 0 && l->cfd < 0)
 			return 0; /* inherited connection closed */
 		timeout = l->dev && vu_needs_poll(l->dev) ? 1 : -1;
+		if (dev_wants_poll(l))
+			timeout = 0;
 		n = epoll_wait(l->ep, ev, ARRAY_SIZE(ev), timeout);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -308,6 +372,8 @@ static int run(struct loop *l)
 			dispatch(l, ev[i].data.u64);
 		if (l->dev && vu_needs_poll(l->dev))
 			vu_poll(l->dev);
+		if (dev_wants_poll(l))
+			l->ops->poll(l->dev->priv);
 	}
 }
 
@@ -375,8 +441,21 @@ static bool inherited_is_listening(int fd)
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: rdmagate-worker [--vm NAME] [-v] "
-		   "(--socket PATH | --fd N) --test-device echo\n"
+		   "(--socket PATH | --fd N)\n"
+		   "                      (--device NAME [--port N] [LIMITS] "
+		   "[--busy-poll] | --test-device echo)\n"
 		   "       rdmagate-worker --print-capabilities\n"
+		   "  --device NAME         serve virtio-rdma on verbs device "
+		   "NAME (e.g. rxe0)\n"
+		   "  --port N              its port (1)\n"
+		   "  --max-qp N --max-cq N --max-mr N --max-pd N --max-srq N\n"
+		   "  --max-ah N --max-cqe N --max-qp-wr N\n"
+		   "                        limits of the guest's objects "
+		   "(each clamped to the\n"
+		   "                        host device's; defaults 64 64 1024 "
+		   "64 16 256 512 512)\n"
+		   "  --busy-poll           poll the host CQs instead of "
+		   "sleeping (latency)\n"
 		   "  --socket PATH         listen on PATH (a stale socket is "
 		   "removed)\n"
 		   "  --fd N                serve inherited fd N (listening or "
@@ -400,6 +479,30 @@ static int parse_fd(const char *s)
 	return (int)v;
 }
 
+static uint32_t parse_uint(const char *opt, const char *s, uint32_t min,
+			   uint32_t max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v < min || v > max)
+		fatalx("--%s: '%s' is not a number in %u..%u",
+		       opt[0] == '-' ? opt + 2 : opt, s, min, max);
+	return (uint32_t)v;
+}
+
+/* The limit of option --max-* number i (in the option table's order). */
+static uint32_t *limit_ptr(struct rdma_limits *lim, int i)
+{
+	uint32_t *const p[] = { &lim->max_qp,  &lim->max_cq,   &lim->max_mr,
+				&lim->max_pd,  &lim->max_srq,  &lim->max_ah,
+				&lim->max_cqe, &lim->max_qp_wr };
+
+	return p[i];
+}
+
 static void parse(int argc, char **argv, struct options *o)
 {
 	static const struct option lo[] = {
@@ -409,6 +512,17 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "print-capabilities", no_argument, NULL, 'c' },
 		{ "vm", required_argument, NULL, 'm' },
 		{ "test-device", required_argument, NULL, 't' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "port", required_argument, NULL, 'P' },
+		{ "busy-poll", no_argument, NULL, 'B' },
+		{ "max-qp", required_argument, NULL, 256 },
+		{ "max-cq", required_argument, NULL, 257 },
+		{ "max-mr", required_argument, NULL, 258 },
+		{ "max-pd", required_argument, NULL, 259 },
+		{ "max-srq", required_argument, NULL, 260 },
+		{ "max-ah", required_argument, NULL, 261 },
+		{ "max-cqe", required_argument, NULL, 262 },
+		{ "max-qp-wr", required_argument, NULL, 263 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -430,6 +544,19 @@ static void parse(int argc, char **argv, struct options *o)
 			break;
 		case 't':
 			o->test_device = optarg;
+			break;
+		case 'D':
+			o->device = optarg;
+			break;
+		case 'P':
+			o->port = (uint8_t)parse_uint("--port", optarg, 1, 255);
+			break;
+		case 'B':
+			o->busy_poll = true;
+			break;
+		case 256 ... 263:
+			*limit_ptr(&o->lim, c - 256) = parse_uint(
+				lo[c - 256 + 9].name, optarg, 1, 1u << 20);
 			break;
 		case 'v':
 			o->verbose = true;
@@ -459,9 +586,28 @@ static void set_log_tag(const struct options *o)
 
 static const struct device_ops *pick_device(const struct options *o)
 {
-	if (!o->test_device)
-		fatalx("no device to serve: the virtio-rdma device is not "
-		       "implemented yet; only --test-device echo exists");
+	static struct rdma_hca hca;
+	static struct rdma_dev_cfg cfg;
+	struct rdma_reason why;
+	int ret;
+
+	if (o->device && o->test_device)
+		fatalx("give one of --device NAME and --test-device echo");
+	if (!o->device && !o->test_device)
+		fatalx("no device to serve: give --device NAME (a verbs "
+		       "device, e.g. rxe0)");
+	if (o->device) {
+		/* Before any guest input: the sandbox forbids sysfs later. */
+		ret = rdma_hca_open(o->device, o->port, &hca, &why);
+		if (ret < 0)
+			fatalx("cannot serve verbs device '%s' port %u: %s",
+			       o->device, o->port, why.msg);
+		cfg.hca = &hca;
+		cfg.lim = o->lim;
+		cfg.busy_poll = o->busy_poll;
+		dev_env.cfg = &cfg;
+		return &rdma_device_ops;
+	}
 	if (strcmp(o->test_device, "echo") != 0)
 		fatalx("unknown test device '%s' (only 'echo')",
 		       o->test_device);
@@ -472,9 +618,13 @@ static const struct device_ops *pick_device(const struct options *o)
 
 int main(int argc, char **argv)
 {
-	struct options o = { .fd = -1 };
+	struct options o = { .fd = -1, .port = 1 };
 	struct loop l = { .lfd = -1, .cfd = -1 };
+	unsigned int i;
 
+	for (i = 0; i < MAX_DEV_WATCHES; i++)
+		l.watches[i].fd = -1;
+	rdma_limits_default(&o.lim);
 	parse(argc, argv, &o);
 	set_log_tag(&o);
 	if (o.print_caps) {

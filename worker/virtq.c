@@ -289,12 +289,17 @@ int vq_pop(struct vq *vq, struct vq_elem *elem)
 
 void vq_push(struct vq *vq, const struct vq_elem *elem, uint32_t len)
 {
+	vq_push_head(vq, elem->head, len);
+}
+
+void vq_push_head(struct vq *vq, uint16_t head, uint32_t len)
+{
 	uint8_t *slot;
 
 	if (!vq->ready)
 		return;
 	slot = vq->used + 4 + 8u * (vq->used_idx & (vq->num - 1));
-	st32(slot, elem->head);
+	st32(slot, head);
 	st32(slot + 4, len);
 	vq->used_idx++;
 	__atomic_store_n((uint16_t *)(void *)(vq->used + 2), vq->used_idx,

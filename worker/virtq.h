@@ -129,6 +129,12 @@ int vq_pop(struct vq *vq, struct vq_elem *elem);
 /* Returns elem to the driver as used with len bytes written. */
 void vq_push(struct vq *vq, const struct vq_elem *elem, uint32_t len);
 
+/*
+ * Same by head index alone, for devices that complete chains later and
+ * keep only the head (the caller returns heads it popped, once each).
+ */
+void vq_push_head(struct vq *vq, uint16_t head, uint32_t len);
+
 /* Signals call_fd unless the driver set VRING_AVAIL_F_NO_INTERRUPT. */
 void vq_notify(struct vq *vq);
 

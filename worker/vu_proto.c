@@ -850,6 +850,15 @@ static int h_get_status(struct vu_dev *dev, struct msg *m)
 int vu_dev_new(const struct device_ops *ops, const struct vu_host_ops *host,
 	       void *host_ctx, struct vu_dev **ret_dev)
 {
+	const struct dev_env env = { .loop_ctx = host_ctx };
+
+	return vu_dev_new_env(ops, host, host_ctx, &env, ret_dev);
+}
+
+int vu_dev_new_env(const struct device_ops *ops, const struct vu_host_ops *host,
+		   void *host_ctx, const struct dev_env *env,
+		   struct vu_dev **ret_dev)
+{
 	_cleanup_free_ struct vu_dev *dev = NULL;
 	unsigned int i;
 	int ret;
@@ -869,7 +878,7 @@ int vu_dev_new(const struct device_ops *ops, const struct vu_host_ops *host,
 	dev->host = host;
 	dev->host_ctx = host_ctx;
 	gm_init(&dev->mem);
-	ret = ops->create(&dev->priv);
+	ret = ops->create(env, &dev->priv);
 	if (ret < 0) {
 		free(dev->rings);
 		return ret;

@@ -103,6 +103,10 @@ const char *vu_check_framing(const void *buf, size_t len, unsigned int nfds);
 /* New device state for a connection; creates the device's private state. */
 int vu_dev_new(const struct device_ops *ops, const struct vu_host_ops *host,
 	       void *host_ctx, struct vu_dev **ret_dev);
+/* Same, handing env (event loop, device configuration) to ops->create. */
+int vu_dev_new_env(const struct device_ops *ops, const struct vu_host_ops *host,
+		   void *host_ctx, const struct dev_env *env,
+		   struct vu_dev **ret_dev);
 /* Stops every ring, closes every fd, unmaps guest memory, frees. */
 void vu_dev_free(struct vu_dev *dev);
 

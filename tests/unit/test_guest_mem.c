@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -221,6 +223,47 @@ static void test_remove_region_unmaps_only_that_one(void **state)
 	gm_clear(&gm);
 }
 
+/* Our fd is open iff it refers to the same file as ram.fd. */
+static bool same_file(int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && fstat(ram.fd, &b) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+static void test_region_keeps_its_own_cloexec_fd(void **state)
+{
+	struct vhost_user_mem_region r = { K64, K64, 0x3000000, 0 };
+	struct guest_mem gm;
+	const char *why;
+	uint64_t off;
+	int fd0, fd1;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0, K64, 0x1000000, 0, &why), 0);
+	assert_int_equal(add(&gm, K64, K64, 0x3000000, K64, &why), 0);
+	fd0 = gm.regions[0].fd;
+	fd1 = gm.regions[1].fd;
+	assert_true(fd0 != ram.fd && fd1 != ram.fd && fd0 != fd1);
+	assert_true(same_file(fd0) && same_file(fd1));
+	assert_true(fcntl(fd0, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(gm.regions[0].page_size, (uint64_t)getpagesize());
+	/* gm_find_gpa: the region and the offset in it */
+	assert_ptr_equal(gm_find_gpa(&gm, K64 + 5, &off), &gm.regions[1]);
+	assert_int_equal(off, 5);
+	assert_null(gm_find_gpa(&gm, 2 * K64, &off));
+	/* removing a region closes its fd; clearing closes the rest */
+	assert_int_equal(gm_remove_region(&gm, &r), 0);
+	assert_int_equal(fcntl(fd1, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
+	assert_true(same_file(fd0));
+	gm_clear(&gm);
+	assert_int_equal(fcntl(fd0, F_GETFD), -1);
+	/* the caller's fd stays open */
+	assert_true(fcntl(ram.fd, F_GETFD) >= 0);
+}
+
 /* Needs free huge pages (vm.nr_hugepages); skipped without them. */
 static void test_hugetlb_memfd_region_maps_at_unaligned_offset(void **state)
 {
@@ -274,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_iov_split_across_contiguous_regions),
 		cmocka_unit_test(test_iov_wrapping_past_2_pow_64_is_refused),
 		cmocka_unit_test(test_remove_region_unmaps_only_that_one),
+		cmocka_unit_test(test_region_keeps_its_own_cloexec_fd),
 		cmocka_unit_test(
 			test_hugetlb_memfd_region_maps_at_unaligned_offset),
 	};
