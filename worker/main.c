@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "worker/device.h"
 #include "worker/rdma/dev_rdma.h"
+#include "worker/sandbox/sandbox.h"
 #include "worker/vu_proto.h"
 
 /* A frontend that stops mid-message is dropped after this long. */
@@ -56,6 +57,7 @@ struct options {
 	const char *device;
 	uint8_t port;
 	bool busy_poll;
+	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
 	struct rdma_limits lim;
 	bool verbose;
 };
@@ -464,6 +466,9 @@ static void usage(FILE *f)
 		   "and exit\n"
 		   "  --vm NAME             log tag worker/NAME\n"
 		   "  --test-device echo    serve the transport TEST device\n"
+		   "  --sandbox-debug       log forbidden syscalls instead of "
+		   "dying (never in\n"
+		   "                        production)\n"
 		   "  -v                    debug logs\n");
 }
 
@@ -523,6 +528,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "max-ah", required_argument, NULL, 261 },
 		{ "max-cqe", required_argument, NULL, 262 },
 		{ "max-qp-wr", required_argument, NULL, 263 },
+		{ "sandbox-debug", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -554,6 +560,9 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'B':
 			o->busy_poll = true;
 			break;
+		case 'S':
+			o->sandbox_debug = true;
+			break;
 		case 256 ... 263:
 			*limit_ptr(&o->lim, c - 256) = parse_uint(
 				lo[c - 256 + 9].name, optarg, 1, 1u << 20);
@@ -584,7 +593,9 @@ static void set_log_tag(const struct options *o)
 	log_init(tag, o->verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
 }
 
-static const struct device_ops *pick_device(const struct options *o)
+/* The verbs device's command fd, the one fd the verbs ioctls may use. */
+static const struct device_ops *pick_device(const struct options *o,
+					    int *ret_cmd_fd)
 {
 	static struct rdma_hca hca;
 	static struct rdma_dev_cfg cfg;
@@ -606,6 +617,7 @@ static const struct device_ops *pick_device(const struct options *o)
 		cfg.lim = o->lim;
 		cfg.busy_poll = o->busy_poll;
 		dev_env.cfg = &cfg;
+		*ret_cmd_fd = hca.ctx->cmd_fd;
 		return &rdma_device_ops;
 	}
 	if (strcmp(o->test_device, "echo") != 0)
@@ -616,8 +628,37 @@ static const struct device_ops *pick_device(const struct options *o)
 	return &echo_device_ops;
 }
 
+/*
+ * The seccomp allow-list (docs/sandbox.md), loaded once the device is open
+ * and the sockets exist, before the event loop reads any guest input. A
+ * worker that cannot confine itself does not serve.
+ */
+static void enter_sandbox(const struct loop *l, int cmd_fd, bool debug)
+{
+	struct sandbox_worker_params p;
+
+	sandbox_worker_params_init(&p);
+	p.cmd_fd = cmd_fd;
+	p.epoll_fd = l->ep;
+	p.listen_fd = l->lfd;
+	/* an inherited connection is the only socket: name it */
+	p.vu_fd = l->lfd < 0 ? l->cfd : -1;
+	p.debug = debug;
+	/* exit() must not flush stdio under the filter */
+	fflush(stdout);
+	if (sandbox_install_worker_filter(&p) < 0)
+		fatalx("cannot install the seccomp filter; refusing to serve "
+		       "unconfined");
+	if (debug)
+		log_warnx("sandbox in DEBUG mode: forbidden syscalls are "
+			  "logged and fail, the worker is not killed");
+	else
+		log_info("seccomp allow-list installed");
+}
+
 int main(int argc, char **argv)
 {
+	int cmd_fd = -1;
 	struct options o = { .fd = -1, .port = 1 };
 	struct loop l = { .lfd = -1, .cfd = -1 };
 	unsigned int i;
@@ -633,7 +674,7 @@ int main(int argc, char **argv)
 	}
 	if (!o.socket_path == (o.fd < 0))
 		fatalx("give exactly one of --socket PATH and --fd N");
-	l.ops = pick_device(&o);
+	l.ops = pick_device(&o, &cmd_fd);
 	signal(SIGPIPE, SIG_IGN);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)
@@ -646,5 +687,6 @@ int main(int argc, char **argv)
 		fatalx("cannot set up the device");
 	if (l.lfd >= 0 && ep_add(l.ep, l.lfd, mktag(TAG_LISTEN, 0)) < 0)
 		fatal("epoll_ctl");
+	enter_sandbox(&l, cmd_fd, o.sandbox_debug);
 	return run(&l);
 }

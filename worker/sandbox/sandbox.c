@@ -253,6 +253,12 @@ static int allow_fds(scmp_filter_ctx ctx, const struct sandbox_worker_params *p)
 	ALLOW(fcntl, SCMP_A1_32(SCMP_CMP_EQ, F_SETFL));
 	ALLOW(fcntl, SCMP_A1_32(SCMP_CMP_EQ, F_GETFD));
 	ALLOW(fcntl, SCMP_A1_32(SCMP_CMP_EQ, F_SETFD));
+	/*
+	 * guest_mem keeps its own close-on-exec copy of each region's memfd
+	 * for MR remapping; a copy of an fd already held grants nothing new
+	 * (plain F_DUPFD, dup, dup2 and dup3 stay forbidden)
+	 */
+	ALLOW(fcntl, SCMP_A1_32(SCMP_CMP_EQ, F_DUPFD_CLOEXEC));
 	return ret;
 }
 

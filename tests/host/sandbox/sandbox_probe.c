@@ -175,7 +175,7 @@ F(setsockopt_other, ({
 	  int v = 4096;
 	  setsockopt(p->vu, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
   }))
-F(fcntl_dupfd, fcntl(p->call, F_DUPFD_CLOEXEC, 0))
+F(fcntl_dupfd, fcntl(p->call, F_DUPFD, 0))
 F(dup, dup(p->call))
 #if defined(__x86_64__)
 F(x32_abi, syscall(0x40000000 | SYS_getpid))
@@ -359,6 +359,14 @@ static int a_fcntl(struct probe *p)
 	if (!(fcntl(p->call, F_GETFD) & FD_CLOEXEC) ||
 	    fcntl(p->call, F_SETFD, FD_CLOEXEC) < 0)
 		return fail("fcntl F_GETFD/F_SETFD");
+	/* guest_mem's own copy of a region's memfd */
+	{
+		int copy = fcntl(p->call, F_DUPFD_CLOEXEC, 3);
+
+		if (copy < 0 || !(fcntl(copy, F_GETFD) & FD_CLOEXEC) ||
+		    close(copy) < 0)
+			return fail("fcntl F_DUPFD_CLOEXEC");
+	}
 	return 0;
 }
 
