@@ -149,6 +149,20 @@ int guest_dev_stop_queue(struct guest_dev *d, unsigned int index,
 	return r;
 }
 
+int guest_dev_remove_queue(struct guest_dev *d, unsigned int index)
+{
+	uint32_t base;
+	int r;
+
+	if (index >= GUEST_DEV_MAX_QUEUES || !d->vq[index])
+		return -ENOENT;
+	r = guest_dev_stop_queue(d, index, &base);
+	guest_vq_release(d->vq[index]);
+	free(d->vq[index]);
+	d->vq[index] = NULL;
+	return r;
+}
+
 int guest_dev_stop(struct guest_dev *d)
 {
 	bool pf = d->vc.features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES);

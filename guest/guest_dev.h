@@ -77,6 +77,14 @@ int guest_dev_exchange(struct guest_dev *d, struct guest_vq *q,
 int guest_dev_stop_queue(struct guest_dev *d, unsigned int index,
 			 uint32_t *ret_base);
 
+/*
+ * Stops ring `index` (guest_dev_stop_queue()) and forgets it, so that the
+ * index can be brought up again with guest_dev_add_queue(): what a virtio
+ * queue reset amounts to over vhost-user (QEMU stops the ring and starts
+ * it again). The ring's guest RAM is not reclaimed. 0, -ENOENT, -errno.
+ */
+int guest_dev_remove_queue(struct guest_dev *d, unsigned int index);
+
 /* Stops every ring, clears the status, resets the device. */
 int guest_dev_stop(struct guest_dev *d);
 

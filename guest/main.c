@@ -10,6 +10,7 @@
 
 #include "common/cleanup.h"
 #include "guest/guest_dev.h"
+#include "guest/tools.h"
 
 #define GPA_HIGH (4ull << 30) /* buffers live above a hole, like >4G RAM */
 
@@ -22,6 +23,8 @@ struct tool {
 	unsigned int queues;
 	uint16_t ring;
 	bool hugepages, indirect, poll;
+	/* commands on the virtio-rdma verbs */
+	struct gv_tool_opts gt;
 };
 
 static void usage(FILE *f)
@@ -40,6 +43,12 @@ static void usage(FILE *f)
 		"                      (send SET_MEM_TABLE, not ADD_MEM_REG)\n"
 		"  --no-reply-ack      do not offer REPLY_ACK\n"
 		"  --timeout MS        per reply / per round trip (5000)\n"
+		"  --gid I=GID[,v1]    virtio-rdma: ADD_GID at index I first\n"
+		"                      (repeatable; RoCE v2 unless ,v1)\n"
+		"  --scatter           virtio-rdma: scatter buffer pages in\n"
+		"                      guest-physical memory\n"
+		"  --ram SIZE          virtio-rdma: guest RAM for buffers\n"
+		"                      (bytes, suffix M or G; default 64M)\n"
 		"Commands:\n"
 		"  probe               handshake; print features, queues, "
 		"config\n"
@@ -48,6 +57,15 @@ static void usage(FILE *f)
 		"                      N round trips of SIZE bytes through "
 		"the\n"
 		"                      echo test device, data checked\n"
+		"  rc_pingpong [OPTIONS] [HOST]\n"
+		"                      ibv_rc_pingpong over virtio-rdma (-h)\n"
+		"  ud_pingpong [OPTIONS] [HOST]\n"
+		"                      ibv_ud_pingpong over virtio-rdma (-h)\n"
+		"  srq_pingpong [OPTIONS] [HOST]\n"
+		"                      ibv_srq_pingpong over virtio-rdma (-h)\n"
+		"  perf [OPTIONS] [HOST]\n"
+		"                      latency, bandwidth, message rate, MR\n"
+		"                      registration time (-h)\n"
 		"Example:\n"
 		"  rdmagate-guest --socket /tmp/w.sock echo -n 10000 -s 64\n");
 }
@@ -262,6 +280,34 @@ static int echo_run(struct tool *t, struct guest_dev *d, struct echo_q *eq)
 
 static int cmd_echo(struct tool *t, int argc, char **argv);
 
+static int cmd_ud_pingpong(struct tool *t, int argc, char **argv)
+{
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	return gv_tool_ud_pingpong(&t->gt, argc, argv);
+}
+
+static int cmd_srq_pingpong(struct tool *t, int argc, char **argv)
+{
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	return gv_tool_srq_pingpong(&t->gt, argc, argv);
+}
+
+static int cmd_perf(struct tool *t, int argc, char **argv)
+{
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	return gv_tool_perf(&t->gt, argc, argv);
+}
+
+static int cmd_rc_pingpong(struct tool *t, int argc, char **argv)
+{
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	return gv_tool_rc_pingpong(&t->gt, argc, argv);
+}
+
 struct command {
 	const char *name;
 	int (*run)(struct tool *t, int argc, char **argv);
@@ -270,6 +316,10 @@ struct command {
 static const struct command commands[] = {
 	{ "probe", cmd_probe },
 	{ "echo", cmd_echo },
+	{ "rc_pingpong", cmd_rc_pingpong },
+	{ "ud_pingpong", cmd_ud_pingpong },
+	{ "srq_pingpong", cmd_srq_pingpong },
+	{ "perf", cmd_perf },
 };
 
 enum { OPT_QUEUES = 256, OPT_HUGE, OPT_INDIRECT, OPT_POLL, OPT_RING };
@@ -349,7 +399,40 @@ static int cmd_echo(struct tool *t, int argc, char **argv)
 	return r ? 1 : 0;
 }
 
-enum { OPT_SOCKET = 256, OPT_CONFIG, OPT_NO_SLOTS, OPT_NO_ACK, OPT_TIMEOUT };
+enum {
+	OPT_SOCKET = 256,
+	OPT_CONFIG,
+	OPT_NO_SLOTS,
+	OPT_NO_ACK,
+	OPT_TIMEOUT,
+	OPT_GID,
+	OPT_SCATTER,
+	OPT_RAM,
+};
+
+static int parse_size(const char *s, uint64_t *ret)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 0);
+
+	if (end == s)
+		return -EINVAL;
+	if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		v <<= 30, end++;
+	if (*end || !v || v > (64ull << 30))
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int add_gid_opt(struct tool *t, const char *arg)
+{
+	if (t->gt.ngids == GV_TOOL_MAX_GIDS)
+		return -ENOSPC;
+	return gv_tool_parse_gid(arg, &t->gt.gids[t->gt.ngids++]);
+}
 
 static int parse_global(struct tool *t, int argc, char **argv)
 {
@@ -359,6 +442,9 @@ static int parse_global(struct tool *t, int argc, char **argv)
 		{ "no-mem-slots", no_argument, NULL, OPT_NO_SLOTS },
 		{ "no-reply-ack", no_argument, NULL, OPT_NO_ACK },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "gid", required_argument, NULL, OPT_GID },
+		{ "scatter", no_argument, NULL, OPT_SCATTER },
+		{ "ram", required_argument, NULL, OPT_RAM },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -382,6 +468,17 @@ static int parse_global(struct tool *t, int argc, char **argv)
 			break;
 		case OPT_TIMEOUT:
 			t->vc.timeout_ms = atoi(optarg);
+			break;
+		case OPT_GID:
+			if (add_gid_opt(t, optarg))
+				return -EINVAL;
+			break;
+		case OPT_SCATTER:
+			t->gt.scatter = true;
+			break;
+		case OPT_RAM:
+			if (parse_size(optarg, &t->gt.data_size))
+				return -EINVAL;
 			break;
 		case 'h':
 			usage(stdout);

@@ -1,0 +1,118 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Benchmark (not a test): the same operations natively (perftest on rxe0 <->
+# rxe1, native-reg) and through rdmagate (two simulated guests on two
+# workers, rdmagate-guest perf), each figure and the ratio rdmagate/native.
+# Run it in the test VM, e.g.:
+#   tests/vm/rdmagate-vm -n 2 -m 3G -t 900 -- tests/vm/rdma-guest/bench.sh
+# Environment: ITERS_LAT (1000), ITERS_BW (2000), ITERS_RATE (20000),
+# REG_MIB (1024), WORKER_OPTS (e.g. --busy-poll).
+set -u
+. "$(dirname "$0")/lib.sh"
+NATIVE_REG=$RDMAGATE_BUILD/tests/vm/rdma-guest/native-reg
+ITERS_LAT=${ITERS_LAT:-1000}
+ITERS_BW=${ITERS_BW:-2000}
+ITERS_RATE=${ITERS_RATE:-20000}
+REG_MIB=${REG_MIB:-1024}
+WORKER_OPTS=${WORKER_OPTS:-}
+
+D0=${RDMAGATE_VM_DEV0:?run me in the test VM with -n 2} D1=$RDMAGATE_VM_DEV1
+set -- $(host_gid "$D0") || exit 1
+x0=$1 g0=$2
+set -- $(host_gid "$D1") || exit 1
+x1=$1 g1=$2
+start_worker a "$D0" $WORKER_OPTS || exit 1
+start_worker b "$D1" $WORKER_OPTS || exit 1
+RES=$RG_DIR/results
+: >"$RES"
+
+# perftest: server on D1, client on D0; prints the client's result line
+perftest() {
+	tool=$1
+	shift
+	"$tool" -d "$D1" -x "$x1" "$@" >"$RG_DIR/pt.srv" 2>&1 &
+	p=$!
+	sleep 1
+	"$tool" -d "$D0" -x "$x0" "$@" "$RDMAGATE_VM_IP1" >"$RG_DIR/pt.cli" 2>&1
+	wait $p
+	awk '/^ *#bytes/ { getline; print; exit }' "$RG_DIR/pt.cli"
+}
+
+# ours: server guest on worker b, client guest on worker a
+guest_perf() {
+	"$GUEST" --socket "$RG_DIR/b.sock" --gid "1=$g1" perf "$@" \
+		>"$RG_DIR/gp.srv" 2>&1 &
+	p=$!
+	"$GUEST" --socket "$RG_DIR/a.sock" --gid "1=$g0" perf "$@" 127.0.0.1 \
+		>"$RG_DIR/gp.cli" 2>&1
+	wait $p
+	grep "^perf:" "$RG_DIR/gp.cli" | head -n 1
+}
+
+# row NAME UNIT NATIVE RDMAGATE: one line of the table, and the ratio
+row() {
+	awk -v n="$1" -v u="$2" -v a="$3" -v b="$4" 'BEGIN {
+		r = (a > 0 && b > 0) ? sprintf("%.2f", b / a) : "n/a";
+		printf "%-34s %-9s %12s %12s %8s\n", n, u, a, b, r }' |
+		tee -a "$RES"
+}
+
+field() { # field N "line"
+	echo "$2" | awk -v n="$1" '{ print $n }'
+}
+# "perf: ... avg X us, median Y us, ..." -> X or Y
+perf_avg() { echo "$1" | sed -n 's/.* avg \([0-9.]*\) us.*/\1/p'; }
+perf_med() { echo "$1" | sed -n 's/.* median \([0-9.]*\) us.*/\1/p'; }
+perf_mpps() { echo "$1" | sed -n 's/.*, \([0-9.]*\) Mpps.*/\1/p'; }
+perf_mib() { echo "$1" | sed -n 's/.*: \([0-9.]*\) MiB\/s.*/\1/p'; }
+
+echo "rdmagate benchmark: $D0 <-> $D1, $(nproc) vCPUs, kernel $(uname -r)"
+echo "worker options: ${WORKER_OPTS:-none}"
+printf "%-34s %-9s %12s %12s %8s\n" "figure" "unit" "native" "rdmagate" \
+	"ratio" | tee -a "$RES"
+
+n=$(perftest ib_write_lat -s 64 -n "$ITERS_LAT")
+o=$(guest_perf -t write_lat -s 64 -n "$ITERS_LAT")
+echo "  native:   $n"; echo "  rdmagate: $o"
+row "RC WRITE latency 64 B, typical" us "$(field 5 "$n")" "$(perf_med "$o")"
+row "RC WRITE latency 64 B, average" us "$(field 6 "$n")" "$(perf_avg "$o")"
+
+n=$(perftest ib_send_lat -s 64 -n "$ITERS_LAT")
+o=$(guest_perf -t send_lat -s 64 -n "$ITERS_LAT")
+echo "  native:   $n"; echo "  rdmagate: $o"
+row "RC SEND latency 64 B, typical" us "$(field 5 "$n")" "$(perf_med "$o")"
+row "RC SEND latency 64 B, average" us "$(field 6 "$n")" "$(perf_avg "$o")"
+
+n=$(perftest ib_send_lat -s 64 -n "$ITERS_LAT" -e)
+o=$(guest_perf -t send_lat -s 64 -n "$ITERS_LAT" -e)
+echo "  native:   $n"; echo "  rdmagate: $o"
+row "RC SEND latency 64 B events, typ." us "$(field 5 "$n")" "$(perf_med "$o")"
+row "RC SEND latency 64 B events, avg" us "$(field 6 "$n")" "$(perf_avg "$o")"
+
+n=$(perftest ib_write_bw -s 65536 -n "$ITERS_BW")
+o=$(guest_perf -t write_bw -s 65536 -n "$ITERS_BW")
+echo "  native:   $n"; echo "  rdmagate: $o"
+# perftest's MB/sec is 2^20 bytes per second
+row "RC WRITE bandwidth 64 KiB" MiB/s "$(field 4 "$n")" "$(perf_mib "$o")"
+
+n=$(perftest ib_send_bw -s 64 -n "$ITERS_RATE")
+o=$(guest_perf -t send_bw -s 64 -n "$ITERS_RATE")
+echo "  native:   $n"; echo "  rdmagate: $o"
+row "RC SEND message rate 64 B" Mpps "$(field 5 "$n")" "$(perf_mpps "$o")"
+
+n=$("$NATIVE_REG" "$D0" "$REG_MIB" 3 | sed -n 's/.*: \([0-9.]*\) ms/\1/p' |
+	sort -n | head -n 1)
+"$GUEST" --socket "$RG_DIR/a.sock" --gid "1=$g0" perf -t reg \
+	-s "${REG_MIB}M" -R 3 >"$RG_DIR/reg.out" 2>&1
+cat "$RG_DIR/reg.out"
+o=$(sed -n 's/.*: \([0-9.]*\) ms/\1/p' "$RG_DIR/reg.out" | sort -n |
+	head -n 1)
+row "register $REG_MIB MiB (best of 3)" ms "$n" "$o"
+# the worker maps guest RAM for each MR: compare with a fresh mapping too
+n=$("$NATIVE_REG" "$D0" "$REG_MIB" 3 fresh |
+	sed -n 's/.*: \([0-9.]*\) ms/\1/p' | sort -n | head -n 1)
+row "  native on a fresh mapping" ms "$n" "$o"
+
+echo
+echo "ratio = rdmagate / native (latency, time: lower is better;"
+echo "bandwidth, rate: higher is better)"

@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: MIT
+# Shared by the rdma-guest vm tests and bench.sh: start workers, find GIDs.
+# Sourced. RDMAGATE_BUILD (meson's test_env sets it) defaults to the
+# repository's build/ (what ./dev build makes).
+
+: "${RDMAGATE_BUILD:=$(cd "$(dirname "$0")/../../.." && pwd)/build}"
+WORKER=$RDMAGATE_BUILD/worker/rdmagate-worker
+GUEST=$RDMAGATE_BUILD/guest/rdmagate-guest
+# /run: a tmpfs in the test VM (/tmp is the host's when run from /tmp)
+RG_DIR=$(mktemp -d /run/rdma-guest.XXXXXX)
+RG_PIDS=""
+
+rg_cleanup() {
+	for p in $RG_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$RG_DIR"
+}
+trap rg_cleanup EXIT
+
+# host_gid DEV: index and value of the device's RoCE v2 IPv4-mapped GID.
+# Prints "INDEX GID" (the GID in sysfs form, valid IPv6 text).
+host_gid() {
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		i=${f##*/}
+		g=$(cat "$f" 2>/dev/null) || continue
+		t=$(cat /sys/class/infiniband/"$1"/ports/1/gid_attrs/types/"$i" \
+			2>/dev/null)
+		case "$g" in
+		0000:0000:0000:0000:0000:ffff:*)
+			[ "$t" = "RoCE v2" ] && { echo "$i $g"; return 0; } ;;
+		esac
+	done
+	echo "no RoCE v2 IPv4-mapped GID on $1" >&2
+	return 1
+}
+
+# start_worker NAME DEV [WORKER OPTIONS]: a worker on DEV listening on
+# $RG_DIR/NAME.sock, its log in $RG_DIR/NAME.log.
+start_worker() {
+	name=$1 dev=$2
+	shift 2
+	"$WORKER" --vm "$name" --device "$dev" --socket "$RG_DIR/$name.sock" \
+		"$@" 2>"$RG_DIR/$name.log" &
+	RG_PIDS="$RG_PIDS $!"
+	for _ in $(seq 100); do
+		[ -S "$RG_DIR/$name.sock" ] && return 0
+		sleep 0.05
+	done
+	echo "FAIL: worker $name on $dev did not listen; its log:"
+	cat "$RG_DIR/$name.log"
+	return 1
+}
+
+show_worker_logs() {
+	for f in "$RG_DIR"/*.log; do
+		[ -s "$f" ] || continue
+		echo "---- $f"
+		tail -n 40 "$f"
+	done
+}

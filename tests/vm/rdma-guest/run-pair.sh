@@ -1,0 +1,22 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# vm test: two simulated guests through two workers (rxe0, rxe1): SEND,
+# WRITE, READ, atomics, UD, SRQ, events, data checked (guest-pair).
+set -u
+. "$(dirname "$0")/lib.sh"
+PAIR=$RDMAGATE_BUILD/tests/vm/rdma-guest/guest-pair
+
+[ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || {
+	echo "needs two rxe devices (rdmagate-vm -n 2)"; exit 77; }
+set -- $(host_gid "$RDMAGATE_VM_DEV0") || exit 1
+gid_a=$2
+set -- $(host_gid "$RDMAGATE_VM_DEV1") || exit 1
+gid_b=$2
+echo "guest A: worker on $RDMAGATE_VM_DEV0, host GID $gid_a"
+echo "guest B: worker on $RDMAGATE_VM_DEV1, host GID $gid_b"
+start_worker a "$RDMAGATE_VM_DEV0" || exit 1
+start_worker b "$RDMAGATE_VM_DEV1" || exit 1
+"$PAIR" "$RG_DIR/a.sock" "$gid_a" "$RG_DIR/b.sock" "$gid_b"
+rc=$?
+[ $rc -eq 0 ] || show_worker_logs
+exit $rc
