@@ -20,6 +20,12 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "config.h"
+#if RDMAGATE_TEST_HOOKS
+#include <seccomp.h> /* the test hook resolves syscall names */
+#endif
+#define RDMAGATE_PROBES_DEFINE /* the semaphores live here */
+#include "common/probes.h"
 #include "worker/device.h"
 #include "worker/rdma/dev_rdma.h"
 #include "worker/sandbox/sandbox.h"
@@ -58,6 +64,9 @@ struct options {
 	uint8_t port;
 	bool busy_poll;
 	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
+#if RDMAGATE_TEST_HOOKS
+	const char *test_syscall; /* made once the sandbox is on (tests) */
+#endif
 	struct rdma_limits lim;
 	bool verbose;
 };
@@ -322,6 +331,7 @@ static void on_kick(struct loop *l, unsigned int q)
 		return;
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		log_warn("reading the kick fd of queue %u", q);
+	RDMAGATE_KICK(rdmagate_probe_vm, q);
 	vu_kick(l->dev, q);
 }
 
@@ -529,6 +539,9 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "max-cqe", required_argument, NULL, 262 },
 		{ "max-qp-wr", required_argument, NULL, 263 },
 		{ "sandbox-debug", no_argument, NULL, 'S' },
+#if RDMAGATE_TEST_HOOKS
+		{ "test-forbidden-syscall", required_argument, NULL, 'X' },
+#endif
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -563,6 +576,11 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'S':
 			o->sandbox_debug = true;
 			break;
+#if RDMAGATE_TEST_HOOKS
+		case 'X':
+			o->test_syscall = optarg;
+			break;
+#endif
 		case 256 ... 263:
 			*limit_ptr(&o->lim, c - 256) = parse_uint(
 				lo[c - 256 + 9].name, optarg, 1, 1u << 20);
@@ -656,6 +674,27 @@ static void enter_sandbox(const struct loop *l, int cmd_fd, bool debug)
 		log_info("seccomp allow-list installed");
 }
 
+#if RDMAGATE_TEST_HOOKS
+/*
+ * Test-only (-Dtest_hooks=true, never in release builds): makes syscall
+ * name under the sandbox, all arguments 0.  The filter must kill the
+ * worker with SIGSYS; if the call returns, exit status 3 says so.
+ */
+static void test_forbidden_syscall(const char *name)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	long r;
+
+	if (nr == __NR_SCMP_ERROR)
+		fatalx("--test-forbidden-syscall: unknown syscall '%s'", name);
+	log_warnx("TEST HOOK: calling %s (%d) under the sandbox", name, nr);
+	r = syscall(nr, 0, 0, 0, 0, 0, 0);
+	log_warnx("TEST HOOK: %s returned %ld: the filter allowed it", name,
+		  r);
+	_exit(3);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	int cmd_fd = -1;
@@ -668,6 +707,8 @@ int main(int argc, char **argv)
 	rdma_limits_default(&o.lim);
 	parse(argc, argv, &o);
 	set_log_tag(&o);
+	if (o.vm)
+		rdmagate_probe_vm = o.vm; /* argv: lives as long as we do */
 	if (o.print_caps) {
 		printf("{\n  \"type\": \"rdma\",\n  \"features\": []\n}\n");
 		return 0;
@@ -688,5 +729,9 @@ int main(int argc, char **argv)
 	if (l.lfd >= 0 && ep_add(l.ep, l.lfd, mktag(TAG_LISTEN, 0)) < 0)
 		fatal("epoll_ctl");
 	enter_sandbox(&l, cmd_fd, o.sandbox_debug);
+#if RDMAGATE_TEST_HOOKS
+	if (o.test_syscall)
+		test_forbidden_syscall(o.test_syscall);
+#endif
 	return run(&l);
 }

@@ -11,6 +11,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/probes.h"
 #include "worker/rdma/dev_rdma.h"
 
 /* Refused work requests logged per connection before we go quiet. */
@@ -24,6 +25,17 @@ static void wr_log(struct rdma_dev *d, const char *what, uint32_t s,
 			  d->st.wr_refused == MAX_LOGGED_WR
 				  ? " (further refusals not logged)"
 				  : "");
+}
+
+/* An element refused before any host post ends here (wr_complete probe). */
+static void trace_refused(const struct rdma_dev *d, uint32_t s,
+			  const struct rd_pend *p, bool recv)
+{
+	const struct rd_slot *q = &d->slot[s];
+
+	RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, q->qpn,
+			     rd_wr_id(q->gen, s, recv, p->head),
+			     (uint32_t)p->c.status, (uint32_t)p->c.opcode);
 }
 
 /* ---- in-order return ---- */
@@ -61,6 +73,7 @@ static void cq_overflow(struct rdma_dev *d, uint32_t cqn)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 	uint32_t s;
 
+	RDMAGATE_CQ_OVERFLOW(rdmagate_probe_vm, cqn);
 	d->cq[cqn].overflows++;
 	d->st.cq_overflows++;
 	if (d->cq[cqn].overflows <= 8)
@@ -343,6 +356,8 @@ static int post_send(struct rdma_dev *d, uint32_t s, struct rd_pend *p,
 				     : "the host send queue is full";
 		return VIRTIO_RDMA_WC_LOC_QP_OP_ERR;
 	}
+	RDMAGATE_WR_POST(rdmagate_probe_vm, q->qpn, (uint32_t)p->c.opcode,
+			 wr.wr_id, w->total_len);
 	return 0;
 }
 
@@ -378,9 +393,12 @@ static void send_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 				  "until the MAD mux exists; counted");
 		d->gsi_warned = true;
 		d->st.gsi_sends++;
+		RDMAGATE_MAD_DROP(rdmagate_probe_vm, RDMAGATE_MAD_DROP_NO_MUX,
+				  d->swr.total_len);
 		p->c.status = VIRTIO_RDMA_WC_LOC_QP_OP_ERR;
 		p->emit = true;
 		p->done = true;
+		trace_refused(d, s, p, false);
 		return;
 	}
 	st = post_send(d, s, p, &reason);
@@ -389,6 +407,7 @@ static void send_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 		p->c.status = st;
 		p->emit = true;
 		p->done = true;
+		trace_refused(d, s, p, false);
 		return;
 	}
 	d->st.sends++;
@@ -398,6 +417,7 @@ refuse:
 	p->c.status = VIRTIO_RDMA_WC_LOC_QP_OP_ERR;
 	p->emit = true;
 	p->done = true;
+	trace_refused(d, s, p, false);
 }
 
 void rd_sq_kicked(struct rdma_dev *d, uint32_t s, struct vq *vq)
@@ -461,6 +481,8 @@ static void recv_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 			 "the host refused it: %s (QP state?)", strerror(ret));
 		goto refuse;
 	}
+	RDMAGATE_WR_POST(rdmagate_probe_vm, q->qpn, VIRTIO_RDMA_WC_RECV,
+			 wr.wr_id, d->rwr.total_len);
 	d->st.recvs++;
 	return;
 refuse:
@@ -468,6 +490,7 @@ refuse:
 refused:
 	wr_log(d, "receive element", s, why.msg);
 	p->done = true;
+	trace_refused(d, s, p, true);
 }
 
 void rd_rq_kicked(struct rdma_dev *d, uint32_t s, struct vq *vq)
@@ -531,6 +554,8 @@ static void complete(struct rdma_dev *d, const struct ibv_wc *wc)
 		return;
 	p->done = true;
 	p->c.status = (enum virtio_rdma_wc_status)wc->status;
+	RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, q->qpn, wc->wr_id,
+			     (uint32_t)wc->status, (uint32_t)p->c.opcode);
 	if (wc->status == IBV_WC_SUCCESS) {
 		if (recv)
 			p->c.opcode =

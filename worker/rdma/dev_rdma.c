@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/probes.h"
 #include "worker/rdma/dev_rdma.h"
 
 /* Refused commands logged per connection before we go quiet. */
@@ -926,8 +928,22 @@ static void cmd_refused(struct rdma_dev *d, uint32_t code, int err,
 				  : "");
 }
 
+/* What the ctrl_cmd probe reports of one command. */
+struct ctrl_trace {
+	uint32_t code;
+	uint8_t status;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no syscall */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Handles the chain in d->elem; returns the used length. */
-static uint32_t ctrl_one(struct rdma_dev *d)
+static uint32_t ctrl_one(struct rdma_dev *d, struct ctrl_trace *t)
 {
 	struct vq_elem *el = &d->elem;
 	uint8_t req[CTRL_REQ_MAX];
@@ -944,6 +960,8 @@ static uint32_t ctrl_one(struct rdma_dev *d)
 	iov_to_buf(vq_elem_out(el), el->out_num, req, out_len);
 	ret = rdma_cmd_decode(req, out_len, first, el->in_len, &cmd, &why);
 	if (ret == -ENOBUFS) {
+		t->code = out_len ? req[0] : 0;
+		t->status = rdma_cmd_status(ret);
 		cmd_refused(d, out_len ? req[0] : 0, ret, why.msg);
 		return 0;
 	}
@@ -958,7 +976,9 @@ static uint32_t ctrl_one(struct rdma_dev *d)
 			snprintf(why.msg, sizeof(why.msg), "%s",
 				 strerror(-ret));
 	}
+	t->code = ret == -EBADMSG || !out_len ? 0 : req[0];
 	if (ret < 0) {
+		t->status = rdma_cmd_status(ret);
 		cmd_refused(d, ret == -EBADMSG || !out_len ? 0 : req[0], ret,
 			    why.msg);
 		ret = rdma_cmd_encode_error(ret, rsp, in_len);
@@ -976,7 +996,13 @@ static void ctrl_kicked(struct rdma_dev *d, struct vq *vq)
 	bool pushed = false;
 
 	while (vq_pop(vq, &d->elem) == 1) {
-		vq_push(vq, &d->elem, ctrl_one(d));
+		struct ctrl_trace t = { 0 };
+		uint64_t t0 = RDMAGATE_CTRL_CMD_ENABLED() ? mono_ns() : 0;
+
+		vq_push(vq, &d->elem, ctrl_one(d, &t));
+		if (RDMAGATE_CTRL_CMD_ENABLED())
+			RDMAGATE_CTRL_CMD(rdmagate_probe_vm, t.code, t.status,
+					  t0 ? mono_ns() - t0 : 0);
 		pushed = true;
 	}
 	if (pushed)
