@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmagate-broker: the privileged daemon that spawns, lists, stops and
+ * reaps the sandboxed per-VM workers on request over its control socket.
+ * This file: options, the broker's own capability set, the policy
+ * (load, reload), and the event loop (epoll + signalfd).
+ */
+#include <cap-ng.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "config.h"
+
+#define DEFAULT_POLICY "/etc/rdmagate/policy.conf"
+#define DEFAULT_WORKER "/usr/local/bin/rdmagate-worker"
+#define DEFAULT_CGROUP "/sys/fs/cgroup"
+
+static struct broker B;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rdmagate-broker [--policy FILE] [--worker PATH] "
+		"[--control PATH]\n"
+		"                       [--cgroup-root PATH] [-v]\n"
+		"  --policy FILE       the policy (" DEFAULT_POLICY ")\n"
+		"  --worker PATH       rdmagate-worker (" DEFAULT_WORKER ")\n"
+		"  --control PATH      the control socket (default: the "
+		"policy's control_socket)\n"
+		"  --cgroup-root PATH  the cgroup2 mount (" DEFAULT_CGROUP ")\n"
+		"  -v                  debug logs\n");
+}
+
+static void parse(int argc, char **argv, struct broker *b)
+{
+	static const struct option lo[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "worker", required_argument, NULL, 'w' },
+		{ "control", required_argument, NULL, 'c' },
+		{ "cgroup-root", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool verbose = false;
+	int c;
+
+	b->policy_path = DEFAULT_POLICY;
+	b->worker_path = DEFAULT_WORKER;
+	b->cgroup_root = DEFAULT_CGROUP;
+	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			b->policy_path = optarg;
+			break;
+		case 'w':
+			b->worker_path = optarg;
+			break;
+		case 'c':
+			b->control_opt = optarg;
+			break;
+		case 'g':
+			b->cgroup_root = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		exit(2);
+	}
+	log_init("broker", verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+	if (b->worker_path[0] != '/')
+		fatalx("--worker %s: give an absolute path", b->worker_path);
+}
+
+/* ---- policy ---------------------------------------------------------------
+ */
+
+static int load_policy(struct broker *b, struct policy **ret, char *why,
+		       size_t len)
+{
+	struct policy_error err = { 0 };
+	unsigned int i;
+	int ret_;
+
+	ret_ = policy_load(b->policy_path, POLICY_LOAD_STRICT, ret, &err);
+	if (ret_ == 0)
+		return 0;
+	for (i = 0; i < err.kept; i++)
+		log_warnx("%s", err.e[i].msg);
+	if (err.n > err.kept)
+		log_warnx("... and %u more", err.n - err.kept);
+	snprintf(why, len, "%s%s", err.kept ? err.e[0].msg : strerror(-ret_),
+		 err.n > 1 ? " (and more: see the broker's log)" : "");
+	return ret_;
+}
+
+int broker_reload(struct broker *b, char *why, size_t why_len)
+{
+	struct policy *p = NULL;
+	int ret = load_policy(b, &p, why, why_len);
+
+	if (ret < 0) {
+		log_warnx("reload of %s refused; the old policy stays",
+			  b->policy_path);
+		return ret;
+	}
+	if (!b->control_opt &&
+	    strcmp(policy_broker(p)->control_socket, b->control_path))
+		log_warnx("control_socket changed to %s: it takes effect at "
+			  "the next start",
+			  policy_broker(p)->control_socket);
+	policy_free(b->pol);
+	b->pol = p;
+	control_apply_group(b);
+	snprintf(why, why_len, "reloaded %s: %zu VMs", b->policy_path,
+		 policy_vm_count(p));
+	log_info("%s; running workers keep their settings", why);
+	return 0;
+}
+
+/* ---- privileges -----------------------------------------------------------
+ */
+
+/*
+ * What the broker keeps (docs/broker.md): SETUID, SETGID, SETPCAP for the
+ * workers' privilege drop, CHOWN for their sockets, DAC_OVERRIDE to make
+ * them in callers' directories, KILL to stop workers, SYS_RESOURCE for
+ * RLIMIT_MEMLOCK above the hard limit.
+ */
+static void drop_own_caps(void)
+{
+	static const struct {
+		int cap;
+		const char *name;
+	} keep[] = {
+		{ CAP_SETUID, "setuid" },
+		{ CAP_SETGID, "setgid" },
+		{ CAP_SETPCAP, "setpcap" },
+		{ CAP_CHOWN, "chown" },
+		{ CAP_DAC_OVERRIDE, "dac_override" },
+		{ CAP_KILL, "kill" },
+		{ CAP_SYS_RESOURCE, "sys_resource" },
+	};
+	bool have[ARRAY_SIZE(keep)];
+	unsigned int i;
+
+	if (geteuid() != 0) {
+		log_warnx("not running as root: spawning workers will fail");
+		return;
+	}
+	if (capng_get_caps_process() < 0)
+		fatalx("cannot read the broker's capabilities");
+	for (i = 0; i < ARRAY_SIZE(keep); i++)
+		have[i] = capng_have_capability(CAPNG_PERMITTED, keep[i].cap);
+	capng_clear(CAPNG_SELECT_BOTH);
+	for (i = 0; i < ARRAY_SIZE(keep); i++) {
+		if (!have[i]) {
+			log_warnx("capability %s is not available to the "
+				  "broker%s",
+				  keep[i].name,
+				  keep[i].cap == CAP_SYS_RESOURCE
+					  ? ": max_pinned above the hard "
+					    "RLIMIT_MEMLOCK will fail"
+					  : "");
+			continue;
+		}
+		if (capng_update(CAPNG_ADD,
+				 CAPNG_EFFECTIVE | CAPNG_PERMITTED |
+					 CAPNG_BOUNDING_SET,
+				 (unsigned int)keep[i].cap) < 0)
+			fatalx("capng_update");
+	}
+	if (capng_apply(CAPNG_SELECT_BOTH) < 0)
+		fatalx("cannot reduce the broker's capabilities");
+	log_info("capabilities cut to setuid setgid setpcap chown "
+		 "dac_override kill sys_resource (those available)");
+}
+
+/* systemd's readiness notification, without libsystemd. */
+static void sd_ready(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	socklen_t len;
+
+	if (!path || (path[0] != '/' && path[0] != '@') ||
+	    strlen(path) >= sizeof(sa.sun_path))
+		return;
+	strcpy(sa.sun_path, path);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			  strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, "READY=1", 7, MSG_NOSIGNAL,
+			     (struct sockaddr *)&sa, len) < 0)
+		log_warn("sd_notify READY=1");
+}
+
+/* ---- the loop --------------------------------------------------------------
+ */
+
+static int signals_open(int ep)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_SIGNAL };
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		fatal("sigprocmask");
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		fatal("signalfd");
+	return fd;
+}
+
+static void on_signal(struct broker *b)
+{
+	struct signalfd_siginfo si;
+	char why[BP_TEXT_SIZE];
+
+	while (read(b->sfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			workers_reap(b);
+			break;
+		case SIGHUP:
+			log_info("SIGHUP: reloading %s", b->policy_path);
+			broker_reload(b, why, sizeof(why));
+			break;
+		default:
+			log_info("SIG%s: stopping",
+				 sigabbrev_np((int)si.ssi_signo));
+			b->quit = true;
+		}
+	}
+}
+
+static void dispatch(struct broker *b, uint64_t tag)
+{
+	switch (tag >> 32 ? tag >> 32 : tag) {
+	case TAG_SIGNAL:
+		on_signal(b);
+		break;
+	case TAG_LISTEN:
+		control_accept(b);
+		break;
+	case TAG_CONN:
+		control_read(b, (unsigned int)tag);
+		break;
+	}
+}
+
+static void run(struct broker *b)
+{
+	struct epoll_event ev[16];
+	int n, i;
+
+	while (!b->quit) {
+		n = epoll_wait(b->ep, ev, ARRAY_SIZE(ev), workers_timeout(b));
+		if (n < 0 && errno != EINTR)
+			fatal("epoll_wait");
+		for (i = 0; i < n; i++)
+			dispatch(b, ev[i].data.u64);
+		workers_kill_timed_out(b);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct broker *b = &B;
+	char why[BP_TEXT_SIZE];
+	unsigned int i;
+
+	b->lfd = b->sfd = -1;
+	for (i = 0; i < BROKER_MAX_CONNS; i++)
+		b->conns[i].fd = -1;
+	parse(argc, argv, b);
+	if (load_policy(b, &b->pol, why, sizeof(why)) < 0)
+		fatalx("cannot start without a valid policy: %s", why);
+	signal(SIGPIPE, SIG_IGN);
+	if (chdir("/") < 0)
+		fatal("chdir /");
+	b->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (b->ep < 0)
+		fatal("epoll_create1");
+	b->sfd = signals_open(b->ep);
+	cgroup_detect(b);
+	if (control_open(b) < 0)
+		fatalx("cannot open the control socket");
+	drop_own_caps();
+	log_info("rdmagate-broker %s ready: policy %s, %zu VMs, worker %s%s",
+		 RDMAGATE_VERSION, b->policy_path, policy_vm_count(b->pol),
+		 b->worker_path,
+		 RDMAGATE_TEST_HOOKS ? " (TEST HOOKS BUILD)" : "");
+	sd_ready();
+	run(b);
+	workers_stop_all(b);
+	control_close(b);
+	policy_free(b->pol);
+	log_info("stopped");
+	return 0;
+}

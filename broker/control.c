@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The broker's control socket: SOCK_SEQPACKET, callers authorised by
+ * SO_PEERCRED/SO_PEERGROUPS (root, or a member of control_group), every
+ * message through bp_decode() and one handler table.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+
+#define MAX_PEER_GROUPS 256
+
+typedef void (*handler_fn)(struct broker *b, int conn, const struct bp_msg *m);
+
+static void on_hello(struct broker *b, int conn, const struct bp_msg *m);
+static void on_spawn(struct broker *b, int conn, const struct bp_msg *m);
+static void on_stop(struct broker *b, int conn, const struct bp_msg *m);
+static void on_list(struct broker *b, int conn, const struct bp_msg *m);
+static void on_reload(struct broker *b, int conn, const struct bp_msg *m);
+
+/* The handlers of the requests in common/broker_proto.c's table. */
+static const struct {
+	uint32_t type;
+	handler_fn fn;
+} handlers[] = {
+	{ BP_HELLO, on_hello }, { BP_SPAWN, on_spawn },	  { BP_STOP, on_stop },
+	{ BP_LIST, on_list },	{ BP_RELOAD, on_reload },
+};
+
+/* ---- the socket ---------------------------------------------------------- */
+
+/* control_group's gid, looked up again at each (re)load. */
+void control_apply_group(struct broker *b)
+{
+	const char *name = policy_broker(b->pol)->control_group;
+	struct group *g;
+
+	b->has_group = false;
+	if (name[0]) {
+		g = getgrnam(name);
+		if (g) {
+			b->has_group = true;
+			b->control_gid = g->gr_gid;
+		} else {
+			log_warnx(
+				"control_group %s does not exist: the control "
+				"socket is root's only",
+				name);
+		}
+	}
+	if (b->lfd >= 0 &&
+	    (chown(b->control_path, 0, b->has_group ? b->control_gid : 0) < 0 ||
+	     chmod(b->control_path, b->has_group ? 0660 : 0600) < 0))
+		log_warn("setting the owner and mode of %s", b->control_path);
+}
+
+/* The socket's directory: created 0755 if missing, never made looser. */
+static int make_dir(const char *path)
+{
+	char dir[BP_PATH_SIZE], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		log_warn("creating %s", dir);
+		return -errno;
+	}
+	return 0;
+}
+
+int control_open(struct broker *b)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_LISTEN };
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	mode_t old;
+
+	snprintf(b->control_path, sizeof(b->control_path), "%s",
+		 b->control_opt ? b->control_opt
+				: policy_broker(b->pol)->control_socket);
+	if (strlen(b->control_path) >= sizeof(sa.sun_path) ||
+	    b->control_path[0] != '/') {
+		log_warnx("control socket %s: not an absolute path that fits",
+			  b->control_path);
+		return -EINVAL;
+	}
+	strcpy(sa.sun_path, b->control_path);
+	if (make_dir(b->control_path) < 0)
+		return -EIO;
+	if (lstat(sa.sun_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			log_warnx("%s exists and is not a socket", sa.sun_path);
+			return -EEXIST;
+		}
+		unlink(sa.sun_path); /* a previous broker's */
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		umask(old);
+		log_warn("bind %s", sa.sun_path);
+		return -errno;
+	}
+	umask(old);
+	if (listen(fd, 16) < 0 || epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	b->lfd = TAKE_FD(fd);
+	control_apply_group(b);
+	log_info("control socket %s (%s)", b->control_path,
+		 b->has_group ? "root and control_group" : "root only");
+	return 0;
+}
+
+void control_close(struct broker *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_CONNS; i++)
+		b->conns[i].fd = safe_close(b->conns[i].fd);
+	if (b->lfd >= 0) {
+		b->lfd = safe_close(b->lfd);
+		unlink(b->control_path);
+	}
+}
+
+/* ---- callers ------------------------------------------------------------ */
+
+static bool peer_in_group(int fd, gid_t gid, gid_t pgid)
+{
+	gid_t groups[MAX_PEER_GROUPS];
+	socklen_t len = sizeof(groups);
+	unsigned int i;
+
+	if (pgid == gid)
+		return true;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+static void conn_drop(struct broker *b, unsigned int i)
+{
+	workers_conn_gone(b, (int)i);
+	b->conns[i].fd = safe_close(b->conns[i].fd);
+}
+
+void control_accept(struct broker *b)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct epoll_event ev = { .events = EPOLLIN };
+	_cleanup_close_ int fd = -1;
+	unsigned int i;
+
+	/* blocking sends, bounded: a LIST answer is many messages */
+	struct timeval tv = { .tv_sec = 1 };
+
+	fd = accept4(b->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+		log_warn("SO_PEERCRED");
+		return;
+	}
+	if (cr.uid != 0 &&
+	    !(b->has_group && peer_in_group(fd, b->control_gid, cr.gid))) {
+		log_warnx("control: refused pid %d uid %u: not root nor in "
+			  "control_group",
+			  (int)cr.pid, (unsigned int)cr.uid);
+		return; /* closing tells it */
+	}
+	for (i = 0; i < BROKER_MAX_CONNS && b->conns[i].fd >= 0; i++)
+		;
+	if (i == BROKER_MAX_CONNS) {
+		log_warnx("control: %d connections open; refusing pid %d",
+			  BROKER_MAX_CONNS, (int)cr.pid);
+		return;
+	}
+	ev.data.u64 = ((uint64_t)TAG_CONN << 32) | i;
+	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return;
+	b->conns[i] = (struct conn){ TAKE_FD(fd), cr.uid, cr.gid, cr.uid != 0,
+				     cr.pid };
+	log_debug("control: pid %d uid %u connected", (int)cr.pid,
+		  (unsigned int)cr.uid);
+}
+
+void control_reply(struct broker *b, int conn, const struct bp_msg *m)
+{
+	int ret;
+
+	if (conn < 0 || conn >= BROKER_MAX_CONNS || b->conns[conn].fd < 0)
+		return;
+	ret = bp_send(b->conns[conn].fd, m);
+	if (ret < 0) {
+		log_warnx("control: replying to pid %d: %s",
+			  (int)b->conns[conn].pid, strerror(-ret));
+		conn_drop(b, (unsigned int)conn);
+	}
+}
+
+static void reply_error(struct broker *b, int conn, int err, const char *why)
+{
+	struct bp_msg m;
+
+	bp_init(&m, BP_ERROR_REPLY);
+	bp_set_status(&m.u.status, err, "%s", why);
+	control_reply(b, conn, &m);
+}
+
+static bool allowed(const struct conn *c, const struct bp_type_info *t)
+{
+	switch (t->from) {
+	case BP_FROM_CALLER:
+		return true; /* checked at accept */
+	case BP_FROM_ROOT:
+		return c->uid == 0;
+	default:
+		return false;
+	}
+}
+
+static void dispatch(struct broker *b, int conn, const struct bp_msg *m)
+{
+	const struct bp_type_info *t = bp_type_info(m->h.type);
+	unsigned int i;
+	char why[BP_ERR_LEN];
+
+	if (!allowed(&b->conns[conn], t)) {
+		snprintf(why, sizeof(why), "%s: not allowed for uid %u",
+			 t->name, (unsigned int)b->conns[conn].uid);
+		log_warnx("control: pid %d: %s", (int)b->conns[conn].pid, why);
+		reply_error(b, conn, EPERM, why);
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(handlers); i++)
+		if (handlers[i].type == m->h.type) {
+			handlers[i].fn(b, conn, m);
+			return;
+		}
+	/* a reply type sent to the broker */
+	reply_error(b, conn, EPERM, "only the broker sends replies");
+}
+
+void control_read(struct broker *b, unsigned int i)
+{
+	uint8_t buf[BP_MSG_MAX + 1];
+	char err[BP_ERR_LEN];
+	struct bp_msg m;
+	ssize_t n;
+	int ret;
+
+	if (i >= BROKER_MAX_CONNS || b->conns[i].fd < 0)
+		return;
+	n = recv(b->conns[i].fd, buf, sizeof(buf), MSG_TRUNC | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_drop(b, i);
+		return;
+	}
+	ret = bp_decode(buf, (size_t)n, &m, err);
+	if (ret < 0) {
+		log_warnx("control: pid %d uid %u: bad message: %s",
+			  (int)b->conns[i].pid, (unsigned int)b->conns[i].uid,
+			  err);
+		reply_error(b, (int)i, -ret, err);
+		return;
+	}
+	log_debug("control: pid %d: %s", (int)b->conns[i].pid,
+		  bp_type_name(m.h.type));
+	dispatch(b, (int)i, &m);
+}
+
+/* ---- handlers ----------------------------------------------------------- */
+
+static void on_hello(struct broker *b, int conn, const struct bp_msg *req)
+{
+	struct bp_msg m;
+
+	bp_init(&m, BP_HELLO_REPLY);
+	bp_set_status(&m.u.hello_reply.st, 0, "rdmagate-broker, protocol %u",
+		      RDMAGATE_CTL_VERSION);
+	m.u.hello_reply.version = RDMAGATE_CTL_VERSION;
+	control_reply(b, conn, &m);
+}
+
+static void on_spawn(struct broker *b, int conn, const struct bp_msg *req)
+{
+	struct bp_msg m;
+
+	bp_init(&m, BP_SPAWN_REPLY);
+	spawn_worker(b, &b->conns[conn], &req->u.spawn, &m.u.spawn_reply);
+	control_reply(b, conn, &m);
+}
+
+static void on_stop(struct broker *b, int conn, const struct bp_msg *req)
+{
+	struct worker *w = workers_find(b, req->u.stop.vm);
+	struct bp_msg m;
+	int ret;
+
+	bp_init(&m, BP_STOP_REPLY);
+	if (!w) {
+		bp_set_status(&m.u.status, ESRCH, "vm %s has no worker",
+			      req->u.stop.vm);
+		control_reply(b, conn, &m);
+		return;
+	}
+	ret = workers_stop(b, w, conn);
+	if (ret < 0) {
+		bp_set_status(&m.u.status, -ret, "stopping worker/%s: %s",
+			      w->vm, strerror(-ret));
+		control_reply(b, conn, &m);
+	}
+	/* else the reply goes out when the worker is reaped */
+}
+
+static void on_list(struct broker *b, int conn, const struct bp_msg *req)
+{
+	unsigned int total = workers_count(b), idx = 0, i;
+	struct bp_msg m;
+
+	bp_init(&m, BP_LIST_REPLY);
+	bp_set_status(&m.u.list_reply.st, 0, "%u workers", total);
+	m.u.list_reply.total = total;
+	if (!total) {
+		control_reply(b, conn, &m);
+		return;
+	}
+	for (i = 0; i < BROKER_MAX_WORKERS; i++) {
+		if (!b->workers[i].used)
+			continue;
+		m.u.list_reply.index = idx++;
+		workers_info(&b->workers[i], &m.u.list_reply.w);
+		control_reply(b, conn, &m);
+	}
+}
+
+static void on_reload(struct broker *b, int conn, const struct bp_msg *req)
+{
+	char why[BP_TEXT_SIZE];
+	struct bp_msg m;
+	int ret;
+
+	ret = broker_reload(b, why, sizeof(why));
+	bp_init(&m, BP_RELOAD_REPLY);
+	bp_set_status(&m.u.status, ret < 0 ? -ret : 0, "%s", why);
+	control_reply(b, conn, &m);
+}

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmagatectl: the broker's command-line client (spawn, stop, list,
+ * reload) and the policy checker, which needs no broker.  Runs
+ * unprivileged; the broker decides who may do what.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/broker_proto.h"
+#include "common/cleanup.h"
+#include "config.h"
+#include "policy/policy.h"
+
+#define DEFAULT_CONTROL "/run/rdmagate/control.sock"
+
+static const char *control_path = DEFAULT_CONTROL;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rdmagatectl [--control PATH] COMMAND ...\n"
+		"  spawn --vm NAME --socket PATH [--device DEV] [--port N]\n"
+#if RDMAGATE_TEST_HOOKS
+		"        [--test-echo] [--test-syscall NAME]   (test build)\n"
+#endif
+		"  stop --vm NAME\n"
+		"  list [--json]\n"
+		"  reload\n"
+		"  policy check [--strict] FILE   (no broker needed)\n"
+		"  --control PATH   the broker's socket (" DEFAULT_CONTROL
+		")\n");
+}
+
+static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt,
+								...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rdmagatectl: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+/* ---- talking to the broker ------------------------------------------------
+ */
+
+static void recv_msg(int fd, uint32_t want, struct bp_msg *m)
+{
+	uint8_t buf[BP_MSG_MAX + 1];
+	char err[BP_ERR_LEN];
+	ssize_t n;
+
+	do
+		n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		die("reading from the broker: %s", strerror(errno));
+	if (n == 0)
+		die("the broker closed the connection (not allowed to use "
+		    "%s?)",
+		    control_path);
+	if (bp_decode(buf, (size_t)n, m, err) < 0)
+		die("bad message from the broker: %s", err);
+	if (m->h.type == BP_ERROR_REPLY)
+		die("broker: %s (%s)", m->u.status.text,
+		    strerror(m->u.status.status));
+	if (m->h.type != want)
+		die("the broker answered %s to a request for %s",
+		    bp_type_name(m->h.type), bp_type_name(want));
+}
+
+static void send_msg(int fd, const struct bp_msg *m)
+{
+	int ret = bp_send(fd, m);
+
+	if (ret == -EPIPE || ret == -ECONNRESET)
+		die("the broker closed the connection (not allowed to use "
+		    "%s?)",
+		    control_path);
+	if (ret < 0)
+		die("sending to the broker: %s", strerror(-ret));
+}
+
+/* Connects, checks the peer is root, and says HELLO. */
+static int connect_broker(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct bp_msg m;
+	int fd;
+
+	if (strlen(control_path) >= sizeof(sa.sun_path))
+		die("--control %s: path too long", control_path);
+	strcpy(sa.sun_path, control_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		die("cannot reach the broker at %s: %s", control_path,
+		    strerror(errno));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+	    cr.uid != 0)
+		die("%s is not served by root: refusing to talk to it",
+		    control_path);
+	bp_init(&m, BP_HELLO);
+	send_msg(fd, &m);
+	recv_msg(fd, BP_HELLO_REPLY, &m);
+	if (m.u.hello_reply.version != RDMAGATE_CTL_VERSION)
+		die("the broker speaks protocol %u, this rdmagatectl %u",
+		    m.u.hello_reply.version, RDMAGATE_CTL_VERSION);
+	return fd;
+}
+
+/* Prints a status reply; the exit status of the command. */
+static int report(const struct bp_status *st)
+{
+	if (st->status) {
+		fprintf(stderr, "rdmagatectl: broker: %s (%s)\n", st->text,
+			strerror(st->status));
+		return 1;
+	}
+	printf("%s\n", st->text);
+	return 0;
+}
+
+static void set_field(char *f, size_t size, const char *s, const char *what)
+{
+	if (bp_set_str(f, size, s) < 0)
+		die("%s '%s': longer than %zu bytes", what, s, size - 1);
+}
+
+/* ---- commands --------------------------------------------------------------
+ */
+
+static unsigned long number(const char *opt, const char *s, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v > max)
+		die("%s '%s': not a number in 0..%lu", opt, s, max);
+	return v;
+}
+
+static int cmd_spawn(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "vm", required_argument, NULL, 'm' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "port", required_argument, NULL, 'p' },
+#if RDMAGATE_TEST_HOOKS
+		{ "test-echo", no_argument, NULL, 'E' },
+		{ "test-syscall", required_argument, NULL, 'S' },
+#endif
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bp_msg m;
+	struct bp_spawn *s = &m.u.spawn;
+	int c, fd;
+
+	bp_init(&m, BP_SPAWN);
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			set_field(s->vm, sizeof(s->vm), optarg, "--vm");
+			break;
+		case 's':
+			set_field(s->socket, sizeof(s->socket), optarg,
+				  "--socket");
+			break;
+		case 'd':
+			set_field(s->device, sizeof(s->device), optarg,
+				  "--device");
+			break;
+		case 'p':
+			s->port = (uint32_t)number("--port", optarg, 255);
+			break;
+		case 'E':
+			s->flags |= BP_SPAWN_TEST_ECHO;
+			break;
+		case 'S':
+			set_field(s->test_syscall, sizeof(s->test_syscall),
+				  optarg, "--test-syscall");
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!s->vm[0] || !s->socket[0] || optind != argc)
+		die("spawn needs --vm NAME and --socket PATH");
+	fd = connect_broker();
+	send_msg(fd, &m);
+	recv_msg(fd, BP_SPAWN_REPLY, &m);
+	close(fd);
+	return report(&m.u.spawn_reply.st);
+}
+
+static int cmd_stop(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "vm", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bp_msg m;
+	int c, fd;
+
+	bp_init(&m, BP_STOP);
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c != 'm') {
+			usage(stderr);
+			return 2;
+		}
+		set_field(m.u.stop.vm, sizeof(m.u.stop.vm), optarg, "--vm");
+	}
+	if (!m.u.stop.vm[0] || optind != argc)
+		die("stop needs --vm NAME");
+	fd = connect_broker();
+	send_msg(fd, &m);
+	recv_msg(fd, BP_STOP_REPLY, &m);
+	close(fd);
+	return report(&m.u.status);
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static const char *state_name(uint32_t s)
+{
+	return s == BP_STATE_RUNNING	? "running"
+	       : s == BP_STATE_STOPPING ? "stopping"
+					: "unknown";
+}
+
+static void print_worker(const struct bp_worker_info *w, bool json, bool first)
+{
+	if (!json) {
+		printf("%-20s %-8u %-6u %-6u %-8s %-4u %-9s %s\n", w->vm,
+		       w->pid, w->uid, w->gid, w->device, w->port,
+		       state_name(w->state), w->socket);
+		return;
+	}
+	printf("%s\n  {\"vm\": ", first ? "" : ",");
+	json_str(w->vm);
+	printf(", \"pid\": %u, \"uid\": %u, \"gid\": %u, \"device\": ", w->pid,
+	       w->uid, w->gid);
+	json_str(w->device);
+	printf(", \"port\": %u, \"state\": \"%s\", \"start_time\": %llu, "
+	       "\"socket\": ",
+	       w->port, state_name(w->state),
+	       (unsigned long long)w->start_time);
+	json_str(w->socket);
+	printf("}");
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	bool json = argc == 2 && !strcmp(argv[1], "--json");
+	uint32_t i, total = 1;
+	struct bp_msg m;
+	int fd;
+
+	if (argc > 2 || (argc == 2 && !json))
+		die("list takes only --json");
+	fd = connect_broker();
+	bp_init(&m, BP_LIST);
+	send_msg(fd, &m);
+	if (json)
+		printf("[");
+	else
+		printf("%-20s %-8s %-6s %-6s %-8s %-4s %-9s %s\n", "VM", "PID",
+		       "UID", "GID", "DEVICE", "PORT", "STATE", "SOCKET");
+	for (i = 0; i < total; i++) {
+		recv_msg(fd, BP_LIST_REPLY, &m);
+		if (m.u.list_reply.st.status)
+			return report(&m.u.list_reply.st);
+		if (m.u.list_reply.index != i)
+			die("the broker's list is out of order");
+		total = m.u.list_reply.total;
+		if (total)
+			print_worker(&m.u.list_reply.w, json, i == 0);
+	}
+	if (json)
+		printf("%s]\n", total ? "\n" : "");
+	close(fd);
+	return 0;
+}
+
+static int cmd_reload(int argc, char **argv)
+{
+	struct bp_msg m;
+	int fd;
+
+	if (argc != 1)
+		die("reload takes no arguments");
+	fd = connect_broker();
+	bp_init(&m, BP_RELOAD);
+	send_msg(fd, &m);
+	recv_msg(fd, BP_RELOAD_REPLY, &m);
+	close(fd);
+	return report(&m.u.status);
+}
+
+static int cmd_policy(int argc, char **argv)
+{
+	struct policy_error err = { 0 };
+	struct policy *p = NULL;
+	unsigned int flags = 0;
+	int i = 2;
+
+	if (argc < 3 || strcmp(argv[1], "check"))
+		die("usage: rdmagatectl policy check [--strict] FILE");
+	if (!strcmp(argv[i], "--strict")) {
+		flags = POLICY_LOAD_STRICT;
+		i++;
+	}
+	if (argc != i + 1)
+		die("usage: rdmagatectl policy check [--strict] FILE");
+	if (policy_load(argv[i], flags, &p, &err) < 0) {
+		policy_error_print(&err, stderr);
+		fprintf(stderr, "%s: invalid\n", argv[i]);
+		return 1;
+	}
+	printf("%s: valid (%zu VMs)\n", argv[i], policy_vm_count(p));
+	policy_free(p);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "spawn", cmd_spawn },	  { "stop", cmd_stop },
+	{ "list", cmd_list },	  { "reload", cmd_reload },
+	{ "policy", cmd_policy },
+};
+
+int main(int argc, char **argv)
+{
+	unsigned int i;
+	int first = 1;
+
+	if (argc > 2 && !strcmp(argv[1], "--control")) {
+		control_path = argv[2];
+		first = 3;
+	}
+	if (argc <= first || !strcmp(argv[first], "--help") ||
+	    !strcmp(argv[first], "-h")) {
+		usage(argc <= first ? stderr : stdout);
+		return argc <= first ? 2 : 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(argv[first], commands[i].name)) {
+			optind = 1;
+			return commands[i].fn(argc - first, argv + first);
+		}
+	fprintf(stderr, "rdmagatectl: unknown command '%s'\n", argv[first]);
+	usage(stderr);
+	return 2;
+}

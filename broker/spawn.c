@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Spawning a worker: the vhost-user listening socket (made by the broker,
+ * owned by the worker's uid), the VM's cgroup with rdma.max from the
+ * quotas, then fork and, in the child, in this order: join the cgroup,
+ * RLIMIT_MEMLOCK, the fds it inherits and no others, the privilege drop,
+ * execve of rdmagate-worker.  docs/broker.md explains the order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "config.h"
+#include "worker/sandbox/sandbox.h"
+
+/* The fd numbers the worker inherits. */
+#define CHILD_VU_FD  3
+#define CHILD_ERR_FD 4
+
+/* hca_object beyond the object quotas: the worker's verbs async-event
+ * file and a completion channel per connection are objects too. */
+#define RDMA_OBJECT_MARGIN 2
+/* The worker's options take limits up to this (worker/main.c). */
+#define WORKER_LIMIT_MAX (1u << 20)
+
+struct spawn_err {
+	char why[1024];
+};
+
+/* ---- cgroups ----------------------------------------------------------- */
+
+static int write_file(const char *path, const char *text)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+static bool has_word(const char *path, const char *word)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char buf[512], *tok, *save = NULL;
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, word))
+			return true;
+	return false;
+}
+
+void cgroup_detect(struct broker *b)
+{
+	char path[PATH_MAX];
+	struct statfs sf;
+
+	b->cg_ok = statfs(b->cgroup_root, &sf) == 0 &&
+		   sf.f_type == CGROUP2_SUPER_MAGIC;
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", b->cgroup_root);
+	b->cg_rdma = b->cg_ok && has_word(path, "rdma");
+	if (!b->cg_ok)
+		log_warnx("%s is not a cgroup2 mount: workers get no cgroup of "
+			  "their own and rdma quotas cannot be enforced on "
+			  "this host (see --cgroup-root)",
+			  b->cgroup_root);
+	else if (!b->cg_rdma)
+		log_warnx("no rdma controller in %s: rdma quotas cannot be "
+			  "enforced on this host (workers still get their own "
+			  "cgroup)",
+			  b->cgroup_root);
+	else
+		log_info("cgroup2 at %s with the rdma controller",
+			 b->cgroup_root);
+}
+
+/* Creates every level of dir below the root; +rdma in each parent. */
+static int cgroup_make(struct broker *b, const char *leaf, struct spawn_err *e)
+{
+	size_t rootlen = strlen(b->cgroup_root);
+	char path[BROKER_CGROUP_MAX], ctl[BROKER_CGROUP_MAX + 32];
+	char *slash;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s", leaf);
+	slash = path + rootlen;
+	for (;;) {
+		if (b->cg_rdma) {
+			*slash = '\0';
+			snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control",
+				 path);
+			*slash = '/';
+			ret = write_file(ctl, "+rdma");
+			if (ret < 0) {
+				snprintf(e->why, sizeof(e->why),
+					 "enabling rdma in %s: %s", ctl,
+					 strerror(-ret));
+				return ret;
+			}
+		}
+		slash = strchr(slash + 1, '/');
+		if (slash)
+			*slash = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			ret = -errno;
+			snprintf(e->why, sizeof(e->why),
+				 "creating cgroup %s: %s", path,
+				 strerror(errno));
+			return ret;
+		}
+		if (!slash)
+			return 0;
+		*slash = '/';
+	}
+}
+
+static int cgroup_set_rdma(const char *leaf, const char *device,
+			   const struct policy_quota *q, struct spawn_err *e)
+{
+	uint64_t objs = (uint64_t)q->max_pd + q->max_cq + q->max_qp +
+			q->max_mr + q->max_srq + q->max_ah + RDMA_OBJECT_MARGIN;
+	char path[BROKER_CGROUP_MAX + 16], line[160];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/rdma.max", leaf);
+	snprintf(line, sizeof(line), "%s hca_handle=1 hca_object=%llu", device,
+		 (unsigned long long)objs);
+	ret = write_file(path, line);
+	if (ret < 0) {
+		snprintf(e->why, sizeof(e->why), "writing '%s' to %s: %s", line,
+			 path, strerror(-ret));
+		return ret;
+	}
+	log_info("cgroup %s: rdma.max '%s'", leaf, line);
+	return 0;
+}
+
+/* The VM's cgroup <root><cgroup_parent>/<vm>, or "" without cgroup2. */
+static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
+			const struct policy_vm *vm, struct spawn_err *e)
+{
+	const struct policy_quota *q = &vm->quota;
+	/* the policy's device for the test device */
+	const char *dev = test_dev ? vm->device : w->device;
+	const char *parent = policy_broker(b->pol)->cgroup_parent;
+	int ret;
+
+	w->cgroup[0] = '\0';
+	if (!b->cg_ok)
+		return 0;
+	if ((size_t)snprintf(w->cgroup, sizeof(w->cgroup), "%s%s/%s",
+			     b->cgroup_root, parent,
+			     w->vm) >= sizeof(w->cgroup)) {
+		w->cgroup[0] = '\0';
+		snprintf(e->why, sizeof(e->why), "cgroup path too long");
+		return -ENAMETOOLONG;
+	}
+	ret = cgroup_make(b, w->cgroup, e);
+	if (ret == 0 && b->cg_rdma) {
+		ret = cgroup_set_rdma(w->cgroup, dev, q, e);
+		/* the echo test device opens no RDMA device: its limit (set
+		 * for the tests) may name a device this host lacks */
+		if (ret < 0 && test_dev) {
+			log_warnx("worker/%s (test device): %s", w->vm, e->why);
+			e->why[0] = '\0';
+			ret = 0;
+		}
+	}
+	if (ret < 0) {
+		rmdir(w->cgroup);
+		w->cgroup[0] = '\0';
+	}
+	return ret;
+}
+
+/* ---- the vhost-user socket -------------------------------------------- */
+
+/* Removes a socket file nobody listens on at dfd/name; refuses the rest. */
+static int unlink_stale(int dfd, const char *name, struct spawn_err *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(e->why, sizeof(e->why), "exists and is not a socket");
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", name);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		snprintf(e->why, sizeof(e->why), "something listens there");
+		return -EADDRINUSE;
+	}
+	if (unlinkat(dfd, name, 0) < 0)
+		return -errno;
+	log_info("removed the stale socket %s", name);
+	return 0;
+}
+
+/* bind+listen on name inside dfd (the cwd meanwhile), mode 0660. */
+static int bind_in(int dfd, const char *name, int *ret_fd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	mode_t old;
+	int ret = 0;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", name);
+	old = umask(0117);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 1) < 0)
+		ret = -errno;
+	umask(old);
+	if (ret == 0)
+		*ret_fd = TAKE_FD(fd);
+	return ret;
+}
+
+/*
+ * The listening socket at w->socket, owned by the worker's uid, group
+ * control_group (else the worker's gid), mode 0660.  A caller other than
+ * root must own the directory it names.
+ */
+static int socket_make(struct broker *b, const struct conn *c, struct worker *w,
+		       int *ret_fd, struct spawn_err *e)
+{
+	char dir[BP_PATH_SIZE];
+	_cleanup_close_ int dfd = -1;
+	const char *name;
+	struct stat st;
+	char *slash;
+	int ret, fd = -1;
+
+	snprintf(dir, sizeof(dir), "%s", w->socket);
+	slash = strrchr(dir, '/');
+	name = w->socket + (slash - dir) + 1;
+	*slash = '\0';
+	dfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st) < 0) {
+		snprintf(e->why, sizeof(e->why), "its directory: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	if (c->uid != 0 && st.st_uid != c->uid) {
+		snprintf(e->why, sizeof(e->why),
+			 "its directory is not owned by the caller (uid %u)",
+			 (unsigned int)c->uid);
+		return -EACCES;
+	}
+	if (fchdir(dfd) < 0) {
+		snprintf(e->why, sizeof(e->why), "its directory: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	ret = unlink_stale(dfd, name, e);
+	if (ret == 0) {
+		ret = bind_in(dfd, name, &fd);
+		if (ret < 0)
+			snprintf(e->why, sizeof(e->why), "bind: %s",
+				 strerror(-ret));
+	}
+	if (ret == 0 &&
+	    fchownat(dfd, name, w->uid, b->has_group ? b->control_gid : w->gid,
+		     AT_SYMLINK_NOFOLLOW) < 0) {
+		ret = -errno;
+		snprintf(e->why, sizeof(e->why), "chown: %s", strerror(errno));
+		unlinkat(dfd, name, 0);
+		safe_close(fd);
+	}
+	if (chdir("/") < 0)
+		log_warn("chdir /");
+	if (ret == 0)
+		*ret_fd = fd;
+	else if (!e->why[0])
+		snprintf(e->why, sizeof(e->why), "%s", strerror(-ret));
+	return ret;
+}
+
+/* ---- the child ---------------------------------------------------------- */
+
+#define ARGV_MAX 40
+
+struct child_args {
+	char *argv[ARGV_MAX];
+	char nums[16][24];
+	unsigned int n, nn;
+	const char *cgroup;
+	uint64_t memlock;
+	uid_t uid;
+	gid_t gid;
+};
+
+static void arg(struct child_args *a, const char *s)
+{
+	if (a->n < ARGV_MAX - 1)
+		a->argv[a->n++] = (char *)s;
+}
+
+static void arg_num(struct child_args *a, const char *opt, uint64_t v)
+{
+	if (a->nn >= ARRAY_SIZE(a->nums))
+		return;
+	snprintf(a->nums[a->nn], sizeof(a->nums[0]), "%llu",
+		 (unsigned long long)v);
+	arg(a, opt);
+	arg(a, a->nums[a->nn++]);
+}
+
+/* The worker's limit options; it cannot express 0 (minimum 1). */
+static uint32_t lim(uint32_t v)
+{
+	return v < 1 ? 1 : v > WORKER_LIMIT_MAX ? WORKER_LIMIT_MAX : v;
+}
+
+static void build_argv(struct broker *b, const struct worker *w,
+		       const struct policy_quota *q, const struct bp_spawn *req,
+		       struct child_args *a)
+{
+	arg(a, b->worker_path);
+	arg(a, "--vm");
+	arg(a, w->vm);
+	arg_num(a, "--fd", CHILD_VU_FD);
+	if (req->flags & BP_SPAWN_TEST_ECHO) {
+		arg(a, "--test-device");
+		arg(a, "echo");
+	} else {
+		arg(a, "--device");
+		arg(a, w->device);
+		arg_num(a, "--port", w->port);
+		arg_num(a, "--max-qp", lim(q->max_qp));
+		arg_num(a, "--max-cq", lim(q->max_cq));
+		arg_num(a, "--max-mr", lim(q->max_mr));
+		arg_num(a, "--max-pd", lim(q->max_pd));
+		arg_num(a, "--max-srq", lim(q->max_srq));
+		arg_num(a, "--max-ah", lim(q->max_ah));
+		arg_num(a, "--max-cqe", lim(q->max_cqe));
+		arg_num(a, "--max-qp-wr", lim(q->max_qp_wr));
+	}
+#if RDMAGATE_TEST_HOOKS
+	if (req->test_syscall[0]) {
+		arg(a, "--test-forbidden-syscall");
+		arg(a, req->test_syscall);
+	}
+#endif
+	a->argv[a->n] = NULL;
+}
+
+/* What failed in the child, through the close-on-exec pipe. */
+struct child_fail {
+	int step;
+	int err;
+};
+
+static const char *const step_names[] = {
+	"resetting signals", "joining its cgroup",  "setting RLIMIT_MEMLOCK",
+	"arranging its fds", "dropping privileges", "executing the worker",
+};
+
+static __attribute__((noreturn)) void child_fail(int efd, int step, int err)
+{
+	struct child_fail f = { step, err };
+
+	if (write(efd, &f, sizeof(f)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static int child_join_cgroup(const char *cgroup)
+{
+	char path[BROKER_CGROUP_MAX + 16], pid[16];
+
+	if (!cgroup[0])
+		return 0;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return write_file(path, pid);
+}
+
+/* vu -> 3, the error pipe -> 4 (close-on-exec), stdin /dev/null, the rest
+ * closed. */
+static int child_fds(int vu, int efd)
+{
+	int nul, hi_vu = fcntl(vu, F_DUPFD_CLOEXEC, 10);
+	int hi_e = fcntl(efd, F_DUPFD_CLOEXEC, 10);
+
+	if (hi_vu < 0 || hi_e < 0 || dup2(hi_vu, CHILD_VU_FD) < 0 ||
+	    dup3(hi_e, CHILD_ERR_FD, O_CLOEXEC) < 0)
+		return -errno;
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul < 0 || dup2(nul, 0) < 0)
+		return -errno;
+	if (close_range(CHILD_ERR_FD + 1, ~0U, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static __attribute__((noreturn)) void child(const struct child_args *a, int vu,
+					    int efd)
+{
+	struct rlimit rl = { a->memlock, a->memlock };
+	char *const envp[] = { NULL };
+	sigset_t none;
+	int ret;
+
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
+	    signal(SIGPIPE, SIG_DFL) == SIG_ERR || setsid() < 0)
+		child_fail(efd, 0, errno);
+	ret = child_join_cgroup(a->cgroup);
+	if (ret < 0)
+		child_fail(efd, 1, -ret);
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		child_fail(efd, 2, errno);
+	ret = child_fds(vu, efd);
+	if (ret < 0)
+		child_fail(efd, 3, -ret);
+	efd = CHILD_ERR_FD;
+	ret = sandbox_drop_privileges(a->uid, a->gid);
+	if (ret < 0)
+		child_fail(efd, 4, -ret);
+	execve(a->argv[0], a->argv, envp);
+	child_fail(efd, 5, errno);
+}
+
+/* Forks the child; 0 once it has executed the worker, else -errno. */
+static int fork_worker(struct worker *w, const struct child_args *a, int vu,
+		       struct spawn_err *e)
+{
+	struct child_fail f;
+	int p[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		safe_close(p[0]);
+		safe_close(p[1]);
+		snprintf(e->why, sizeof(e->why), "fork: %s", strerror(errno));
+		return -EAGAIN;
+	}
+	if (pid == 0) {
+		safe_close(p[0]);
+		child(a, vu, p[1]);
+	}
+	safe_close(p[1]);
+	w->pid = pid;
+	do
+		n = read(p[0], &f, sizeof(f));
+	while (n < 0 && errno == EINTR);
+	safe_close(p[0]);
+	if (n == 0)
+		return 0;
+	/* the child failed before exec: reap it here */
+	waitpid(pid, NULL, 0);
+	w->pid = 0;
+	if (n != sizeof(f) || f.step < 0 ||
+	    f.step >= (int)ARRAY_SIZE(step_names)) {
+		snprintf(e->why, sizeof(e->why), "the child failed");
+		return -EIO;
+	}
+	snprintf(e->why, sizeof(e->why), "%s: %s", step_names[f.step],
+		 strerror(f.err));
+	return -f.err;
+}
+
+/* ---- SPAWN ------------------------------------------------------------- */
+
+static int check_request(struct broker *b, const struct conn *c,
+			 const struct bp_spawn *req,
+			 const struct policy_vm **ret_vm, struct spawn_err *e)
+{
+	const struct worker *old;
+
+	*ret_vm = policy_lookup_vm(b->pol, req->vm);
+	if (!*ret_vm) {
+		snprintf(e->why, sizeof(e->why), "vm %s is not in the policy",
+			 req->vm);
+		return -ENOENT;
+	}
+	old = workers_find(b, req->vm);
+	if (old) {
+		snprintf(e->why, sizeof(e->why),
+			 "vm %s already has a worker (pid %d)", req->vm,
+			 (int)old->pid);
+		return -EEXIST;
+	}
+	if ((req->device[0] || req->port) && c->uid != 0) {
+		snprintf(e->why, sizeof(e->why),
+			 "only root may override the policy's device or port");
+		return -EPERM;
+	}
+#if !RDMAGATE_TEST_HOOKS
+	if (req->flags || req->test_syscall[0]) {
+		snprintf(e->why, sizeof(e->why),
+			 "this broker was built without test hooks");
+		return -EPERM;
+	}
+#else
+	if ((req->flags || req->test_syscall[0]) && c->uid != 0) {
+		snprintf(e->why, sizeof(e->why), "test hooks are root's only");
+		return -EPERM;
+	}
+#endif
+	return 0;
+}
+
+static void fill_worker(struct worker *w, const struct bp_spawn *req,
+			const struct policy_vm *vm)
+{
+	snprintf(w->vm, sizeof(w->vm), "%s", req->vm);
+	snprintf(w->socket, sizeof(w->socket), "%s", req->socket);
+	if (req->flags & BP_SPAWN_TEST_ECHO)
+		snprintf(w->device, sizeof(w->device), "echo");
+	else
+		snprintf(w->device, sizeof(w->device), "%s",
+			 req->device[0] ? req->device : vm->device);
+	w->port = req->port ? req->port : vm->port;
+}
+
+static int spawn_steps(struct broker *b, const struct conn *c,
+		       const struct bp_spawn *req, struct worker *w,
+		       struct spawn_err *e)
+{
+	const struct policy_vm *vm;
+	struct child_args a = { 0 };
+	int vu = -1, ret;
+
+	ret = check_request(b, c, req, &vm, e);
+	if (ret < 0)
+		return ret;
+	fill_worker(w, req, vm);
+	ret = workers_pick_ids(b, vm, &w->uid, &w->gid, e->why, sizeof(e->why));
+	if (ret < 0)
+		return ret;
+	ret = socket_make(b, c, w, &vu, e);
+	if (ret < 0) {
+		char tmp[sizeof(e->why) + BP_PATH_SIZE + 16];
+
+		snprintf(tmp, sizeof(tmp), "socket %s: %s", w->socket, e->why);
+		memcpy(e->why, tmp, sizeof(e->why) - 1);
+		e->why[sizeof(e->why) - 1] = '\0';
+		return ret;
+	}
+	ret = cgroup_setup(b, w, req->flags & BP_SPAWN_TEST_ECHO, vm, e);
+	if (ret == 0) {
+		build_argv(b, w, &vm->quota, req, &a);
+		a.cgroup = w->cgroup;
+		a.memlock = vm->quota.max_pinned;
+		a.uid = w->uid;
+		a.gid = w->gid;
+		ret = fork_worker(w, &a, vu, e);
+	}
+	safe_close(vu);
+	if (ret < 0) {
+		unlink(w->socket);
+		if (w->cgroup[0])
+			rmdir(w->cgroup);
+	}
+	return ret;
+}
+
+int spawn_worker(struct broker *b, const struct conn *c,
+		 const struct bp_spawn *req, struct bp_spawn_reply *rep)
+{
+	struct spawn_err e = { { 0 } };
+	struct worker *w = workers_add(b);
+	int ret;
+
+	if (!w) {
+		bp_set_status(&rep->st, ENOSPC, "the worker table is full");
+		return -ENOSPC;
+	}
+	ret = spawn_steps(b, c, req, w, &e);
+	if (ret < 0) {
+		w->used = false;
+		log_warnx("spawn %s (for uid %u): %s", req->vm,
+			  (unsigned int)c->uid, e.why);
+		bp_set_status(&rep->st, -ret, "%s", e.why);
+		return ret;
+	}
+	w->start = time(NULL);
+	w->state = BP_STATE_RUNNING;
+	log_info("worker/%s: pid %d, uid %u gid %u, socket %s, device %s, "
+		 "cgroup %s",
+		 w->vm, (int)w->pid, (unsigned int)w->uid, (unsigned int)w->gid,
+		 w->socket, w->device, w->cgroup[0] ? w->cgroup : "(none)");
+	bp_set_status(&rep->st, 0, "worker/%s: pid %d, uid %u", w->vm,
+		      (int)w->pid, (unsigned int)w->uid);
+	rep->pid = (uint32_t)w->pid;
+	rep->uid = w->uid;
+	rep->gid = w->gid;
+	return 0;
+}

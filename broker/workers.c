@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The broker's worker table: one row per running VM (pid, ids, socket,
+ * cgroup), id allocation from worker_ids, reaping with the reason of each
+ * death, cleanup of the socket and cgroup, and STOP (SIGTERM, then SIGKILL
+ * after a grace period).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "common/log.h"
+
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct worker *workers_find(struct broker *b, const char *vm)
+{
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used && !strcmp(b->workers[i].vm, vm))
+			return &b->workers[i];
+	return NULL;
+}
+
+struct worker *workers_find_pid(struct broker *b, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used && b->workers[i].pid == pid)
+			return &b->workers[i];
+	return NULL;
+}
+
+struct worker *workers_add(struct broker *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (!b->workers[i].used) {
+			memset(&b->workers[i], 0, sizeof(b->workers[i]));
+			b->workers[i].used = true;
+			b->workers[i].stop_conn = -1;
+			return &b->workers[i];
+		}
+	return NULL;
+}
+
+unsigned int workers_count(const struct broker *b)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		n += b->workers[i].used;
+	return n;
+}
+
+static bool uid_taken(struct broker *b, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used &&
+		    (b->workers[i].uid == id || b->workers[i].gid == id))
+			return true;
+	return false;
+}
+
+/* An id some VM of the policy has fixed: never handed to another VM. */
+static bool id_reserved(const struct policy *p, uint32_t id, const char *vm)
+{
+	const struct policy_vm *v;
+	size_t i;
+
+	for (i = 0; (v = policy_vm_at(p, i)); i++)
+		if (strcmp(v->name, vm) && ((v->has_uid && v->uid == id) ||
+					    (v->has_gid && v->gid == id)))
+			return true;
+	return false;
+}
+
+int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
+		     uid_t *ret_uid, gid_t *ret_gid, char *why, size_t len)
+{
+	const struct policy_broker *pb = policy_broker(b->pol);
+	uint64_t id;
+
+	if (vm->has_uid) {
+		if (uid_taken(b, vm->uid)) {
+			snprintf(why, len,
+				 "uid %u of vm %s is in use by "
+				 "another worker",
+				 vm->uid, vm->name);
+			return -EBUSY;
+		}
+		*ret_uid = vm->uid;
+		*ret_gid = vm->has_gid ? vm->gid : vm->uid;
+		return 0;
+	}
+	for (id = pb->worker_id_first; id <= pb->worker_id_last; id++) {
+		if (uid_taken(b, (uint32_t)id) ||
+		    id_reserved(b->pol, (uint32_t)id, vm->name))
+			continue;
+		*ret_uid = (uid_t)id;
+		*ret_gid = vm->has_gid ? vm->gid : (gid_t)id;
+		return 0;
+	}
+	snprintf(why, len, "no free id in worker_ids %u-%u",
+		 pb->worker_id_first, pb->worker_id_last);
+	return -ENOSPC;
+}
+
+/* "exited with status 1", "killed by SIGSYS (seccomp: ...)" */
+static void describe(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status)) {
+		snprintf(buf, len, "exited with status %d",
+			 WEXITSTATUS(status));
+	} else if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+
+		snprintf(buf, len, "killed by SIG%s%s%s",
+			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+			 sig == SIGSYS ? " (seccomp: forbidden system call)"
+				       : "",
+			 WCOREDUMP(status) ? ", core dumped" : "");
+	} else {
+		snprintf(buf, len, "ended with wait status 0x%x", status);
+	}
+}
+
+/* Removes what the broker made for w: its socket and its cgroup. */
+static void cleanup(struct worker *w)
+{
+	struct stat st;
+
+	if (lstat(w->socket, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_uid == w->uid && unlink(w->socket) < 0)
+		log_warn("worker/%s: removing its socket %s", w->vm, w->socket);
+	if (w->cgroup[0] && rmdir(w->cgroup) < 0 && errno != ENOENT)
+		log_warn("worker/%s: removing its cgroup %s", w->vm, w->cgroup);
+}
+
+static void reaped(struct broker *b, struct worker *w, int status)
+{
+	struct bp_msg m;
+	char why[128];
+
+	describe(status, why, sizeof(why));
+	if (w->state == BP_STATE_STOPPING)
+		log_info("worker/%s (pid %d) stopped: %s", w->vm, (int)w->pid,
+			 why);
+	else
+		log_warnx("worker/%s (pid %d) %s", w->vm, (int)w->pid, why);
+	cleanup(w);
+	log_info("worker/%s: removed its socket%s; uid %u released", w->vm,
+		 w->cgroup[0] ? " and cgroup" : "", (unsigned int)w->uid);
+	if (w->stop_conn >= 0) {
+		bp_init(&m, BP_STOP_REPLY);
+		bp_set_status(&m.u.status, 0, "worker/%s (pid %d) %s", w->vm,
+			      (int)w->pid, why);
+		control_reply(b, w->stop_conn, &m);
+	}
+	w->used = false;
+}
+
+void workers_reap(struct broker *b)
+{
+	struct worker *w;
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		w = workers_find_pid(b, pid);
+		if (w)
+			reaped(b, w, status);
+		else
+			log_debug("reaped pid %d (not a worker)", (int)pid);
+	}
+}
+
+int workers_stop(struct broker *b, struct worker *w, int conn)
+{
+	if (w->stop_conn >= 0)
+		return -EALREADY;
+	if (kill(w->pid, SIGTERM) < 0)
+		return -errno;
+	log_info("worker/%s (pid %d): SIGTERM sent", w->vm, (int)w->pid);
+	w->state = BP_STATE_STOPPING;
+	w->stop_conn = conn;
+	w->kill_at = now_ms() + BROKER_STOP_GRACE_MS;
+	return 0;
+}
+
+/* A client went away: its pending STOP replies go nowhere. */
+void workers_conn_gone(struct broker *b, int conn)
+{
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used && b->workers[i].stop_conn == conn)
+			b->workers[i].stop_conn =
+				-2; /* stopping, no one waits */
+}
+
+/* epoll_wait's timeout: until the next SIGKILL is due, or -1. */
+int workers_timeout(struct broker *b)
+{
+	uint64_t now = now_ms(), next = UINT64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used &&
+		    b->workers[i].state == BP_STATE_STOPPING &&
+		    b->workers[i].kill_at < next)
+			next = b->workers[i].kill_at;
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)(next - now);
+}
+
+void workers_kill_timed_out(struct broker *b)
+{
+	uint64_t now = now_ms();
+	struct worker *w;
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++) {
+		w = &b->workers[i];
+		if (!w->used || w->state != BP_STATE_STOPPING ||
+		    w->kill_at > now)
+			continue;
+		log_warnx("worker/%s (pid %d) still runs %d ms after SIGTERM: "
+			  "SIGKILL",
+			  w->vm, (int)w->pid, BROKER_STOP_GRACE_MS);
+		kill(w->pid, SIGKILL);
+		w->kill_at = UINT64_MAX;
+	}
+}
+
+/* At broker exit: stop every worker and wait for each (bounded). */
+void workers_stop_all(struct broker *b)
+{
+	uint64_t deadline = now_ms() + BROKER_STOP_GRACE_MS;
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used) {
+			b->workers[i].stop_conn = -2;
+			b->workers[i].state = BP_STATE_STOPPING;
+			kill(b->workers[i].pid, SIGTERM);
+		}
+	while (workers_count(b) && now_ms() < deadline) {
+		workers_reap(b);
+		usleep(10000);
+	}
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used)
+			kill(b->workers[i].pid, SIGKILL);
+	while (workers_count(b)) {
+		struct worker *w;
+		int status;
+		pid_t pid = waitpid(-1, &status, 0);
+
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
+			break;
+		w = workers_find_pid(b, pid);
+		if (w)
+			reaped(b, w, status);
+	}
+}
+
+void workers_info(const struct worker *w, struct bp_worker_info *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	memcpy(ret->vm, w->vm, sizeof(ret->vm));
+	memcpy(ret->socket, w->socket, sizeof(ret->socket));
+	memcpy(ret->device, w->device, sizeof(ret->device));
+	ret->pid = (uint32_t)w->pid;
+	ret->uid = w->uid;
+	ret->gid = w->gid;
+	ret->port = w->port;
+	ret->state = w->state;
+	ret->start_time = (uint64_t)w->start;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * THE control protocol between rdmagatectl (or any client) and
+ * rdmagate-broker: versioned, typed, fixed-size messages over a
+ * SOCK_SEQPACKET socket, one table, one pure decoder.  docs/control-protocol.md
+ * documents every message.
+ *
+ * One datagram is one message: a header {version, type, len} then exactly
+ * len payload bytes.  Requests have even types, their replies the next odd
+ * type.  Integers are in host byte order (the socket is local).  Every
+ * string is a fixed-size field that must hold a NUL, with only NUL bytes
+ * after it.
+ */
+#ifndef RDMAGATE_COMMON_BROKER_PROTO_H
+#define RDMAGATE_COMMON_BROKER_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RDMAGATE_CTL_VERSION 1
+
+#define BP_VM_SIZE	72 /* a VM name: 1..64 bytes + NUL, padded */
+#define BP_VM_NAME_MAX	64
+#define BP_PATH_SIZE	108 /* sun_path: 1..107 bytes + NUL */
+#define BP_DEVICE_SIZE	64  /* an RDMA device name: 0..63 bytes + NUL */
+#define BP_SYSCALL_SIZE 32  /* a syscall name (test hooks only) */
+#define BP_TEXT_SIZE	256 /* a reply's human-readable message */
+
+enum bp_type {
+	BP_HELLO = 2,
+	BP_HELLO_REPLY = 3,
+	BP_SPAWN = 4,
+	BP_SPAWN_REPLY = 5,
+	BP_STOP = 6,
+	BP_STOP_REPLY = 7,
+	BP_LIST = 8,
+	BP_LIST_REPLY = 9,
+	BP_RELOAD = 10,
+	BP_RELOAD_REPLY = 11,
+	/* the reply to a message the broker could not decode */
+	BP_ERROR_REPLY = 13,
+};
+
+/* Who may send a message (the table's "from" column). */
+enum bp_from {
+	BP_FROM_BROKER = 1, /* replies: only from the broker (uid 0) */
+	BP_FROM_CALLER,	    /* root or a member of control_group */
+	BP_FROM_ROOT,	    /* root only */
+};
+
+struct bp_header {
+	uint32_t version; /* RDMAGATE_CTL_VERSION */
+	uint32_t type;	  /* enum bp_type */
+	uint32_t len;	  /* payload bytes after the header */
+};
+_Static_assert(sizeof(struct bp_header) == 12, "bp_header");
+
+/* Every reply starts with this: 0 or a positive errno, and why. */
+struct bp_status {
+	int32_t status;
+	char text[BP_TEXT_SIZE];
+};
+_Static_assert(sizeof(struct bp_status) == 260, "bp_status");
+
+struct bp_hello_reply {
+	struct bp_status st;
+	uint32_t version; /* the broker's RDMAGATE_CTL_VERSION */
+};
+_Static_assert(sizeof(struct bp_hello_reply) == 264, "bp_hello_reply");
+
+/* bp_spawn.flags: only a broker built with test hooks accepts them. */
+enum {
+	BP_SPAWN_TEST_ECHO = 1u << 0, /* the worker's --test-device echo */
+};
+#define BP_SPAWN_FLAGS_ALL BP_SPAWN_TEST_ECHO
+
+struct bp_spawn {
+	char vm[BP_VM_SIZE];
+	char socket[BP_PATH_SIZE];	    /* absolute path to create */
+	char device[BP_DEVICE_SIZE];	    /* "" = the policy's */
+	char test_syscall[BP_SYSCALL_SIZE]; /* "" (test hooks only) */
+	uint32_t port;			    /* 0 = the policy's; else 1..255 */
+	uint32_t flags;			    /* BP_SPAWN_* */
+};
+_Static_assert(sizeof(struct bp_spawn) == 284, "bp_spawn");
+
+struct bp_spawn_reply {
+	struct bp_status st;
+	uint32_t pid, uid, gid;
+	uint32_t pad; /* 0 */
+};
+_Static_assert(sizeof(struct bp_spawn_reply) == 276, "bp_spawn_reply");
+
+struct bp_stop {
+	char vm[BP_VM_SIZE];
+};
+_Static_assert(sizeof(struct bp_stop) == 72, "bp_stop");
+
+enum bp_worker_state {
+	BP_STATE_RUNNING = 1,
+	BP_STATE_STOPPING = 2, /* SIGTERM sent, not reaped yet */
+};
+
+struct bp_worker_info {
+	char vm[BP_VM_SIZE];
+	char socket[BP_PATH_SIZE];
+	char device[BP_DEVICE_SIZE];
+	uint32_t pid, uid, gid, port;
+	uint32_t state;	     /* enum bp_worker_state */
+	uint64_t start_time; /* seconds since the epoch */
+};
+_Static_assert(sizeof(struct bp_worker_info) == 272, "bp_worker_info");
+
+/*
+ * LIST is answered by max(1, total) LIST_REPLY messages, index 0..total-1;
+ * with no workers, one message with total 0 and an all-zero info.
+ */
+struct bp_list_reply {
+	struct bp_status st;
+	uint32_t total, index;
+	uint32_t pad; /* 0 */
+	struct bp_worker_info w;
+};
+_Static_assert(sizeof(struct bp_list_reply) == 544, "bp_list_reply");
+
+/*
+ * A decoded message.  On the wire the payload follows the 12-byte header
+ * directly; here it is aligned (bp_send() writes the wire form).
+ */
+struct bp_msg {
+	struct bp_header h;
+	union {
+		struct bp_status status; /* STOP, RELOAD, ERROR replies */
+		struct bp_hello_reply hello_reply;
+		struct bp_spawn spawn;
+		struct bp_spawn_reply spawn_reply;
+		struct bp_stop stop;
+		struct bp_list_reply list_reply;
+		uint8_t bytes[1]; /* HELLO, LIST, RELOAD: empty */
+	} u;
+};
+/* The longest datagram: the header and the largest payload. */
+#define BP_MSG_MAX (sizeof(struct bp_header) + sizeof(struct bp_list_reply))
+
+/* One row of the table. */
+struct bp_type_info {
+	uint32_t type;
+	const char *name;
+	uint32_t size; /* exact payload size */
+	enum bp_from from;
+};
+
+/* The row of type, or NULL for a type the protocol does not have. */
+const struct bp_type_info *bp_type_info(uint32_t type);
+/* "SPAWN", or "unknown" */
+const char *bp_type_name(uint32_t type);
+
+#define BP_ERR_LEN 160
+/*
+ * Decodes one datagram of len bytes into *ret (a copy: buf may be shared
+ * or hostile).  Checks, in order: the header is there (-EBADMSG "short"),
+ * the datagram is no longer than BP_MSG_MAX (-EMSGSIZE "long"), the
+ * version (-EPROTONOSUPPORT), the type (-EOPNOTSUPP), len against the
+ * datagram and against the table (-EBADMSG), each string is terminated
+ * and padded with NULs, names and paths are well formed, numbers in range
+ * (-EINVAL).  Returns 0, or the negative errno with err (BP_ERR_LEN bytes,
+ * may be NULL) naming what was wrong; *ret is untouched on failure.
+ */
+int bp_decode(const void *buf, size_t len, struct bp_msg *ret, char *err);
+
+/*
+ * Fills the header of m for type (len from the table).  Returns the
+ * datagram's length, or 0 for a type the protocol does not have.
+ */
+size_t bp_init(struct bp_msg *m, uint32_t type);
+
+/*
+ * Sends m (header + h.len payload bytes) as one datagram.  Returns 0 or
+ * -errno.
+ */
+int bp_send(int fd, const struct bp_msg *m);
+
+/* Fills a reply's status and text (printf format; truncated to fit). */
+void bp_set_status(struct bp_status *st, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Copies s into a fixed field of size bytes; -ENAMETOOLONG if it does not
+ * fit with its NUL.  The rest of the field is zeroed. */
+int bp_set_str(char *field, size_t size, const char *s);
+
+/* A VM name as the policy allows: 1..64 of [A-Za-z0-9_.-], not starting
+ * with '.' or '-'. */
+bool bp_vm_name_ok(const char *s);
+
+#endif

@@ -1,0 +1,319 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# host suite (root, no VM): rdmagate-broker end to end, in TAP.  Starts the
+# broker on a temporary policy, spawns a worker (the echo test device: this
+# host has no verbs device), checks its uid/gid, capabilities, no_new_privs,
+# seccomp, socket and cgroup, serves one vhost-user handshake, list/stop,
+# policy reload (bad file kept out), refusals, then makes the worker call
+# each forbidden syscall and checks that the broker reports SIGSYS and
+# cleans up.
+# Usage: test-broker.sh BROKER RDMAGATECTL WORKER GUEST TEST_HOOKS(true|false)
+set -u
+
+BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
+n=0 failed=0
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() { # check DESCRIPTION COMMAND...
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+[ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids, cgroups, rlimits)"
+[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device and the forbidden-syscall hook)"
+
+T=$(mktemp -d /tmp/rdmagate-broker-test.XXXXXX)
+chmod 755 "$T"
+CG_PARENT=/rdmagate-hosttest-$$
+ID0=62000
+# cgroup2: /sys/fs/cgroup (the VM, most hosts) or /sys/fs/cgroup/unified
+CG_ROOT=/nonexistent
+for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+	if [ "$(stat -fc %T "$d" 2>/dev/null)" = cgroup2fs ]; then
+		CG_ROOT=$d
+		break
+	fi
+done
+BPID=
+
+cleanup() {
+	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+write_policy() { # [control_group]
+	cat > "$T/policy.conf" <<EOF
+[broker]
+control_socket = $T/control.sock
+control_group = ${1:-}
+worker_ids = $ID0-$((ID0 + 99))
+cgroup_parent = $CG_PARENT
+
+[defaults]
+device = rxe0
+# below this host's hard RLIMIT_MEMLOCK: the broker may lack CAP_SYS_RESOURCE
+max_pinned = 4M
+
+[vm a]
+[vm sys]
+[vm fixed]
+uid = $((ID0 + 50))
+gid = $((ID0 + 51))
+EOF
+	chmod 644 "$T/policy.conf"
+}
+
+ctl() { "$CTL" --control "$T/control.sock" "$@"; }
+
+# Waits (5 s) until VM $1 is no longer listed.
+wait_gone() {
+	local i
+	for i in $(seq 50); do
+		ctl list --json | grep -q "\"vm\": \"$1\"" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+status_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+
+write_policy
+"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
+	--cgroup-root "$CG_ROOT" > "$T/broker.log" 2>&1 &
+BPID=$!
+for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
+check "broker is up (control socket $T/control.sock)" test -S "$T/control.sock"
+check "control socket is root-only (0600) without control_group" \
+	test "$(stat -c %a "$T/control.sock")" = 600
+
+# ---- spawn and what the worker got --------------------------------------
+out=$(ctl spawn --vm a --socket "$T/a.sock" --test-echo 2>&1)
+check "spawn a: $out" grep -q "worker/a: pid" <<<"$out"
+pid=$(ctl list --json | sed -n 's/.*"vm": "a", "pid": \([0-9]*\).*/\1/p')
+check "list --json has a with its pid ($pid)" test -n "$pid"
+pid=${pid:-0}
+check "worker uid is $ID0 (real, effective, saved, fs)" \
+	test "$(grep ^Uid: /proc/$pid/status | tr -s '\t ' ' ')" = "Uid: $ID0 $ID0 $ID0 $ID0"
+check "worker gid is $ID0" \
+	test "$(grep ^Gid: /proc/$pid/status | tr -s '\t ' ' ')" = "Gid: $ID0 $ID0 $ID0 $ID0"
+check "worker has no supplementary groups" \
+	test -z "$(status_field "$pid" Groups)"
+for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+	check "worker $c is 0" test "$(status_field "$pid" $c)" = 0000000000000000
+done
+check "worker NoNewPrivs is 1" test "$(status_field "$pid" NoNewPrivs)" = 1
+check "worker Seccomp is 2 (filter)" test "$(status_field "$pid" Seccomp)" = 2
+check "worker RLIMIT_MEMLOCK is max_pinned (4 MiB)" \
+	grep -q "^Max locked memory *4194304 *4194304 *bytes" "/proc/$pid/limits"
+fds=$(ls "/proc/$pid/fd" | sort -n | tr '\n' ' ')
+check "worker holds fds 0-4 only (stdio, the socket, its epoll): $fds" \
+	test "$fds" = "0 1 2 3 4 "
+check "fd 3 is the vhost-user socket" \
+	grep -q '^socket:' <<<"$(readlink "/proc/$pid/fd/3")"
+check "socket owned by the worker uid, mode 0660" \
+	test "$(stat -c '%u %a %F' "$T/a.sock")" = "$ID0 660 socket"
+if [ "$CG_ROOT" != /nonexistent ]; then
+	check "worker in its cgroup $CG_PARENT/a" \
+		grep -qx "0::$CG_PARENT/a" "/proc/$pid/cgroup"
+else
+	ok "worker cgroup # SKIP no cgroup2 mount on this host"
+fi
+probe() { "$GUEST" --socket "$T/a.sock" probe > "$T/probe.out" 2>&1; }
+check "vhost-user handshake through the broker-made socket" probe
+check "the echo device answered the probe" grep -q rdmagate-echo "$T/probe.out"
+out=$(ctl list)
+check "list (text) shows a running" grep -Eq "^a +$pid +$ID0 .* running" <<<"$out"
+
+# ---- refusals ------------------------------------------------------------
+out=$(ctl spawn --vm a --socket "$T/a2.sock" --test-echo 2>&1)
+check "second spawn of a refused: $out" grep -q "already has a worker" <<<"$out"
+out=$(ctl spawn --vm nope --socket "$T/n.sock" --test-echo 2>&1)
+check "unknown VM refused: $out" grep -q "vm nope is not in the policy" <<<"$out"
+out=$(ctl spawn --vm ../x --socket "$T/n.sock" 2>&1)
+check "bad VM name refused by the decoder: $out" grep -q "vm name '../x'" <<<"$out"
+out=$(ctl spawn --vm sys --socket "$T/a.sock" --test-echo 2>&1)
+check "socket in use refused: $out" grep -q "something listens there" <<<"$out"
+out=$(ctl spawn --vm sys --socket "$T/policy.conf" --test-echo 2>&1)
+check "existing non-socket refused: $out" grep -q "exists and is not a socket" <<<"$out"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" \
+	--control "$T/control.sock" list 2>&1)
+check "uid 65534 cannot use the control socket: $out" \
+	grep -q "cannot reach the broker" <<<"$out"
+out=$(ctl stop --vm sys 2>&1)
+check "stop of a VM without worker: $out" grep -q "vm sys has no worker" <<<"$out"
+
+# ---- hostile messages: each answered with ERROR_REPLY, the broker survives
+hostile() {
+	python3 - "$T/control.sock" <<'PY'
+import os, random, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+def ask(b):
+    s.send(b)
+    r = s.recv(4096)
+    v, t, n = struct.unpack("=III", r[:12])
+    st, = struct.unpack("=i", r[12:16])
+    return t, st, r[16:16 + 256].split(b"\0")[0].decode()
+cases = [b"", b"\1", b"\0" * 11, b"\xff" * 600,
+         struct.pack("=III", 2, 2, 0), struct.pack("=III", 1, 12, 0),
+         struct.pack("=III", 1, 3, 0), struct.pack("=III", 1, 4, 0),
+         struct.pack("=III", 1, 2, 4) + b"abcd",
+         struct.pack("=III", 1, 6, 72) + b"x" * 72]
+random.seed(7)
+for i in range(300):
+    cases.append(struct.pack("=III", 1, random.choice([2, 4, 6, 8, 10, 5]),
+                 random.randrange(0, 300)) +
+                 os.urandom(random.randrange(0, 560)))
+bad = 0
+for c in cases:
+    if not c:
+        continue
+    t, st, text = ask(c)
+    # a random LIST/HELLO/RELOAD with len 0 is valid: answered normally
+    if t == 13 and (st == 0 or not text):
+        bad += 1
+print("errors %d/%d" % (len(cases) - 1 - bad, len(cases) - 1), bad)
+s.close()
+PY
+}
+out=$(hostile 2>&1)
+check "hostile datagrams each get a reply with a reason: $out" \
+	grep -q " 0$" <<<"$out"
+check "the broker still serves after them" test "$(ctl list --json)" != ""
+check "the broker logged what was wrong" \
+	grep -q "bad message: protocol version 2, this side speaks 1" "$T/broker.log"
+
+# ---- fixed ids --------------------------------------------------------------
+out=$(ctl spawn --vm fixed --socket "$T/f.sock" --test-echo 2>&1)
+fpid=$(ctl list --json | sed -n 's/.*"vm": "fixed", "pid": \([0-9]*\).*/\1/p')
+check "fixed uid/gid from the policy: $out" \
+	test "$(grep ^Uid: /proc/${fpid:-0}/status | awk '{print $2}') $(grep ^Gid: /proc/${fpid:-0}/status | awk '{print $2}')" = "$((ID0 + 50)) $((ID0 + 51))"
+ctl stop --vm fixed > /dev/null 2>&1
+
+# ---- stop -------------------------------------------------------------------
+out=$(ctl stop --vm a 2>&1)
+check "stop a: $out" grep -q "worker/a (pid $pid) killed by SIGTERM" <<<"$out"
+check "socket removed after stop" test ! -e "$T/a.sock"
+check "cgroup removed after stop" test ! -d "$CG_ROOT$CG_PARENT/a"
+check "process gone" test ! -d "/proc/$pid"
+check "list --json is empty" test "$(ctl list --json)" = "[]"
+
+# ---- reload -----------------------------------------------------------------
+cp "$T/policy.conf" "$T/policy.good"
+printf '[vm bad\n' >> "$T/policy.conf"
+out=$(ctl reload 2>&1)
+check "reload of a bad file refused, naming the line: $out" \
+	grep -q "policy.conf:.*section header" <<<"$out"
+kill -HUP "$BPID"
+sleep 0.3
+check "SIGHUP with a bad file: the old policy stays (log)" \
+	grep -q "reload of .* refused; the old policy stays" "$T/broker.log"
+out=$(ctl spawn --vm a --socket "$T/a.sock" --test-echo 2>&1)
+check "the old policy still serves: $out" grep -q "worker/a: pid" <<<"$out"
+ctl stop --vm a > /dev/null 2>&1
+cp "$T/policy.good" "$T/policy.conf"
+printf '[vm b]\n' >> "$T/policy.conf"
+out=$(ctl reload 2>&1)
+check "reload of a good file: $out" grep -q "reloaded .*: 4 VMs" <<<"$out"
+out=$("$CTL" policy check "$T/policy.conf" 2>&1)
+check "policy check (no broker involved): $out" grep -q "valid (4 VMs)" <<<"$out"
+printf 'max_qp = 100\n' >> "$T/policy.conf"
+out=$("$CTL" policy check "$T/policy.conf" 2>&1)
+check "policy check of a bad file names the error" grep -q "max_qp = 100" <<<"$out"
+
+# ---- control_group: nogroup (gid 65534) ------------------------------------
+write_policy nogroup
+out=$(ctl reload 2>&1)
+check "reload with control_group nogroup: $out" grep -q "reloaded" <<<"$out"
+check "control socket is now 0660 root:nogroup" \
+	test "$(stat -c '%a %U %G' "$T/control.sock")" = "660 root nogroup"
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" \
+	--control "$T/control.sock" "$@"; }
+out=$(nobody list --json 2>&1)
+check "nobody (gid nogroup) may list: $out" test "$out" = "[]"
+out=$(setpriv --reuid=65534 --regid=100 --groups=65534 "$CTL" \
+	--control "$T/control.sock" list --json 2>&1)
+check "a supplementary member of nogroup may list: $out" test "$out" = "[]"
+# the file mode keeps others out; open it up to reach the broker's own check
+chmod 666 "$T/control.sock"
+out=$(setpriv --reuid=65534 --regid=100 --clear-groups "$CTL" \
+	--control "$T/control.sock" list --json 2>&1)
+chmod 660 "$T/control.sock"
+check "uid 65534 gid 100 (not a member) is turned away by SO_PEERCRED: $out" \
+	grep -q "closed the connection" <<<"$out"
+check "the broker logs the refusal" \
+	grep -q "refused pid [0-9]* uid 65534: not root nor in control_group" \
+	"$T/broker.log"
+out=$(nobody reload 2>&1)
+check "RELOAD is root's only: $out" grep -q "RELOAD: not allowed for uid 65534" <<<"$out"
+mkdir "$T/nb" && chown 65534:65534 "$T/nb"
+out=$(nobody spawn --vm a --socket "$T/x.sock" 2>&1)
+check "a member may not bind in a directory it does not own: $out" \
+	grep -q "not owned by the caller" <<<"$out"
+out=$(nobody spawn --vm a --socket "$T/nb/a.sock" --device rxe9 2>&1)
+check "a member may not override the device: $out" \
+	grep -q "only root may override" <<<"$out"
+out=$(nobody spawn --vm a --socket "$T/nb/a.sock" --test-echo 2>&1)
+check "test hooks are root's only: $out" grep -q "test hooks are root's only" <<<"$out"
+# a member's spawn on the policy's device: this host has no rxe0, so the
+# worker starts and exits with status 1, which the broker reports
+lines=$(wc -l < "$T/broker.log")
+out=$(nobody spawn --vm a --socket "$T/nb/a.sock" 2>&1)
+check "a member may spawn in its own directory: $out" grep -q "worker/a: pid" <<<"$out"
+wait_gone a
+check "the worker's exit status is reported" \
+	grep -q "worker/a (pid [0-9]*) exited with status 1" \
+	<(tail -n +"$((lines + 1))" "$T/broker.log")
+check "its socket is removed" test ! -e "$T/nb/a.sock"
+write_policy
+ctl reload > /dev/null 2>&1
+check "control_group removed: socket back to 0600" \
+	test "$(stat -c %a "$T/control.sock")" = 600
+
+# ---- forbidden syscalls -------------------------------------------------------
+SYSCALLS="openat open socket connect execve execveat ptrace mount umount2 bpf
+perf_event_open setuid setgid kexec_load init_module finit_module reboot chroot
+pivot_root unshare setns keyctl add_key process_vm_readv userfaultfd
+io_uring_setup fork kill mknodat unlinkat socketpair dup"
+for s in $SYSCALLS; do
+	lines=$(wc -l < "$T/broker.log")
+	out=$(ctl spawn --vm sys --socket "$T/sys.sock" --test-echo \
+		--test-syscall "$s" 2>&1)
+	spid=$(sed -n 's/.*worker\/sys: pid \([0-9]*\).*/\1/p' <<<"$out")
+	if ! wait_gone sys; then
+		not_ok "$s: the worker did not die ($out)"
+		ctl stop --vm sys > /dev/null 2>&1
+		continue
+	fi
+	if tail -n +"$((lines + 1))" "$T/broker.log" |
+		grep -q "worker/sys (pid $spid) killed by SIGSYS (seccomp: forbidden system call)" &&
+		[ ! -e "$T/sys.sock" ] && [ ! -d "$CG_ROOT$CG_PARENT/sys" ]; then
+		ok "$s: SIGSYS reported by the broker, socket and cgroup removed"
+	else
+		not_ok "$s: $(tail -n +"$((lines + 1))" "$T/broker.log" | grep 'worker/sys (pid' | head -1)"
+	fi
+done
+
+# ---- shutdown ------------------------------------------------------------------
+ctl spawn --vm a --socket "$T/a.sock" --test-echo > /dev/null 2>&1
+apid=$(ctl list --json | sed -n 's/.*"vm": "a", "pid": \([0-9]*\).*/\1/p')
+kill -TERM "$BPID"
+rc=0
+wait "$BPID" || rc=$?
+BPID=
+check "SIGTERM: the broker exits 0" test "$rc" = 0
+check "SIGTERM: its worker (pid ${apid:-?}) is stopped" test ! -d "/proc/${apid:-0}"
+check "SIGTERM: control socket and worker socket removed" \
+	test ! -e "$T/control.sock" -a ! -e "$T/a.sock"
+check "SIGTERM: cgroup removed" test ! -d "$CG_ROOT$CG_PARENT/a"
+
+echo "1..$n"
+if [ "$failed" != 0 ]; then
+	echo "# broker log:"
+	sed 's/^/# /' "$T/broker.log"
+fi
+[ "$failed" = 0 ]
