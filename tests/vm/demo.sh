@@ -56,19 +56,101 @@ run findmnt -n /sys/fs/bpf || exit 1
 heading "RC queue pairs: SEND and RDMA WRITE, loopback and $RDMAGATE_VM_DEV0 -> $RDMAGATE_VM_DEV1 across the veth pair"
 run "$build/tests/vm/verbs-rc-check" "$RDMAGATE_VM_DEV0" "$RDMAGATE_VM_DEV1" || exit 1
 
-heading "a worker serving a guest over vhost-user (the transport, with its test device)"
-echo "rdmagate-worker is the per-VM vhost-user backend; the guest simulator plays"
-echo "QEMU and the guest driver. The virtio-rdma device on verbs is the next step;"
-echo "until then the worker serves only its explicit transport test device."
-sock=$(mktemp -u /tmp/demo-worker.XXXXXX)
-"$build/worker/rdmagate-worker" --vm demo --socket "$sock" --test-device echo &
-wpid=$!
-for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
-run "$build/guest/rdmagate-guest" --socket "$sock" probe || { kill $wpid; exit 1; }
-run "$build/guest/rdmagate-guest" --socket "$sock" echo -n 2000 -s 4096 --queues 4 ||
-	{ kill $wpid; exit 1; }
-kill $wpid; wait $wpid 2>/dev/null; rm -f "$sock"
+heading "rdmagate-trace: the eBPF tracer, attached before any worker runs"
+. "$(dirname "$0")/host-gid.sh"
+D=$(mktemp -d /run/rdmagate-demo.XXXXXX)
+chmod 755 "$D"
+PIDS=""
+cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$D"; }
+trap cleanup EXIT
+echo "\$ rdmagate-trace --worker $build/worker/rdmagate-worker --keep -i 60 &"
+"$build/trace/rdmagate-trace" --worker "$build/worker/rdmagate-worker" --keep \
+	-i 60 > "$D/trace.out" 2> "$D/trace.err" &
+TPID=$!
+PIDS="$PIDS $TPID"
+for _ in $(seq 200); do grep -q '^Tracing' "$D/trace.err" && break; sleep 0.1; done
+cat "$D/trace.err"
+
+heading "rdmagate-broker: the policy authority spawns one sandboxed worker per VM"
+cat > "$D/policy.conf" <<EOP
+[broker]
+control_socket = $D/control.sock
+cgroup_parent = /rdmagate
+
+[defaults]
+max_qp = 8
+max_cq = 8
+max_mr = 16
+max_pinned = 64M
+
+[vm vm-a]
+device = $RDMAGATE_VM_DEV0
+
+[vm vm-b]
+device = $RDMAGATE_VM_DEV1
+EOP
+chmod 644 "$D/policy.conf"
+sed 's/^/    /' "$D/policy.conf"
+"$build/broker/rdmagate-broker" --policy "$D/policy.conf" \
+	--worker "$build/worker/rdmagate-worker" > "$D/broker.log" 2>&1 &
+BPID=$!
+PIDS="$PIDS $BPID"
+for _ in $(seq 50); do [ -S "$D/control.sock" ] && break; sleep 0.1; done
+ctl() { echo "\$ rdmagatectl $*"; "$build/broker/rdmagatectl" --control "$D/control.sock" "$@"; }
+ctl spawn --vm vm-a --socket "$D/vm-a.sock" || exit 1
+ctl spawn --vm vm-b --socket "$D/vm-b.sock" || exit 1
+ctl list || exit 1
+for vm in vm-a vm-b; do
+	pid=$(pgrep -f -- "--vm $vm " | head -n 1)
+	for _ in $(seq 100); do grep -q '^Seccomp:.*2' /proc/$pid/status 2>/dev/null && break; sleep 0.1; done
+	printf '%s worker pid %s: %s\n' "$vm" "$pid" "$(grep -E '^(Uid|CapEff|NoNewPrivs|Seccomp):' /proc/$pid/status | tr -s '\t ' ' ' | paste -sd ';')"
+	printf '%s cgroup rdma.max: %s\n' "$vm" "$(cat /sys/fs/cgroup/rdmagate/$vm/rdma.max)"
+done
+
+heading "two guests exchange RDMA through their workers (rc_pingpong, host QPNs on the wire)"
+set -- $(host_gid "$RDMAGATE_VM_DEV0") || exit 1
+ga=$1 gida=$2
+set -- $(host_gid "$RDMAGATE_VM_DEV1") || exit 1
+gb=$1 gidb=$2
+echo "\$ rdmagate-guest --socket vm-a.sock --gid $ga=$gida rc_pingpong -g $ga -n 500 -s 4096 &"
+"$build/guest/rdmagate-guest" --socket "$D/vm-a.sock" --gid "$ga=$gida" \
+	rc_pingpong -g "$ga" -n 500 -s 4096 > "$D/a.out" 2>&1 &
+pa=$!
+for _ in $(seq 200); do grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null && break; sleep 0.05; done
+echo "\$ rdmagate-guest --socket vm-b.sock --gid $gb=$gidb rc_pingpong -g $gb -n 500 -s 4096 $RDMAGATE_VM_IP0"
+"$build/guest/rdmagate-guest" --socket "$D/vm-b.sock" --gid "$gb=$gidb" \
+	rc_pingpong -g "$gb" -n 500 -s 4096 "$RDMAGATE_VM_IP0" > "$D/b.out" 2>&1
+rb=$?
+wait $pa
+ra=$?
+sed 's/^/  guest vm-a: /' "$D/a.out"
+sed 's/^/  guest vm-b: /' "$D/b.out"
+[ $ra = 0 ] && [ $rb = 0 ] || { cat "$D/broker.log"; exit 1; }
+
+heading "a native ibv_rc_pingpong on $RDMAGATE_VM_DEV1 talks to guest vm-a"
+"$build/guest/rdmagate-guest" --socket "$D/vm-a.sock" --gid "$ga=$gida" \
+	rc_pingpong -g "$ga" -n 200 > "$D/a2.out" 2>&1 &
+pa=$!
+for _ in $(seq 200); do grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null && break; sleep 0.05; done
+run ibv_rc_pingpong -d "$RDMAGATE_VM_DEV1" -g "$gb" -n 200 "$RDMAGATE_VM_IP0" || exit 1
+wait $pa || exit 1
+sed 's/^/  guest vm-a: /' "$D/a2.out"
+
+heading "the tracer's pinned maps, read with bpftool"
+kill -INT "$TPID"; wait "$TPID" 2>/dev/null
+tail -n 40 "$D/trace.out"
+run bpftool map show pinned /sys/fs/bpf/rdmagate/counters
+echo "\$ bpftool map dump pinned /sys/fs/bpf/rdmagate/counters   (first entry)"
+bpftool map dump pinned /sys/fs/bpf/rdmagate/counters | head -n 30
+rm -rf /sys/fs/bpf/rdmagate
+
+heading "stopping the workers; the broker reaps them and removes their cgroups"
+ctl stop --vm vm-a
+ctl stop --vm vm-b
+kill -TERM "$BPID"; wait "$BPID" 2>/dev/null
+sed 's/^/  /' "$D/broker.log"
+ls /sys/fs/cgroup/rdmagate 2>/dev/null | sed 's/^/  left in the cgroup: /'
 
 heading "not there yet"
-echo "The virtio-rdma device on verbs, the broker, the MAD mux and the tracer come"
-echo "with later issues; this demo gains a step for each."
+echo "GID ownership by the broker, the MAD mux (rdma_cm inside guests), the"
+echo "SELinux module, systemd units and the libvirt hook come with later issues."

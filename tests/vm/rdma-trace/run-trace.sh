@@ -43,20 +43,7 @@ command -v jq >/dev/null || { echo "needs jq to read JSON"; exit 77; }
 BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 
 # host_gid DEV: "INDEX GID" of its RoCE v2 IPv4-mapped GID.
-host_gid() {
-	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		i=${f##*/}
-		g=$(cat "$f" 2>/dev/null) || continue
-		t=$(cat /sys/class/infiniband/"$1"/ports/1/gid_attrs/types/"$i" \
-			2>/dev/null)
-		case "$g" in
-		0000:0000:0000:0000:0000:ffff:*)
-			[ "$t" = "RoCE v2" ] && { echo "$i $g"; return 0; } ;;
-		esac
-	done
-	echo "no RoCE v2 IPv4-mapped GID on $1" >&2
-	return 1
-}
+. "$(dirname "$0")/../host-gid.sh"
 
 start_worker() { # VM DEV
 	"$WORKER" --vm "$1" --device "$2" --socket "$DIR/$1.sock" \
