@@ -20,6 +20,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/unix_socket.h"
 #include "config.h"
 #if RDMAGATE_TEST_HOOKS
 #include <seccomp.h> /* the test hook resolves syscall names */
@@ -391,34 +392,18 @@ static int run(struct loop *l)
 
 /* ---- setup ------------------------------------------------------------ */
 
-/* Removes a socket file nobody listens on; refuses anything else. */
-static void unlink_stale(const struct sockaddr_un *sa)
-{
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-
-	if (lstat(sa->sun_path, &st) < 0)
-		return;
-	if (!S_ISSOCK(st.st_mode))
-		fatalx("%s exists and is not a socket", sa->sun_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		fatal("socket");
-	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
-		fatalx("%s: another backend is listening there", sa->sun_path);
-	if (unlink(sa->sun_path) < 0)
-		fatal("removing stale socket %s", sa->sun_path);
-}
-
 static int listen_on(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *why;
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		fatalx("socket path too long: %s", path);
 	strcpy(sa.sun_path, path);
-	unlink_stale(&sa);
+	/* a socket left by a worker that died is replaced; nothing else */
+	if (unix_socket_remove_stale(AT_FDCWD, path, &why) < 0)
+		fatalx("%s: %s", path, why);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		fatal("socket");

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * UNIX socket files shared by the worker (its vhost-user socket) and the
+ * broker (the sockets it creates for workers): a socket file left behind by
+ * a process that is gone may be replaced; anything else may not.
+ */
+#ifndef RDMAGATE_COMMON_UNIX_SOCKET_H
+#define RDMAGATE_COMMON_UNIX_SOCKET_H
+
+/*
+ * Removes `name` if it is a socket nobody listens on. `name` is looked up
+ * relative to `dfd` (AT_FDCWD or a directory fd) for the checks and the
+ * unlink, and relative to the current directory for the connect() probe:
+ * a caller with a directory fd must have fchdir()'d to it.
+ * Returns 0 (nothing there, or a stale socket removed), -EEXIST (not a
+ * socket), -EADDRINUSE (something listens there) or -errno; on failure
+ * *ret_why says why in a few words.
+ */
+int unix_socket_remove_stale(int dfd, const char *name, const char **ret_why);
+
+#endif
