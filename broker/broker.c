@@ -23,6 +23,8 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "config.h"
+#define RDMAGATE_PROBES_DEFINE /* the broker's semaphores live here */
+#include "common/probes.h"
 
 #define DEFAULT_POLICY "/etc/rdmagate/policy.conf"
 #define DEFAULT_WORKER "/usr/local/bin/rdmagate-worker"

@@ -65,12 +65,17 @@ static void recv_msg(int fd, uint32_t want, struct bp_msg *m)
 	do
 		n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
 	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		die("reading from the broker: %s", strerror(errno));
-	if (n == 0)
+	/*
+	 * A broker that turns a caller away closes the connection; whether
+	 * that reads as EOF or as a reset depends on whether our request was
+	 * still unread in its socket.
+	 */
+	if (n == 0 || (n < 0 && errno == ECONNRESET))
 		die("the broker closed the connection (not allowed to use "
 		    "%s?)",
 		    control_path);
+	if (n < 0)
+		die("reading from the broker: %s", strerror(errno));
 	if (bp_decode(buf, (size_t)n, m, err) < 0)
 		die("bad message from the broker: %s", err);
 	if (m->h.type == BP_ERROR_REPLY)

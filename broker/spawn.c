@@ -25,6 +25,8 @@
 #include "broker/broker.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/unix_socket.h"
+#include "common/probes.h"
 #include "config.h"
 #include "worker/sandbox/sandbox.h"
 
@@ -40,6 +42,8 @@
 
 struct spawn_err {
 	char why[1024];
+	/* enum rdmagate_policy_what when the policy refused; 0 otherwise */
+	unsigned int refuse;
 };
 
 /* ---- cgroups ----------------------------------------------------------- */
@@ -200,33 +204,6 @@ static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
 
 /* ---- the vhost-user socket -------------------------------------------- */
 
-/* Removes a socket file nobody listens on at dfd/name; refuses the rest. */
-static int unlink_stale(int dfd, const char *name, struct spawn_err *e)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(e->why, sizeof(e->why), "exists and is not a socket");
-		return -EEXIST;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", name);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		snprintf(e->why, sizeof(e->why), "something listens there");
-		return -EADDRINUSE;
-	}
-	if (unlinkat(dfd, name, 0) < 0)
-		return -errno;
-	log_info("removed the stale socket %s", name);
-	return 0;
-}
-
 /* bind+listen on name inside dfd (the cwd meanwhile), mode 0660. */
 static int bind_in(int dfd, const char *name, int *ret_fd)
 {
@@ -259,7 +236,7 @@ static int socket_make(struct broker *b, const struct conn *c, struct worker *w,
 {
 	char dir[BP_PATH_SIZE];
 	_cleanup_close_ int dfd = -1;
-	const char *name;
+	const char *name, *why;
 	struct stat st;
 	char *slash;
 	int ret, fd = -1;
@@ -285,7 +262,10 @@ static int socket_make(struct broker *b, const struct conn *c, struct worker *w,
 			 strerror(errno));
 		return -errno;
 	}
-	ret = unlink_stale(dfd, name, e);
+	/* a socket left by a worker that died is replaced; nothing else */
+	ret = unix_socket_remove_stale(dfd, name, &why);
+	if (ret < 0)
+		snprintf(e->why, sizeof(e->why), "%s", why);
 	if (ret == 0) {
 		ret = bind_in(dfd, name, &fd);
 		if (ret < 0)
@@ -510,6 +490,7 @@ static int check_request(struct broker *b, const struct conn *c,
 	if (!*ret_vm) {
 		snprintf(e->why, sizeof(e->why), "vm %s is not in the policy",
 			 req->vm);
+		e->refuse = RDMAGATE_POLICY_VM;
 		return -ENOENT;
 	}
 	old = workers_find(b, req->vm);
@@ -522,6 +503,7 @@ static int check_request(struct broker *b, const struct conn *c,
 	if ((req->device[0] || req->port) && c->uid != 0) {
 		snprintf(e->why, sizeof(e->why),
 			 "only root may override the policy's device or port");
+		e->refuse = RDMAGATE_POLICY_DEVICE;
 		return -EPERM;
 	}
 #if !RDMAGATE_TEST_HOOKS
@@ -565,8 +547,11 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 		return ret;
 	fill_worker(w, req, vm);
 	ret = workers_pick_ids(b, vm, &w->uid, &w->gid, e->why, sizeof(e->why));
-	if (ret < 0)
+	if (ret < 0) {
+		/* the ids the policy grants (worker_ids, its uid) are taken */
+		e->refuse = RDMAGATE_POLICY_QUOTA;
 		return ret;
+	}
 	ret = socket_make(b, c, w, &vu, e);
 	if (ret < 0) {
 		char tmp[sizeof(e->why) + BP_PATH_SIZE + 16];
@@ -597,7 +582,7 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 int spawn_worker(struct broker *b, const struct conn *c,
 		 const struct bp_spawn *req, struct bp_spawn_reply *rep)
 {
-	struct spawn_err e = { { 0 } };
+	struct spawn_err e = { { 0 }, 0 };
 	struct worker *w = workers_add(b);
 	int ret;
 
@@ -610,11 +595,15 @@ int spawn_worker(struct broker *b, const struct conn *c,
 		w->used = false;
 		log_warnx("spawn %s (for uid %u): %s", req->vm,
 			  (unsigned int)c->uid, e.why);
+		/* req->vm: the decoded request's NUL-terminated copy */
+		if (e.refuse)
+			RDMAGATE_POLICY_REFUSE(req->vm, e.refuse, e.why);
 		bp_set_status(&rep->st, -ret, "%s", e.why);
 		return ret;
 	}
 	w->start = time(NULL);
 	w->state = BP_STATE_RUNNING;
+	RDMAGATE_WORKER_SPAWN(w->vm, w->pid);
 	log_info("worker/%s: pid %d, uid %u gid %u, socket %s, device %s, "
 		 "cgroup %s",
 		 w->vm, (int)w->pid, (unsigned int)w->uid, (unsigned int)w->gid,

@@ -16,6 +16,7 @@
 
 #include "broker/broker.h"
 #include "common/log.h"
+#include "common/probes.h"
 
 uint64_t now_ms(void)
 {
@@ -154,6 +155,29 @@ static void cleanup(struct worker *w)
 		log_warn("worker/%s: removing its cgroup %s", w->vm, w->cgroup);
 }
 
+/*
+ * worker_exit: KILLED (status: the wait status) when the broker had asked
+ * it to stop (STOP, broker exit), else EXITED with its exit status or
+ * SIGNALED with the signal.  w->vm lives in the worker table.
+ */
+static void probe_exit(const struct worker *w, int status)
+{
+	unsigned int reason;
+	int st;
+
+	if (w->state == BP_STATE_STOPPING) {
+		reason = RDMAGATE_WORKER_KILLED;
+		st = status;
+	} else if (WIFSIGNALED(status)) {
+		reason = RDMAGATE_WORKER_SIGNALED;
+		st = WTERMSIG(status);
+	} else {
+		reason = RDMAGATE_WORKER_EXITED;
+		st = WEXITSTATUS(status);
+	}
+	RDMAGATE_WORKER_EXIT(w->vm, w->pid, reason, st);
+}
+
 static void reaped(struct broker *b, struct worker *w, int status)
 {
 	struct bp_msg m;
@@ -165,6 +189,7 @@ static void reaped(struct broker *b, struct worker *w, int status)
 			 why);
 	else
 		log_warnx("worker/%s (pid %d) %s", w->vm, (int)w->pid, why);
+	probe_exit(w, status);
 	cleanup(w);
 	log_info("worker/%s: removed its socket%s; uid %u released", w->vm,
 		 w->cgroup[0] ? " and cgroup" : "", (unsigned int)w->uid);

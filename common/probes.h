@@ -63,6 +63,7 @@ enum rdmagate_policy_what {
 	RDMAGATE_POLICY_GID = 2,    /* a GID */
 	RDMAGATE_POLICY_QUOTA = 3,  /* an object quota */
 	RDMAGATE_POLICY_MAD = 4,    /* a MAD class */
+	RDMAGATE_POLICY_VM = 5,     /* the VM itself: not in the policy */
 };
 
 /* The probe list, as X(name): the semaphores and the tracer use it. */
@@ -155,7 +156,7 @@ const char *rdmagate_probe_vm = "";
 #define RDMAGATE_MAD_DROP(vm, reason, bytes)                                   \
 	STAP_PROBE3(rdmagate, mad_drop, vm, reason, bytes)
 
-/* ---- broker (defined; the broker does not fire them yet) ---- */
+/* ---- broker (gid_add and gid_del wait for the broker's GID ownership) ---- */
 
 /* The broker started the worker of VM vm as process pid. */
 #define RDMAGATE_WORKER_SPAWN_ENABLED() RDMAGATE_PROBE_ON_(worker_spawn)

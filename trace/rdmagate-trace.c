@@ -56,11 +56,11 @@ static const struct {
 	{ "mad_send", ROLE_WORKER, false }, /* with the MAD mux */
 	{ "mad_recv", ROLE_WORKER, false },
 	{ "mad_drop", ROLE_WORKER, true },
-	{ "worker_spawn", ROLE_BROKER, false }, /* broker: not placed yet */
-	{ "worker_exit", ROLE_BROKER, false },
-	{ "gid_add", ROLE_BROKER, false },
+	{ "worker_spawn", ROLE_BROKER, true },
+	{ "worker_exit", ROLE_BROKER, true },
+	{ "gid_add", ROLE_BROKER, false }, /* the broker owns no GIDs yet */
 	{ "gid_del", ROLE_BROKER, false },
-	{ "policy_refuse", ROLE_BROKER, false },
+	{ "policy_refuse", ROLE_BROKER, true },
 	{ "mad_route", ROLE_MUX, false }, /* mux: does not exist yet */
 	{ "mad_route_drop", ROLE_MUX, false },
 };
@@ -123,7 +123,8 @@ static const char doc[] =
 	"    rdmagate-trace --vm vm-a    # only VM vm-a\n"
 	"    rdmagate-trace --json       # one JSON object per line\n"
 	"    rdmagate-trace --keep       # leave the maps pinned at exit\n"
-	"    rdmagate-trace --worker /usr/local/bin/rdmagate-worker\n";
+	"    rdmagate-trace --worker /usr/local/bin/rdmagate-worker \\\n"
+	"        --broker /usr/local/sbin/rdmagate-broker\n";
 
 static const struct argp_option opts[] = {
 	{ "interval", 'i', "SECS", 0, "Summary interval (default 1)", 0 },
@@ -220,13 +221,17 @@ static void on_signal(int sig)
 
 /* ---- where the binaries are ---- */
 
-/* Default path of a role's binary: next to us, then the build tree. */
+/*
+ * Default path of a role's binary: next to us, then the build tree, then
+ * (the broker) the installed sbindir beside our bindir.
+ */
 static void default_bin(enum role r, char *buf, size_t len)
 {
-	static const char *const rel[ROLE_COUNT][2] = {
-		{ "rdmagate-worker", "../worker/rdmagate-worker" },
-		{ "rdmagate-broker", "../broker/rdmagate-broker" },
-		{ "rdmagate-mux", "../mux/rdmagate-mux" },
+	static const char *const rel[ROLE_COUNT][3] = {
+		{ "rdmagate-worker", "../worker/rdmagate-worker", NULL },
+		{ "rdmagate-broker", "../broker/rdmagate-broker",
+		  "../sbin/rdmagate-broker" },
+		{ "rdmagate-mux", "../mux/rdmagate-mux", NULL },
 	};
 	char self[PATH_MAX], *slash;
 	ssize_t n;
@@ -241,7 +246,7 @@ static void default_bin(enum role r, char *buf, size_t len)
 	if (!slash)
 		return;
 	*slash = '\0';
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3 && rel[r][i]; i++) {
 		int w = snprintf(buf, len, "%s/%s", self, rel[r][i]);
 
 		if (w > 0 && (size_t)w < len && access(buf, X_OK) == 0)

@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# host test (root) of the broker's USDT probes: rdmagate-trace attaches to
+# the real rdmagate-broker and rdmagate-worker; the broker spawns two echo
+# workers, stops one, refuses an unknown VM and a duplicate; the pinned
+# counters map must hold exactly workers_spawned, workers_exited and
+# policy_refusals per VM, before and after the broker's own exit.
+# Usage: test_broker_trace.sh RDMAGATE_TRACE BROKER RDMAGATECTL WORKER
+#        TEST_HOOKS(true|false)
+set -u
+TRACE=$1 BROKER=$2 CTL=$3 WORKER=$4 HOOKS=$5
+PIN=/sys/fs/bpf/rdmagate-btest-$$
+T=$(mktemp -d /tmp/rdmagate-broker-trace.XXXXXX)
+chmod 755 "$T"
+CG_PARENT=/rdmagate-tracetest-$$
+ID0=62400
+TPID= BPID=
+fails=0
+
+CG_ROOT=/nonexistent
+for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+	if [ "$(stat -fc %T "$d" 2>/dev/null)" = cgroup2fs ]; then
+		CG_ROOT=$d
+		break
+	fi
+done
+
+cleanup() {
+	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
+	rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2>/dev/null
+	[ -d "$PIN" ] && rm -rf "$PIN"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (BPF, uprobes, spawning workers)"
+[ "$HOOKS" = true ] ||
+	skip "needs a -Dtest_hooks=true build (the echo test device)"
+command -v jq >/dev/null || skip "needs jq to read JSON"
+BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
+[ -x "$BPFTOOL" ] || skip "needs bpftool"
+[ -e /sys/bus/event_source/devices/uprobe/type ] ||
+	skip "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"
+
+# ---- the tracer first: it covers the broker it has not seen start -------
+"$TRACE" --pin-dir "$PIN" --worker "$WORKER" --broker "$BROKER" -i 60 \
+	>"$T/trace.out" 2>"$T/trace.err" &
+TPID=$!
+for i in $(seq 100); do
+	grep -q '^Tracing' "$T/trace.err" && break
+	kill -0 "$TPID" 2>/dev/null || break
+	sleep 0.1
+done
+if ! grep -q '^Tracing' "$T/trace.err"; then
+	cat "$T/trace.err"
+	grep -q 'no BPF support\|no uprobe support' "$T/trace.err" &&
+		skip "the kernel lacks BPF or uprobes (above)"
+	echo "FAIL: the tracer did not start"
+	exit 1
+fi
+# worker: its 6 placed probes; broker: worker_spawn, worker_exit,
+# policy_refuse (an error if one were missing: --broker was given)
+grep -q '^Tracing 9 rdmagate USDT probes' "$T/trace.err" &&
+	ok "tracer attached 9 probes (6 worker, 3 broker)" ||
+	fail "tracer: $(cat "$T/trace.err")"
+
+# ---- the broker and its requests -----------------------------------------
+cat >"$T/policy.conf" <<EOF
+[broker]
+control_socket = $T/control.sock
+worker_ids = $ID0-$((ID0 + 99))
+cgroup_parent = $CG_PARENT
+
+[defaults]
+device = rxe0
+max_pinned = 4M
+
+[vm vm-a]
+[vm vm-b]
+EOF
+chmod 644 "$T/policy.conf"
+"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
+	--cgroup-root "$CG_ROOT" >"$T/broker.log" 2>&1 &
+BPID=$!
+for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
+[ -S "$T/control.sock" ] || { cat "$T/broker.log"; echo "FAIL: no broker"; exit 1; }
+
+ctl() { "$CTL" --control "$T/control.sock" "$@" 2>&1; }
+expect() { # DESCRIPTION PATTERN OUTPUT
+	grep -q "$2" <<<"$3" && ok "$1" || fail "$1: $3"
+}
+
+expect "spawn vm-a" "worker/vm-a: pid" \
+	"$(ctl spawn --vm vm-a --socket "$T/a.sock" --test-echo)"
+expect "spawn vm-b" "worker/vm-b: pid" \
+	"$(ctl spawn --vm vm-b --socket "$T/b.sock" --test-echo)"
+expect "stop vm-a" "worker/vm-a (pid [0-9]*) killed by SIGTERM" \
+	"$(ctl stop --vm vm-a)"
+expect "unknown VM refused" "vm vm-nope is not in the policy" \
+	"$(ctl spawn --vm vm-nope --socket "$T/n.sock" --test-echo)"
+# not a policy refusal: the table's state, no policy_refuse
+expect "second vm-b refused" "already has a worker" \
+	"$(ctl spawn --vm vm-b --socket "$T/b2.sock" --test-echo)"
+
+# Each probe fires before the broker's reply: the map is complete now.
+counters() { # VM -> "spawned exited refusals" (0 0 0 without an entry)
+	local v
+	v=$("$BPFTOOL" -j map dump pinned "$PIN/counters" | jq -r --arg vm "$1" \
+		'[.[] | select(.formatted.key.vm == $vm) | .formatted.value |
+		  "\(.workers_spawned) \(.workers_exited) \(.policy_refusals)"]
+		 | .[0] // "0 0 0"')
+	echo "$v"
+}
+check_vm() { # VM "spawned exited refusals" WHEN
+	local got
+	got=$(counters "$1")
+	[ "$got" = "$2" ] &&
+		ok "$3: $1 spawned/exited/refused = $got" ||
+		fail "$3: $1 spawned/exited/refused = $got, want $2"
+}
+check_vm vm-a "1 1 0" "broker running"
+check_vm vm-b "1 0 0" "broker running"
+check_vm vm-nope "0 0 1" "broker running"
+n=$("$BPFTOOL" -j map dump pinned "$PIN/counters" | jq length)
+[ "$n" = 3 ] && ok "3 VMs in the counters map" ||
+	fail "$n VMs in the counters map, want 3: $("$BPFTOOL" map dump pinned "$PIN/counters")"
+
+# ---- the broker's exit stops vm-b: one more worker_exit ---------------------
+kill -TERM "$BPID"
+wait "$BPID"
+rc=$?
+BPID=
+[ $rc = 0 ] && ok "broker exited 0" || fail "broker exit status $rc"
+check_vm vm-a "1 1 0" "broker gone"
+check_vm vm-b "1 1 0" "broker gone"
+check_vm vm-nope "0 0 1" "broker gone"
+
+kill -INT "$TPID"
+wait "$TPID"
+rc=$?
+TPID=
+[ $rc = 0 ] && ok "tracer exit status 0" || fail "tracer exit status $rc"
+[ -d "$PIN" ] && fail "pins left without --keep" || ok "pins removed"
+
+if [ $fails -ne 0 ]; then
+	echo "--- broker log"
+	cat "$T/broker.log"
+	echo "--- tracer stderr"
+	cat "$T/trace.err"
+	echo "$fails check(s) failed"
+	exit 1
+fi
+echo "all checks passed"
