@@ -19,13 +19,12 @@
 
 #include "guest/tools.h"
 
-#define PERF_MSG_LEN sizeof("000000:000000:" HEX32 ":0000000000000000:00000000")
-#define HEX32	     "00000000000000000000000000000000"
-#define CQ_DEPTH     512
-#define RX_DEPTH     500
-#define CQ_MOD_BW    16 /* default -Q of the bandwidth tests */
-#define POST_LIST    32 /* WRs per post call (one kick) */
-#define PERF_DONE    "done"
+/* After the pingpong's address: our buffer, "AAAAAAAAAAAAAAAA:RRRRRRRR". */
+#define PERF_MR_LEN sizeof("0000000000000000:00000000")
+#define CQ_DEPTH    512
+#define RX_DEPTH    500
+#define CQ_MOD_BW   16 /* default -Q of the bandwidth tests */
+#define POST_LIST   32 /* WRs per post call (one kick) */
 
 enum perf_test {
 	T_SEND_LAT,
@@ -45,29 +44,26 @@ static const char *const test_names[] = {
 };
 
 struct perf_opts {
+	struct gv_tool_cli c; /* server, port, iters, gidx, events */
 	enum perf_test test;
-	const char *server;
-	unsigned int port, iters, depth, repeat;
+	unsigned int depth, repeat;
 	unsigned int cq_mod; /* one signaled send in cq_mod */
 	uint64_t size;
-	int gidx;
-	bool events;
 };
 
+/* The pingpong's address, and the buffer the peer may write and read. */
 struct perf_dest {
-	uint32_t qpn, psn, rkey;
+	struct gv_tool_dest d;
 	uint64_t addr;
-	uint8_t gid[16];
+	uint32_t rkey;
 };
 
 struct perf {
 	struct perf_opts o;
 	struct gv_context *ctx;
-	struct gv_pd *pd;
-	struct gv_cq *cq;
+	/* buf: [0, size): source; [size, 2 size): the peer's target */
+	struct gv_tool_res res;
 	struct gv_qp *qp;
-	uint8_t *buf; /* [0, size): source; [size, 2 size): peer's target */
-	struct gv_mr *mr;
 	struct perf_dest my, rem;
 	int sock;
 	unsigned int routs;
@@ -84,150 +80,87 @@ static double now_us(void)
 
 /* ---- setup and exchange ---- */
 
+#define PERF_ACCESS                                                            \
+	(VIRTIO_RDMA_ACCESS_LOCAL_WRITE | VIRTIO_RDMA_ACCESS_REMOTE_WRITE |    \
+	 VIRTIO_RDMA_ACCESS_REMOTE_READ)
+
 static int perf_init(struct perf *p)
 {
-	struct virtio_rdma_qp_attr a = { .qp_state = VIRTIO_RDMA_QPS_INIT,
-					 .port_num = 1 };
 	struct gv_qp_init_attr qa = { 0 };
-	int r;
+	int r = gv_tool_res_init(p->ctx, &p->res, 2 * p->o.size, 0, PERF_ACCESS,
+				 CQ_DEPTH);
 
-	p->buf = gv_alloc_buf(p->ctx, 2 * p->o.size, 0);
-	if (!p->buf)
-		return -errno;
-	memset(p->buf, 0, 2 * p->o.size);
-	r = gv_alloc_pd(p->ctx, &p->pd);
-	if (!r)
-		r = gv_reg_mr(p->pd, p->buf, 2 * p->o.size,
-			      VIRTIO_RDMA_ACCESS_LOCAL_WRITE |
-				      VIRTIO_RDMA_ACCESS_REMOTE_WRITE |
-				      VIRTIO_RDMA_ACCESS_REMOTE_READ,
-			      &p->mr);
-	if (!r)
-		r = gv_create_cq(p->ctx, CQ_DEPTH, &p->cq);
 	if (r)
 		return r;
-	qa.send_cq = qa.recv_cq = p->cq;
+	qa.send_cq = qa.recv_cq = p->res.cq;
 	qa.max_send_wr = p->o.depth;
 	qa.max_recv_wr = RX_DEPTH;
 	qa.max_send_sge = qa.max_recv_sge = 1;
 	qa.qp_type = VIRTIO_RDMA_QPT_RC;
-	r = gv_create_qp(p->pd, &qa, &p->qp);
-	if (r)
-		return r;
-	a.qp_access_flags = VIRTIO_RDMA_ACCESS_REMOTE_WRITE |
-			    VIRTIO_RDMA_ACCESS_REMOTE_READ;
-	return gv_modify_qp(p->qp, &a,
-			    VIRTIO_RDMA_QP_STATE | VIRTIO_RDMA_QP_PKEY_INDEX |
-				    VIRTIO_RDMA_QP_PORT |
-				    VIRTIO_RDMA_QP_ACCESS_FLAGS);
+	return gv_tool_create_qp(p->res.pd, &qa, 1,
+				 VIRTIO_RDMA_ACCESS_REMOTE_WRITE |
+					 VIRTIO_RDMA_ACCESS_REMOTE_READ,
+				 &p->qp);
 }
 
-static int perf_connect(struct perf *p)
+static int perf_connect(void *arg, const struct gv_tool_dest *my,
+			const struct gv_tool_dest *rem)
 {
-	struct virtio_rdma_qp_attr a = { 0 };
+	struct perf *p = arg;
+	struct gv_tool_path path = { .mtu = VIRTIO_RDMA_MTU_1024,
+				     .port = 1,
+				     .sgid_index = (uint8_t)p->o.c.gidx,
+				     .rd_atomic = 16,
+				     .grh = true };
+
+	return gv_tool_rc_connect(p->qp, &path, my, rem);
+}
+
+/* Both send their buffer's address and rkey, then read the peer's. */
+static int perf_exchange_mr(struct perf *p)
+{
+	char msg[PERF_MR_LEN];
+	unsigned long long addr;
 	int r;
 
-	a.qp_state = VIRTIO_RDMA_QPS_RTR;
-	a.path_mtu = VIRTIO_RDMA_MTU_1024;
-	a.dest_qp_num = p->rem.qpn;
-	a.rq_psn = p->rem.psn;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.ah_flags = VIRTIO_RDMA_AH_GRH;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.grh.sgid_index = (uint8_t)p->o.gidx;
-	memcpy(a.ah_attr.grh.dgid, p->rem.gid, 16);
-	r = gv_modify_qp(p->qp, &a,
-			 VIRTIO_RDMA_QP_STATE | VIRTIO_RDMA_QP_AV |
-				 VIRTIO_RDMA_QP_PATH_MTU |
-				 VIRTIO_RDMA_QP_DEST_QPN |
-				 VIRTIO_RDMA_QP_RQ_PSN |
-				 VIRTIO_RDMA_QP_MAX_DEST_RD_ATOMIC |
-				 VIRTIO_RDMA_QP_MIN_RNR_TIMER);
+	snprintf(msg, sizeof(msg), "%016llx:%08x",
+		 (unsigned long long)p->my.addr, p->my.rkey);
+	r = gv_tool_write_full(p->sock, msg, sizeof(msg));
+	if (!r)
+		r = gv_tool_read_full(p->sock, msg, sizeof(msg));
 	if (r)
 		return r;
-	a.qp_state = VIRTIO_RDMA_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = p->my.psn;
-	a.max_rd_atomic = 16;
-	return gv_modify_qp(p->qp, &a,
-			    VIRTIO_RDMA_QP_STATE | VIRTIO_RDMA_QP_TIMEOUT |
-				    VIRTIO_RDMA_QP_RETRY_CNT |
-				    VIRTIO_RDMA_QP_RNR_RETRY |
-				    VIRTIO_RDMA_QP_SQ_PSN |
-				    VIRTIO_RDMA_QP_MAX_QP_RD_ATOMIC);
-}
-
-static void dest_format(const struct perf_dest *d, char *msg)
-{
-	char hex[33];
-
-	for (int i = 0; i < 16; i++)
-		sprintf(hex + 2 * i, "%02x", d->gid[i]);
-	snprintf(msg, PERF_MSG_LEN, "%06x:%06x:%s:%016llx:%08x", d->qpn, d->psn,
-		 hex, (unsigned long long)d->addr, d->rkey);
-}
-
-static int dest_parse(char *msg, struct perf_dest *d)
-{
-	unsigned long long addr;
-	char hex[33];
-
-	msg[PERF_MSG_LEN - 1] = '\0';
-	if (sscanf(msg, "%x:%x:%32[0-9a-f]:%llx:%x", &d->qpn, &d->psn, hex,
-		   &addr, &d->rkey) != 5 ||
-	    strlen(hex) != 32)
+	msg[sizeof(msg) - 1] = '\0';
+	if (sscanf(msg, "%16llx:%8x", &addr, &p->rem.rkey) != 2) {
+		fprintf(stderr, "perf: bad buffer address from the peer\n");
 		return -EINVAL;
-	d->addr = addr;
-	for (int i = 0; i < 16; i++) {
-		unsigned int b;
-
-		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
-			return -EINVAL;
-		d->gid[i] = (uint8_t)b;
 	}
+	p->rem.addr = addr;
 	return 0;
 }
 
-/* Client sends first; the server connects its QP before answering. */
+/* The pingpong's exchange (the server connects before answering). */
 static int perf_exchange(struct perf *p)
 {
-	char msg[PERF_MSG_LEN];
-	int r;
-
-	p->sock = p->o.server ? gv_tool_connect(p->o.server, p->o.port)
-			      : gv_tool_accept(p->o.port);
+	p->sock = gv_tool_exchange(p->o.c.server, p->o.c.port, &p->my.d,
+				   &p->rem.d, 1, perf_connect, p);
 	if (p->sock < 0)
-		return -EIO;
-	dest_format(&p->my, msg);
-	if (p->o.server) {
-		r = gv_tool_write_full(p->sock, msg, sizeof(msg));
-		if (!r)
-			r = gv_tool_read_full(p->sock, msg, sizeof(msg));
-		if (!r)
-			r = dest_parse(msg, &p->rem);
-		return r ? r : perf_connect(p);
+		return p->sock;
+	if (p->o.c.server) {
+		int r = perf_connect(p, &p->my.d, &p->rem.d);
+
+		if (r)
+			return r;
 	}
-	r = gv_tool_read_full(p->sock, msg, sizeof(msg));
-	if (!r)
-		r = dest_parse(msg, &p->rem);
-	if (!r)
-		r = perf_connect(p);
-	dest_format(&p->my, msg);
-	if (!r)
-		r = gv_tool_write_full(p->sock, msg, sizeof(msg));
-	return r;
+	return perf_exchange_mr(p);
 }
 
 /* Both sides ready (receives posted) before the clock starts. */
 static int perf_sync(struct perf *p)
 {
-	char b[sizeof(PERF_DONE)];
+	char b[sizeof(GV_TOOL_DONE)];
 
-	if (gv_tool_write_full(p->sock, PERF_DONE, sizeof(PERF_DONE)))
+	if (gv_tool_write_full(p->sock, GV_TOOL_DONE, sizeof(GV_TOOL_DONE)))
 		return -EIO;
 	return gv_tool_read_full(p->sock, b, sizeof(b));
 }
@@ -251,22 +184,22 @@ static int perf_wait_wc(struct perf *p, struct gv_wc *wc)
 	int n, r;
 
 	for (;;) {
-		n = gv_poll_cq(p->cq, 1, wc);
+		n = gv_poll_cq(p->res.cq, 1, wc);
 		if (n)
 			break;
 		if (now_us() > end)
 			return -ETIMEDOUT;
-		if (!p->o.events) {
+		if (!p->o.c.events) {
 			relax(&spins);
 			continue;
 		}
-		r = gv_req_notify_cq(p->cq, false);
+		r = gv_req_notify_cq(p->res.cq, false);
 		if (r)
 			return r;
-		n = gv_poll_cq(p->cq, 1, wc); /* arrived before arming */
+		n = gv_poll_cq(p->res.cq, 1, wc); /* arrived before arming */
 		if (n)
 			break;
-		r = gv_get_cq_event(p->cq, 20000);
+		r = gv_get_cq_event(p->res.cq, 20000);
 		if (r)
 			return r;
 	}
@@ -284,8 +217,8 @@ static int perf_wait_wc(struct perf *p, struct gv_wc *wc)
 /* Receives into the target half, in lists of up to POST_LIST (one kick). */
 static int post_recvs(struct perf *p, unsigned int n)
 {
-	struct gv_sge sge = { (uintptr_t)p->buf + p->o.size,
-			      (uint32_t)p->o.size, p->mr->lkey };
+	struct gv_sge sge = { (uintptr_t)p->res.buf + p->o.size,
+			      (uint32_t)p->o.size, p->res.mr->lkey };
 	struct gv_recv_wr wr[POST_LIST], *bad;
 
 	while (n) {
@@ -312,8 +245,8 @@ static int post_recvs(struct perf *p, unsigned int n)
 static int post_op(struct perf *p, uint32_t opcode, uint64_t wr_id,
 		   bool signaled)
 {
-	struct gv_sge sge = { (uintptr_t)p->buf, (uint32_t)p->o.size,
-			      p->mr->lkey };
+	struct gv_sge sge = { (uintptr_t)p->res.buf, (uint32_t)p->o.size,
+			      p->res.mr->lkey };
 	struct gv_send_wr wr = {
 		.wr_id = wr_id,
 		.sg_list = &sge,
@@ -342,14 +275,14 @@ static int cmp_double(const void *a, const void *b)
 /* Latencies: samples are round trips; ping-pongs report half of them. */
 static void report_lat(struct perf *p, double total_us, bool half)
 {
-	unsigned int n = p->o.iters;
+	unsigned int n = p->o.c.iters;
 	double k = half ? 2 : 1;
 
 	qsort(p->samples, n, sizeof(*p->samples), cmp_double);
 	printf("perf: %s %llu B x %u%s: avg %.2f us, median %.2f us, "
 	       "min %.2f us, p99 %.2f us (%s)\n",
 	       test_names[p->o.test], (unsigned long long)p->o.size, n,
-	       p->o.events ? " events" : "", total_us / n / k,
+	       p->o.c.events ? " events" : "", total_us / n / k,
 	       p->samples[n / 2] / k, p->samples[0] / k,
 	       p->samples[(n * 99) / 100] / k,
 	       half ? "half round trip" : "round trip");
@@ -377,12 +310,12 @@ static int pong_wc(struct perf *p, unsigned int *sent, unsigned int *recvd)
 /* One send in cq_mod is signaled, and the last. */
 static bool lat_signaled(const struct perf *p, unsigned int i)
 {
-	return (i + 1) % p->o.cq_mod == 0 || i + 1 == p->o.iters;
+	return (i + 1) % p->o.cq_mod == 0 || i + 1 == p->o.c.iters;
 }
 
 static unsigned int lat_nsignaled(const struct perf *p)
 {
-	return p->o.iters / p->o.cq_mod + (p->o.iters % p->o.cq_mod != 0);
+	return p->o.c.iters / p->o.cq_mod + (p->o.c.iters % p->o.cq_mod != 0);
 }
 
 /*
@@ -391,12 +324,12 @@ static unsigned int lat_nsignaled(const struct perf *p)
  */
 static int send_lat(struct perf *p)
 {
-	bool client = p->o.server != NULL;
+	bool client = p->o.c.server != NULL;
 	unsigned int sent = 0, recvd = 0;
 	double t0, start = now_us();
 	int r = 0;
 
-	for (unsigned int i = 0; i < p->o.iters && !r; i++) {
+	for (unsigned int i = 0; i < p->o.c.iters && !r; i++) {
 		t0 = now_us();
 		if (client)
 			r = post_op(p, VIRTIO_RDMA_WR_SEND, i,
@@ -427,7 +360,7 @@ static void wait_byte(volatile uint8_t *b, uint8_t v)
 static int drain_sends(struct perf *p, unsigned int *done)
 {
 	struct gv_wc wc[16];
-	int n = gv_poll_cq(p->cq, 16, wc);
+	int n = gv_poll_cq(p->res.cq, 16, wc);
 
 	for (int i = 0; i < n; i++) {
 		if (wc[i].status != VIRTIO_RDMA_WC_SUCCESS) {
@@ -443,19 +376,19 @@ static int drain_sends(struct perf *p, unsigned int *done)
 /* WRITE ping-pong, polling the last byte of the target (ib_write_lat). */
 static int write_lat(struct perf *p)
 {
-	bool client = p->o.server != NULL;
-	volatile uint8_t *mine = p->buf + 2 * p->o.size - 1;
+	bool client = p->o.c.server != NULL;
+	volatile uint8_t *mine = p->res.buf + 2 * p->o.size - 1;
 	double t0, start = now_us();
 	unsigned int done = 0;
 	int r = 0;
 
-	for (unsigned int i = 0; i < p->o.iters && !r; i++) {
+	for (unsigned int i = 0; i < p->o.c.iters && !r; i++) {
 		uint8_t v = (uint8_t)(i + 1);
 
 		t0 = now_us();
 		if (!client)
 			wait_byte(mine, v);
-		p->buf[p->o.size - 1] = v;
+		p->res.buf[p->o.size - 1] = v;
 		r = post_op(p, VIRTIO_RDMA_WR_RDMA_WRITE, i,
 			    lat_signaled(p, i));
 		if (!r && client)
@@ -482,7 +415,7 @@ static int read_lat(struct perf *p)
 	struct gv_wc wc;
 	int r;
 
-	for (unsigned int i = 0; i < p->o.iters; i++) {
+	for (unsigned int i = 0; i < p->o.c.iters; i++) {
 		t0 = now_us();
 		r = post_op(p, VIRTIO_RDMA_WR_RDMA_READ, i, true);
 		if (!r)
@@ -500,13 +433,14 @@ static int read_lat(struct perf *p)
 
 static void report_bw(struct perf *p, double us, const char *side)
 {
-	double bytes = (double)p->o.size * p->o.iters;
+	double bytes = (double)p->o.size * p->o.c.iters;
 
 	printf("perf: %s %llu B x %u%s%s: %.2f MiB/s, %.3f Gbit/s, "
 	       "%.4f Mpps, %.3f s\n",
-	       test_names[p->o.test], (unsigned long long)p->o.size, p->o.iters,
-	       side, p->o.events ? " events" : "", bytes / us * 1e6 / (1 << 20),
-	       bytes * 8 / us / 1e3, p->o.iters / us, us / 1e6);
+	       test_names[p->o.test], (unsigned long long)p->o.size,
+	       p->o.c.iters, side, p->o.c.events ? " events" : "",
+	       bytes / us * 1e6 / (1 << 20), bytes * 8 / us / 1e3,
+	       p->o.c.iters / us, us / 1e6);
 }
 
 /*
@@ -516,14 +450,14 @@ static void report_bw(struct perf *p, double us, const char *side)
 static int post_window(struct perf *p, uint32_t opcode, unsigned int *posted,
 		       unsigned int done)
 {
-	struct gv_sge sge = { (uintptr_t)p->buf, (uint32_t)p->o.size,
-			      p->mr->lkey };
+	struct gv_sge sge = { (uintptr_t)p->res.buf, (uint32_t)p->o.size,
+			      p->res.mr->lkey };
 	unsigned int k = p->o.depth - (*posted - done);
 	struct gv_send_wr wr[POST_LIST], *bad = NULL;
 	int r;
 
-	if (k > p->o.iters - *posted)
-		k = p->o.iters - *posted;
+	if (k > p->o.c.iters - *posted)
+		k = p->o.c.iters - *posted;
 	if (k > POST_LIST)
 		k = POST_LIST;
 	for (unsigned int i = 0; i < k; i++) {
@@ -555,8 +489,8 @@ static int bw_client(struct perf *p, uint32_t opcode)
 	struct gv_wc wc;
 	int r;
 
-	while (done < p->o.iters) {
-		while (posted < p->o.iters && posted - done < p->o.depth) {
+	while (done < p->o.c.iters) {
+		while (posted < p->o.c.iters && posted - done < p->o.depth) {
 			r = post_window(p, opcode, &posted, done);
 			if (r)
 				return r;
@@ -577,7 +511,7 @@ static int bw_server_recv(struct perf *p)
 	struct gv_wc wc;
 	int r;
 
-	for (unsigned int i = 0; i < p->o.iters; i++) {
+	for (unsigned int i = 0; i < p->o.c.iters; i++) {
 		r = perf_wait_wc(p, &wc);
 		if (r)
 			return r;
@@ -597,7 +531,7 @@ static int bw_server_recv(struct perf *p)
 static int reg_test(struct perf *p)
 {
 	uint8_t *b = gv_alloc_buf(p->ctx, p->o.size, 0);
-	int r = gv_alloc_pd(p->ctx, &p->pd);
+	int r = gv_alloc_pd(p->ctx, &p->res.pd);
 
 	if (!b)
 		return -errno;
@@ -606,11 +540,7 @@ static int reg_test(struct perf *p)
 		struct gv_mr *mr;
 		double t0 = now_us();
 
-		r = gv_reg_mr(p->pd, b, p->o.size,
-			      VIRTIO_RDMA_ACCESS_LOCAL_WRITE |
-				      VIRTIO_RDMA_ACCESS_REMOTE_WRITE |
-				      VIRTIO_RDMA_ACCESS_REMOTE_READ,
-			      &mr);
+		r = gv_reg_mr(p->res.pd, b, p->o.size, PERF_ACCESS, &mr);
 		if (r)
 			break;
 		printf("perf: reg %llu MiB%s: %.3f ms\n",
@@ -627,7 +557,7 @@ static int reg_test(struct perf *p)
 
 static int run_test(struct perf *p)
 {
-	bool client = p->o.server != NULL;
+	bool client = p->o.c.server != NULL;
 	int r = 0;
 
 	switch (p->o.test) {
@@ -665,14 +595,14 @@ static int perf_run(struct perf *p)
 
 	if (r)
 		return r;
-	p->my.qpn = p->qp->qp_num;
-	p->my.psn = (uint32_t)lrand48() & 0xffffff;
-	p->my.addr = (uintptr_t)p->buf;
-	p->my.rkey = p->mr->rkey;
-	r = gv_query_gid(p->ctx, (uint16_t)p->o.gidx, p->my.gid);
+	p->my.d.qpn = p->qp->qp_num;
+	p->my.d.psn = (uint32_t)lrand48() & 0xffffff;
+	p->my.addr = (uintptr_t)p->res.buf;
+	p->my.rkey = p->res.mr->rkey;
+	r = gv_query_gid(p->ctx, (uint16_t)p->o.c.gidx, p->my.d.gid);
 	if (r) {
 		fprintf(stderr, "perf: no GID at index %d (--gid)\n",
-			p->o.gidx);
+			p->o.c.gidx);
 		return r;
 	}
 	if (p->o.test == T_SEND_LAT || p->o.test == T_SEND_BW)
@@ -688,12 +618,7 @@ static void perf_close(struct perf *p)
 {
 	if (p->qp)
 		gv_destroy_qp(p->qp);
-	if (p->cq)
-		gv_destroy_cq(p->cq);
-	if (p->mr)
-		gv_dereg_mr(p->mr);
-	if (p->pd)
-		gv_dealloc_pd(p->pd);
+	gv_tool_res_close(&p->res);
 	gv_close(p->ctx);
 }
 
@@ -741,63 +666,55 @@ static int find_test(const char *name)
 	return -1;
 }
 
+/* The options of perf besides gv_tool_cli_opt()'s. */
+static int perf_opt(struct perf_opts *o, int c, const char *arg, bool *sized)
+{
+	int t;
+
+	switch (c) {
+	case 't':
+		t = find_test(arg);
+		if (t < 0)
+			return -EINVAL;
+		o->test = (enum perf_test)t;
+		return 0;
+	case 's':
+		*sized = true;
+		return parse_size(arg, &o->size);
+	case 'D':
+		o->depth = (unsigned int)strtoul(arg, NULL, 0);
+		return 0;
+	case 'R':
+		o->repeat = (unsigned int)strtoul(arg, NULL, 0);
+		return 0;
+	case 'Q':
+		o->cq_mod = (unsigned int)strtoul(arg, NULL, 0);
+		return o->cq_mod ? 0 : -EINVAL;
+	default:
+		return -EINVAL;
+	}
+}
+
 static int perf_parse(struct perf_opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "test", 1, NULL, 't' },
-		{ "size", 1, NULL, 's' },
-		{ "iters", 1, NULL, 'n' },
-		{ "depth", 1, NULL, 'D' },
-		{ "repeat", 1, NULL, 'R' },
-		{ "events", 0, NULL, 'e' },
-		{ "gid-idx", 1, NULL, 'g' },
-		{ "port", 1, NULL, 'p' },
-		{ 0 },
+		{ "test", 1, NULL, 't' },    { "size", 1, NULL, 's' },
+		{ "iters", 1, NULL, 'n' },   { "depth", 1, NULL, 'D' },
+		{ "repeat", 1, NULL, 'R' },  { "events", 0, NULL, 'e' },
+		{ "gid-idx", 1, NULL, 'g' }, { "port", 1, NULL, 'p' },
+		{ "cq-mod", 1, NULL, 'Q' },  { 0 },
 	};
 	bool sized = false;
-	int c, t;
+	int c, r;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:s:n:D:R:eg:p:Q:", lo, NULL)) !=
 	       -1) {
-		switch (c) {
-		case 't':
-			t = find_test(optarg);
-			if (t < 0)
-				return -EINVAL;
-			o->test = (enum perf_test)t;
-			break;
-		case 's':
-			if (parse_size(optarg, &o->size))
-				return -EINVAL;
-			sized = true;
-			break;
-		case 'n':
-			o->iters = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'D':
-			o->depth = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'R':
-			o->repeat = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'e':
-			o->events = true;
-			break;
-		case 'g':
-			o->gidx = (int)strtol(optarg, NULL, 0);
-			break;
-		case 'p':
-			o->port = (unsigned int)strtoul(optarg, NULL, 0);
-			break;
-		case 'Q':
-			o->cq_mod = (unsigned int)strtoul(optarg, NULL, 0);
-			if (!o->cq_mod)
-				return -EINVAL;
-			break;
-		default:
-			return -EINVAL;
-		}
+		r = gv_tool_cli_opt(&o->c, c, optarg);
+		if (!r)
+			r = perf_opt(o, c, optarg, &sized);
+		if (r < 0)
+			return r;
 	}
 	if (o->test == T_REG && !sized)
 		o->size = 1ull << 30;
@@ -806,13 +723,8 @@ static int perf_parse(struct perf_opts *o, int argc, char **argv)
 					    o->test == T_SEND_BW
 				    ? CQ_MOD_BW
 				    : 1;
-	if (optind == argc - 1)
-		o->server = argv[optind];
-	else if (optind < argc)
-		return -EINVAL;
-	if (!o->iters || !o->depth || o->depth > VIRTIO_RDMA_RING_SIZE ||
-	    !o->repeat || o->port > 65535 || o->gidx < 0 ||
-	    o->gidx >= VIRTIO_RDMA_GID_TBL_LEN ||
+	if (gv_tool_cli_host(&o->c, argc, argv) || !o->depth ||
+	    o->depth > VIRTIO_RDMA_RING_SIZE || !o->repeat || o->c.gidx < 0 ||
 	    (o->test != T_REG && o->size > (256u << 20)))
 		return -EINVAL;
 	return 0;
@@ -820,14 +732,14 @@ static int perf_parse(struct perf_opts *o, int argc, char **argv)
 
 int gv_tool_perf(const struct gv_tool_opts *go, int argc, char **argv)
 {
-	struct perf p = { .o = { .test = T_SEND_LAT,
-				 .port = 18516,
-				 .iters = 1000,
-				 .depth = 128,
-				 .repeat = 3,
-				 .size = 64,
-				 .gidx = 1 },
-			  .sock = -1 };
+	struct perf p = {
+		.o = { .c = { .port = 18516, .iters = 1000, .gidx = 1 },
+		       .test = T_SEND_LAT,
+		       .depth = 128,
+		       .repeat = 3,
+		       .size = 64 },
+		.sock = -1
+	};
 	struct gv_tool_opts o = *go;
 	int r;
 
@@ -839,7 +751,7 @@ int gv_tool_perf(const struct gv_tool_opts *go, int argc, char **argv)
 	if (!o.data_size) /* the buffers, with room for the rest */
 		o.data_size =
 			(p.o.test == T_REG ? 1 : 2) * p.o.size + (16ull << 20);
-	p.samples = calloc(p.o.iters, sizeof(*p.samples));
+	p.samples = calloc(p.o.c.iters, sizeof(*p.samples));
 	if (!p.samples || gv_tool_open(&o, &p.ctx)) {
 		free(p.samples);
 		return 1;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the rdmagate-guest commands built on the verbs-like API share: the
- * global options (socket, GIDs to add, scattering) and the entry points
- * of the pingpong and perf commands.
+ * global options (socket, GIDs to add, scattering), the set-up and the
+ * TCP exchange of guest/tool_common.c, and the entry points of the
+ * pingpong and perf commands.
  */
 #ifndef RDMAGATE_GUEST_TOOLS_H
 #define RDMAGATE_GUEST_TOOLS_H
@@ -46,6 +47,94 @@ int gv_tool_connect(const char *host, unsigned int port);
 int gv_tool_accept(unsigned int port);
 int gv_tool_read_full(int fd, void *buf, size_t len);
 int gv_tool_write_full(int fd, const void *buf, size_t len);
+
+/* ---- the command line ---- */
+
+/* The options and the argument that the pingpongs and perf share. */
+struct gv_tool_cli {
+	const char *server; /* HOST: we are the client; NULL: the server */
+	unsigned int port;  /* -p */
+	unsigned int iters; /* -n */
+	int gidx;	    /* -g */
+	bool events;	    /* -e */
+};
+
+/* getopt's option c: 1 if it is one of those (set), 0 if not, -EINVAL. */
+int gv_tool_cli_opt(struct gv_tool_cli *c, int opt, const char *arg);
+/* After getopt: the optional HOST; checks -n and -g. 0 or -EINVAL. */
+int gv_tool_cli_host(struct gv_tool_cli *c, int argc, char **argv);
+
+/* ---- the address exchange (rdma-core's pingpong wire format) ---- */
+
+struct gv_tool_dest {
+	uint32_t lid, qpn, psn;
+	uint8_t gid[16];
+};
+
+/* "LLLL:QQQQQQ:PPPPPP:" + 32 hex digits of GID, and the NUL. */
+#define GV_TOOL_MSG_LEN                                                        \
+	sizeof("0000:000000:000000:00000000000000000000000000000000")
+#define GV_TOOL_DONE "done"
+
+void gv_tool_format_dest(const struct gv_tool_dest *d,
+			 char msg[GV_TOOL_MSG_LEN]);
+/*
+ * Parses GV_TOOL_MSG_LEN received bytes (NUL-terminated or not): 0, or
+ * -EINVAL with *ret untouched.
+ */
+int gv_tool_parse_dest(const char *msg, struct gv_tool_dest *ret);
+
+/* The server's step between reading the peer's addresses and answering. */
+typedef int gv_tool_connect_fn(void *arg, const struct gv_tool_dest *my,
+			       const struct gv_tool_dest *rem);
+
+/*
+ * n addresses each way: with `server` (a host name) we are the client,
+ * connect and send ours first; without, we accept on `port`, read the
+ * peer's, call connect(arg, my, rem), then answer. Returns the socket
+ * (the caller ends with gv_tool_finish() or closes it) or -errno, said why.
+ */
+int gv_tool_exchange(const char *server, unsigned int port,
+		     const struct gv_tool_dest *my, struct gv_tool_dest *rem,
+		     unsigned int n, gv_tool_connect_fn *connect, void *arg);
+/* The client sends "done", the server waits for it; closes fd. 0/-EIO. */
+int gv_tool_finish(int fd, bool client);
+
+/* ---- set-up ---- */
+
+/* A buffer in guest RAM filled with `fill`, a PD, an MR on it, a CQ. */
+struct gv_tool_res {
+	uint8_t *buf;
+	struct gv_pd *pd;
+	struct gv_mr *mr;
+	struct gv_cq *cq;
+};
+
+/* 0 or -errno; gv_tool_res_close() frees what was made either way. */
+int gv_tool_res_init(struct gv_context *ctx, struct gv_tool_res *res,
+		     size_t len, uint8_t fill, uint32_t access, uint32_t cqe);
+/* Destroys the CQ, MR and PD (after the QPs, SRQs and AHs). */
+void gv_tool_res_close(struct gv_tool_res *res);
+
+/* gv_create_qp() and INIT with the access flags (RC) or the Q_Key (UD). */
+int gv_tool_create_qp(struct gv_pd *pd, const struct gv_qp_init_attr *qa,
+		      uint8_t port, uint32_t access_or_qkey,
+		      struct gv_qp **ret_qp);
+
+/* A GID whose interface id is not zero: rdma-core adds a GRH for it. */
+bool gv_tool_has_interface_id(const uint8_t gid[16]);
+
+struct gv_tool_path {
+	uint32_t mtu; /* enum virtio_rdma_mtu */
+	uint8_t port, sl, sgid_index;
+	uint8_t rd_atomic; /* max_rd_atomic and max_dest_rd_atomic */
+	bool grh;	   /* a GRH even if rem's interface id is zero */
+};
+
+/* RC INIT -> RTR (towards rem) -> RTS (with my PSN); says why it failed. */
+int gv_tool_rc_connect(struct gv_qp *qp, const struct gv_tool_path *path,
+		       const struct gv_tool_dest *my,
+		       const struct gv_tool_dest *rem);
 
 /* argv[0] is the command name. Exit statuses: 0, 1 (failure), 2 (usage). */
 int gv_tool_rc_pingpong(const struct gv_tool_opts *o, int argc, char **argv);
