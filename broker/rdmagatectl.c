@@ -20,9 +20,7 @@
 #include "config.h"
 #include "policy/policy.h"
 
-#define DEFAULT_CONTROL "/run/rdmagate/control.sock"
-
-static const char *control_path = DEFAULT_CONTROL;
+static const char *control_path = RDMAGATE_CTL_DEFAULT_SOCKET;
 
 static void usage(FILE *f)
 {
@@ -36,7 +34,7 @@ static void usage(FILE *f)
 		"  list [--json]\n"
 		"  reload\n"
 		"  policy check [--strict] FILE   (no broker needed)\n"
-		"  --control PATH   the broker's socket (" DEFAULT_CONTROL
+		"  --control PATH   the broker's socket (" RDMAGATE_CTL_DEFAULT_SOCKET
 		")\n");
 }
 

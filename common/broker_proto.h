@@ -20,6 +20,9 @@
 
 #define RDMAGATE_CTL_VERSION 1
 
+/* Where the broker listens unless its policy's [broker] control_socket says. */
+#define RDMAGATE_CTL_DEFAULT_SOCKET "/run/rdmagate/control"
+
 #define BP_VM_SIZE	72 /* a VM name: 1..64 bytes + NUL, padded */
 #define BP_VM_NAME_MAX	64
 #define BP_PATH_SIZE	108 /* sun_path: 1..107 bytes + NUL */

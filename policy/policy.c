@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/broker_proto.h"
 #include "common/cleanup.h"
 #include "policy/policy.h"
 
@@ -192,7 +193,7 @@ static const struct key_desc keys[K_COUNT] = {
 };
 
 static const struct policy_broker builtin_broker = {
-	.control_socket = "/run/rdmagate/control.sock",
+	.control_socket = RDMAGATE_CTL_DEFAULT_SOCKET,
 	.control_group = "",
 	.worker_id_first = 60000,
 	.worker_id_last = 60999,

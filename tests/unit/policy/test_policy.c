@@ -102,7 +102,7 @@ static void test_broker_keys_and_builtin_broker(void **state)
 	struct policy *p = parse_ok("");
 	const struct policy_broker *b = policy_broker(p);
 
-	assert_string_equal(b->control_socket, "/run/rdmagate/control.sock");
+	assert_string_equal(b->control_socket, "/run/rdmagate/control");
 	assert_string_equal(b->control_group, "");
 	assert_int_equal(b->worker_id_first, 60000);
 	assert_int_equal(b->worker_id_last, 60999);
