@@ -104,7 +104,7 @@ static void fill_config(struct rdma_dev *d)
 
 /* ---- handle lookups ---- */
 
-static int lookup_pd(struct rdma_dev *d, uint32_t pdn, struct rd_pd **ret)
+int rd_lookup_pd(struct rdma_dev *d, uint32_t pdn, struct rd_pd **ret)
 {
 	if (pdn == 0 || pdn > d->cfg->lim.max_pd || !d->pd[pdn].used) {
 		log_warnx("unknown PD %u", pdn);
@@ -291,7 +291,7 @@ static int do_destroy_pd(struct rdma_dev *d, const union rdma_cmd_args *a,
 {
 	uint32_t pdn = a->destroy_pd.pdn;
 	struct rd_pd *pd;
-	int ret = lookup_pd(d, pdn, &pd);
+	int ret = rd_lookup_pd(d, pdn, &pd);
 
 	if (ret < 0)
 		return ret;
@@ -428,13 +428,13 @@ static int do_create_qp(struct rdma_dev *d, const union rdma_cmd_args *a,
 			union rdma_cmd_rsp *r)
 {
 	const struct virtio_rdma_cmd_create_qp *c = &a->create_qp.base;
-	struct rd_cq *scq, *rcq;
+	struct rd_cq *scq = NULL, *rcq = NULL;
 	struct rd_slot *q;
 	struct rd_pd *pd;
 	uint32_t s, srq_slot = 0;
 	int ret;
 
-	ret = lookup_pd(d, c->pdn, &pd);
+	ret = rd_lookup_pd(d, c->pdn, &pd);
 	if (ret == 0)
 		ret = lookup_cq(d, c->send_cqn, &scq);
 	if (ret == 0)
@@ -782,7 +782,7 @@ static int do_create_srq(struct rdma_dev *d, const union rdma_cmd_args *a,
 	uint32_t s;
 	int ret;
 
-	ret = lookup_pd(d, c->pdn, &pd);
+	ret = rd_lookup_pd(d, c->pdn, &pd);
 	if (ret < 0)
 		return ret;
 	if (c->max_wr > d->config.rg_max_srq_wr ||

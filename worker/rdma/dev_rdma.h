@@ -166,6 +166,9 @@ struct rdma_dev {
 	uint8_t wqe_buf[4096]; /* private copy of one element */
 };
 
+/* The PD guest handle pdn names: 0 and *ret, or -ENOENT (logged). */
+int rd_lookup_pd(struct rdma_dev *d, uint32_t pdn, struct rd_pd **ret);
+
 /* ---- mr.c ---- */
 /* REG_USER_MR: walk, map, register. 0 and *ret_mrn, or -errno (logged). */
 int rd_reg_user_mr(struct rdma_dev *d,

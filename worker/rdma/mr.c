@@ -201,15 +201,6 @@ static int alloc_mrn(struct rdma_dev *d, uint32_t *ret_mrn)
 	return -ENOSPC;
 }
 
-static struct rd_pd *get_pd(struct rdma_dev *d, uint32_t pdn)
-{
-	if (pdn == 0 || pdn > d->cfg->lim.max_pd || !d->pd[pdn].used) {
-		log_warnx("MR: unknown PD %u", pdn);
-		return NULL;
-	}
-	return &d->pd[pdn];
-}
-
 int rd_reg_user_mr(struct rdma_dev *d,
 		   const struct virtio_rdma_cmd_reg_user_mr *req,
 		   uint32_t *ret_mrn)
@@ -230,8 +221,7 @@ int rd_reg_user_mr(struct rdma_dev *d,
 	uint8_t *host;
 	int ret;
 
-	pd = get_pd(d, req->pdn);
-	if (!pd)
+	if (rd_lookup_pd(d, req->pdn, &pd) < 0)
 		return -EINVAL;
 	if (!d->mem)
 		return -EFAULT;
@@ -302,8 +292,7 @@ int rd_get_dma_mr(struct rdma_dev *d, uint32_t pdn, uint32_t access,
 	uint32_t mrn, i;
 	int ret;
 
-	pd = get_pd(d, pdn);
-	if (!pd)
+	if (rd_lookup_pd(d, pdn, &pd) < 0)
 		return -EINVAL;
 	if (pd->dma_mrn) {
 		log_warnx("GET_DMA_MR: PD %u already has DMA MR %u", pdn,
