@@ -27,7 +27,7 @@
 #include "common/probes.h"
 
 #define DEFAULT_POLICY "/etc/rdmagate/policy.conf"
-#define DEFAULT_WORKER "/usr/local/bin/rdmagate-worker"
+#define DEFAULT_WORKER RDMAGATE_WORKER_PATH
 #define DEFAULT_CGROUP "/sys/fs/cgroup"
 
 static struct broker B;
