@@ -27,6 +27,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: rdmagatectl [--control PATH] COMMAND ...\n"
 		"  spawn --vm NAME --socket PATH [--device DEV] [--port N]\n"
+		"        [--address ADDR]...   (addresses the VM will claim)\n"
 #if RDMAGATE_TEST_HOOKS
 		"        [--test-echo] [--test-syscall NAME]   (test build)\n"
 #endif
@@ -160,6 +161,22 @@ static unsigned long number(const char *opt, const char *s, unsigned long max)
 	return v;
 }
 
+/* --address: one address (not a prefix) as the policy writes it */
+static void add_address(struct bp_spawn *s, const char *text)
+{
+	struct policy_addr pa;
+	struct bp_addr *a;
+
+	if (policy_parse_addr(text, &pa) < 0 ||
+	    pa.prefix_len != (pa.family == AF_INET ? 32 : 128))
+		die("--address %s: not an IPv4 or IPv6 address", text);
+	if (s->n_addrs >= BP_SPAWN_ADDRS_MAX)
+		die("--address: at most %u", BP_SPAWN_ADDRS_MAX);
+	a = &s->addrs[s->n_addrs++];
+	a->family = (uint32_t)pa.family;
+	memcpy(a->addr, pa.addr, pa.family == AF_INET ? 4 : 16);
+}
+
 static int cmd_spawn(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -167,6 +184,7 @@ static int cmd_spawn(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "port", required_argument, NULL, 'p' },
+		{ "address", required_argument, NULL, 'a' },
 #if RDMAGATE_TEST_HOOKS
 		{ "test-echo", no_argument, NULL, 'E' },
 		{ "test-syscall", required_argument, NULL, 'S' },
@@ -193,6 +211,9 @@ static int cmd_spawn(int argc, char **argv)
 			break;
 		case 'p':
 			s->port = (uint32_t)number("--port", optarg, 255);
+			break;
+		case 'a':
+			add_address(s, optarg);
 			break;
 		case 'E':
 			s->flags |= BP_SPAWN_TEST_ECHO;

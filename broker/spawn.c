@@ -480,6 +480,16 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 
 /* ---- SPAWN ------------------------------------------------------------- */
 
+static void format_bp_addr(const struct bp_addr *a,
+			   char buf[POLICY_ADDR_STRLEN])
+{
+	struct policy_addr pa = { .family = (int)a->family };
+
+	pa.prefix_len = a->family == AF_INET ? 32 : 128;
+	memcpy(pa.addr, a->addr, sizeof(pa.addr));
+	policy_format_addr(&pa, buf);
+}
+
 static int check_request(struct broker *b, const struct conn *c,
 			 const struct bp_spawn *req,
 			 const struct policy_vm **ret_vm, struct spawn_err *e)
@@ -504,6 +514,20 @@ static int check_request(struct broker *b, const struct conn *c,
 		snprintf(e->why, sizeof(e->why),
 			 "only root may override the policy's device or port");
 		e->refuse = RDMAGATE_POLICY_DEVICE;
+		return -EPERM;
+	}
+	for (uint32_t i = 0; i < req->n_addrs; i++) {
+		const struct bp_addr *a = &req->addrs[i];
+		char txt[POLICY_ADDR_STRLEN];
+
+		if (policy_vm_may_claim(b->pol, req->vm, (int)a->family,
+					a->addr))
+			continue;
+		format_bp_addr(a, txt);
+		snprintf(e->why, sizeof(e->why),
+			 "the policy does not let vm %s claim %s", req->vm,
+			 txt);
+		e->refuse = RDMAGATE_POLICY_GID;
 		return -EPERM;
 	}
 #if !RDMAGATE_TEST_HOOKS

@@ -130,6 +130,51 @@ static int check_empty(const struct bp_msg *m, char *err)
 	return 0;
 }
 
+static bool all_zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	while (len--)
+		if (*b++)
+			return false;
+	return true;
+}
+
+static int check_addrs(const struct bp_spawn *s, char *err)
+{
+	uint32_t i;
+
+	if (s->n_addrs > BP_SPAWN_ADDRS_MAX) {
+		set_err(err, "%u addresses: at most %u", s->n_addrs,
+			BP_SPAWN_ADDRS_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < BP_SPAWN_ADDRS_MAX; i++) {
+		const struct bp_addr *a = &s->addrs[i];
+
+		if (i >= s->n_addrs) {
+			if (!all_zero(a, sizeof(*a))) {
+				set_err(err, "address %u: past n_addrs (%u) "
+					"but not zero", i, s->n_addrs);
+				return -EINVAL;
+			}
+			continue;
+		}
+		if (a->family == AF_INET && all_zero(a->addr + 4, 12))
+			continue;
+		if (a->family == AF_INET6)
+			continue;
+		if (a->family == AF_INET)
+			set_err(err, "address %u: AF_INET with bytes past "
+				"the IPv4 address", i);
+		else
+			set_err(err, "address %u: family %u is not AF_INET "
+				"or AF_INET6", i, a->family);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_spawn(const struct bp_msg *m, char *err)
 {
 	const struct bp_spawn *s = &m->u.spawn;
@@ -165,7 +210,7 @@ static int check_spawn(const struct bp_msg *m, char *err)
 		set_err(err, "flags 0x%x: unknown bits", s->flags);
 		return -EINVAL;
 	}
-	return 0;
+	return check_addrs(s, err);
 }
 
 static int check_stop(const struct bp_msg *m, char *err)

@@ -78,6 +78,15 @@ enum {
 };
 #define BP_SPAWN_FLAGS_ALL BP_SPAWN_TEST_ECHO
 
+/* An address: AF_INET (the first 4 bytes of addr, the rest 0) or AF_INET6. */
+struct bp_addr {
+	uint32_t family;
+	uint8_t addr[16];
+};
+_Static_assert(sizeof(struct bp_addr) == 20, "bp_addr");
+
+#define BP_SPAWN_ADDRS_MAX 8
+
 struct bp_spawn {
 	char vm[BP_VM_SIZE];
 	char socket[BP_PATH_SIZE];	    /* absolute path to create */
@@ -85,8 +94,17 @@ struct bp_spawn {
 	char test_syscall[BP_SYSCALL_SIZE]; /* "" (test hooks only) */
 	uint32_t port;			    /* 0 = the policy's; else 1..255 */
 	uint32_t flags;			    /* BP_SPAWN_* */
+	/*
+	 * The addresses the VM's configuration says it will claim (the
+	 * libvirt hook's <address> elements): the spawn is refused unless the
+	 * policy allows each to this VM and no other VM owns it, so a
+	 * misconfigured VM fails at start, not at its first ADD_GID.
+	 * addrs[n_addrs..] are all zero.
+	 */
+	uint32_t n_addrs; /* 0..BP_SPAWN_ADDRS_MAX */
+	struct bp_addr addrs[BP_SPAWN_ADDRS_MAX];
 };
-_Static_assert(sizeof(struct bp_spawn) == 284, "bp_spawn");
+_Static_assert(sizeof(struct bp_spawn) == 448, "bp_spawn");
 
 struct bp_spawn_reply {
 	struct bp_status st;

@@ -59,6 +59,7 @@ device = rxe0
 max_pinned = 4M
 
 [vm a]
+addresses = 10.99.0.10, fd99::/64
 [vm sys]
 [vm fixed]
 uid = $((ID0 + 50))
@@ -91,7 +92,7 @@ check "control socket is root-only (0600) without control_group" \
 	test "$(stat -c %a "$T/control.sock")" = 600
 
 # ---- spawn and what the worker got --------------------------------------
-out=$(ctl spawn --vm a --socket "$T/a.sock" --test-echo 2>&1)
+out=$(ctl spawn --vm a --socket "$T/a.sock" --address 10.99.0.10 --address fd99::7 --test-echo 2>&1)
 check "spawn a: $out" grep -q "worker/a: pid" <<<"$out"
 pid=$(ctl list --json | sed -n 's/.*"vm": "a", "pid": \([0-9]*\).*/\1/p')
 check "list --json has a with its pid ($pid)" test -n "$pid"
@@ -135,6 +136,13 @@ out=$(ctl spawn --vm nope --socket "$T/n.sock" --test-echo 2>&1)
 check "unknown VM refused: $out" grep -q "vm nope is not in the policy" <<<"$out"
 out=$(ctl spawn --vm ../x --socket "$T/n.sock" 2>&1)
 check "bad VM name refused by the decoder: $out" grep -q "vm name '../x'" <<<"$out"
+out=$(ctl spawn --vm sys --socket "$T/s.sock" --address 10.99.0.10 --test-echo 2>&1)
+check "an address the policy does not grant refused: $out" \
+	grep -q "the policy does not let vm sys claim 10.99.0.10" <<<"$out"
+check "and no worker, no socket left" test ! -e "$T/s.sock"
+out=$(ctl spawn --vm sys --socket "$T/s.sock" --address 10.99.0.300 2>&1)
+check "a malformed address refused by rdmagatectl: $out" \
+	grep -q "\-\-address 10.99.0.300: not an IPv4 or IPv6 address" <<<"$out"
 out=$(ctl spawn --vm sys --socket "$T/a.sock" --test-echo 2>&1)
 check "socket in use refused: $out" grep -q "something listens there" <<<"$out"
 out=$(ctl spawn --vm sys --socket "$T/policy.conf" --test-echo 2>&1)

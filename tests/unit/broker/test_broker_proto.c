@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <cmocka.h>
 
 #include "common/broker_proto.h"
@@ -207,6 +208,32 @@ static void m_flags(struct bp_msg *m, uint8_t *b, size_t *len)
 	PAY(b)->flags = 0x80;
 }
 
+static void m_addrs_count(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	PAY(b)->n_addrs = BP_SPAWN_ADDRS_MAX + 1;
+}
+
+static void m_addr_past_count(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	PAY(b)->n_addrs = 1;
+	PAY(b)->addrs[0].family = AF_INET;
+	PAY(b)->addrs[3].addr[15] = 1;
+}
+
+static void m_addr_v4_tail(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	PAY(b)->n_addrs = 1;
+	PAY(b)->addrs[0].family = AF_INET;
+	PAY(b)->addrs[0].addr[4] = 7;
+}
+
+static void m_addr_family(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	PAY(b)->n_addrs = 2;
+	PAY(b)->addrs[0].family = AF_INET6;
+	PAY(b)->addrs[1].family = 99;
+}
+
 static const struct bad_case bad[] = {
 	{ "short_message", m_short, -EBADMSG, "short message: 11 bytes" },
 	{ "empty_message", m_empty, -EBADMSG, "short message: 0 bytes" },
@@ -217,11 +244,11 @@ static const struct bad_case bad[] = {
 	{ "unknown_type_huge", m_type_huge, -EOPNOTSUPP,
 	  "unknown message type 4294967295" },
 	{ "len_disagrees_with_datagram", m_len_vs_datagram, -EBADMSG,
-	  "header says 284 payload bytes, the message has 283" },
+	  "header says 448 payload bytes, the message has 447" },
 	{ "payload_too_long_for_type", m_len_field, -EBADMSG,
-	  "SPAWN: payload of 288 bytes, it has 284" },
+	  "SPAWN: payload of 452 bytes, it has 448" },
 	{ "payload_too_short_for_type", m_truncated_payload, -EBADMSG,
-	  "SPAWN: payload of 100 bytes, it has 284" },
+	  "SPAWN: payload of 100 bytes, it has 448" },
 	{ "vm_unterminated", m_vm_unterminated, -EINVAL,
 	  "vm name: not NUL-terminated" },
 	{ "vm_junk_after_nul", m_vm_junk, -EINVAL,
@@ -253,6 +280,13 @@ static const struct bad_case bad[] = {
 	  "test syscall: not NUL-terminated" },
 	{ "port_256", m_port, -EINVAL, "port 256" },
 	{ "unknown_flags", m_flags, -EINVAL, "flags 0x80: unknown bits" },
+	{ "nine_addresses", m_addrs_count, -EINVAL, "9 addresses: at most 8" },
+	{ "address_past_count", m_addr_past_count, -EINVAL,
+	  "address 3: past n_addrs (1) but not zero" },
+	{ "ipv4_address_tail", m_addr_v4_tail, -EINVAL,
+	  "address 0: AF_INET with bytes past the IPv4 address" },
+	{ "address_family", m_addr_family, -EINVAL,
+	  "address 1: family 99 is not AF_INET or AF_INET6" },
 };
 
 static void test_bad(void **state)
@@ -284,12 +318,23 @@ static void test_good_spawn(void **state)
 
 	good_spawn(&m);
 	len = wire(&m, buf);
-	assert_int_equal(len, 12 + 284);
+	assert_int_equal(len, 12 + 448);
 	assert_int_equal(bp_decode(buf, len, &out, err), 0);
 	assert_string_equal(out.u.spawn.vm, "vm-a");
 	assert_string_equal(out.u.spawn.socket, "/run/rdmagate/vm-a.sock");
 	assert_string_equal(out.u.spawn.device, "rxe0");
 	assert_int_equal(out.u.spawn.port, 1);
+	/* two addresses, one of each family */
+	m.u.spawn.n_addrs = 2;
+	m.u.spawn.addrs[0].family = AF_INET;
+	memcpy(m.u.spawn.addrs[0].addr, "\x0a\x63\x00\x0a", 4);
+	m.u.spawn.addrs[1].family = AF_INET6;
+	memset(m.u.spawn.addrs[1].addr, 0xfd, 16);
+	len = wire(&m, buf);
+	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+	assert_int_equal(out.u.spawn.n_addrs, 2);
+	assert_memory_equal(out.u.spawn.addrs, m.u.spawn.addrs,
+			    sizeof(m.u.spawn.addrs));
 	/* a 64-byte name, the policy's longest, and an empty device */
 	memset(m.u.spawn.vm, 'v', 64);
 	m.u.spawn.device[0] = '\0';
