@@ -63,6 +63,13 @@ static void usage(FILE *f)
 		"                      ibv_ud_pingpong over virtio-rdma (-h)\n"
 		"  srq_pingpong [OPTIONS] [HOST]\n"
 		"                      ibv_srq_pingpong over virtio-rdma (-h)\n"
+		"  cm_pingpong [OPTIONS] [HOST_IP]\n"
+		"                      rc_pingpong connected through CM "
+		"MADs on\n"
+		"                      QP1 by IP address and port (-h); "
+		"needs the\n"
+		"                      worker's QP1 emulation (not there "
+		"yet)\n"
 		"  perf [OPTIONS] [HOST]\n"
 		"                      latency, bandwidth, message rate, MR\n"
 		"                      registration time (-h)\n"
@@ -301,6 +308,13 @@ static int cmd_perf(struct tool *t, int argc, char **argv)
 	return gv_tool_perf(&t->gt, argc, argv);
 }
 
+static int cmd_cm_pingpong(struct tool *t, int argc, char **argv)
+{
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	return gv_tool_cm_pingpong(&t->gt, argc, argv);
+}
+
 static int cmd_rc_pingpong(struct tool *t, int argc, char **argv)
 {
 	t->gt.socket = t->socket;
@@ -320,6 +334,7 @@ static const struct command commands[] = {
 	{ "ud_pingpong", cmd_ud_pingpong },
 	{ "srq_pingpong", cmd_srq_pingpong },
 	{ "perf", cmd_perf },
+	{ "cm_pingpong", cmd_cm_pingpong },
 };
 
 enum { OPT_QUEUES = 256, OPT_HUGE, OPT_INDIRECT, OPT_POLL, OPT_RING };

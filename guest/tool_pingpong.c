@@ -46,6 +46,7 @@ struct pp {
 	struct gv_qp *qps[PP_MAX_QP]; /* its QPs (qp is one of them) */
 	int qpending[PP_MAX_QP];
 	struct pp_opts o;
+	const struct gv_tool_meet *meet; /* NULL: the TCP exchange */
 	int pending, routs;
 	unsigned int rcnt, scnt;
 };
@@ -398,20 +399,9 @@ static int pp_prepare(struct pp *p, uint8_t gid[16])
 	return 0;
 }
 
-static int pp_run(struct pp *p)
+/* Both QPs connected: the client sends first, then the loop. */
+static int pp_start(struct pp *p)
 {
-	struct gv_tool_dest my = { 0 }, rem;
-
-	if (pp_prepare(p, my.gid))
-		return -EIO;
-	my.qpn = p->qp->qp_num;
-	my.psn = (uint32_t)lrand48() & 0xffffff;
-	print_dest("local address: ", &my, p->o.ud ? ":" : ",");
-	if (pp_exchange(p, &my, &rem, 1))
-		return -EIO;
-	print_dest("remote address:", &rem, ",");
-	if (p->o.c.server && pp_connect(p, &my, &rem))
-		return -EIO;
 	p->pending = PP_RECV_WRID;
 	if (p->o.c.server) {
 		if (pp_post_send(p)) {
@@ -421,6 +411,55 @@ static int pp_run(struct pp *p)
 		p->pending |= PP_SEND_WRID;
 	}
 	return pp_timed(p, pp_wc);
+}
+
+/* rc_pingpong through a gv_tool_meet instead of the TCP exchange. */
+static int pp_run_met(struct pp *p, const struct gv_tool_dest *my)
+{
+	struct gv_tool_dest rem = { 0 };
+	struct gv_tool_meet_args a = { .ctx = p->ctx,
+				       .pd = p->res.pd,
+				       .qp = p->qp,
+				       .server = p->o.c.server,
+				       .port = p->o.c.port,
+				       .gidx = p->o.c.gidx,
+				       .mtu = p->o.mtu,
+				       .ib_port = (uint8_t)p->o.ib_port,
+				       .sl = (uint8_t)p->o.sl,
+				       .my = my,
+				       .rem = &rem };
+	int r = p->meet->meet(p->meet->arg, &a);
+
+	if (r)
+		return r;
+	print_dest("remote address:", &rem, ",");
+	r = pp_start(p);
+	if (p->meet->part) {
+		int pr = p->meet->part(p->meet->arg, !r);
+
+		if (!r)
+			r = pr;
+	}
+	return r;
+}
+
+static int pp_run(struct pp *p)
+{
+	struct gv_tool_dest my = { 0 }, rem;
+
+	if (pp_prepare(p, my.gid))
+		return -EIO;
+	my.qpn = p->qp->qp_num;
+	my.psn = (uint32_t)lrand48() & 0xffffff;
+	print_dest("local address: ", &my, p->o.ud ? ":" : ",");
+	if (p->meet)
+		return pp_run_met(p, &my);
+	if (pp_exchange(p, &my, &rem, 1))
+		return -EIO;
+	print_dest("remote address:", &rem, ",");
+	if (p->o.c.server && pp_connect(p, &my, &rem))
+		return -EIO;
+	return pp_start(p);
 }
 
 static void pp_usage(const char *argv0, const char *note)
@@ -617,7 +656,7 @@ static const char *const pp_notes[] = {
 };
 
 static int pp_main(const struct gv_tool_opts *go, int argc, char **argv,
-		   enum pp_kind kind)
+		   enum pp_kind kind, const struct gv_tool_meet *meet)
 {
 	bool ud = kind == PP_UD;
 	struct pp p = {
@@ -628,12 +667,13 @@ static int pp_main(const struct gv_tool_opts *go, int argc, char **argv,
 		       .ib_port = 1,
 		       .ud = ud,
 		       .srq = kind == PP_SRQ,
-		       .num_qp = 16 }
+		       .num_qp = 16 },
+		.meet = meet,
 	};
 	int r;
 
 	if (pp_parse(&p.o, argc, argv)) {
-		pp_usage(argv[0], pp_notes[kind]);
+		pp_usage(argv[0], meet ? meet->note : pp_notes[kind]);
 		return 2;
 	}
 	srand48((long)getpid() * time(NULL));
@@ -653,15 +693,21 @@ static int pp_main(const struct gv_tool_opts *go, int argc, char **argv,
 
 int gv_tool_rc_pingpong(const struct gv_tool_opts *go, int argc, char **argv)
 {
-	return pp_main(go, argc, argv, PP_RC);
+	return pp_main(go, argc, argv, PP_RC, NULL);
+}
+
+int gv_tool_rc_pingpong_meet(const struct gv_tool_opts *go, int argc,
+			     char **argv, const struct gv_tool_meet *meet)
+{
+	return pp_main(go, argc, argv, PP_RC, meet);
 }
 
 int gv_tool_ud_pingpong(const struct gv_tool_opts *go, int argc, char **argv)
 {
-	return pp_main(go, argc, argv, PP_UD);
+	return pp_main(go, argc, argv, PP_UD, NULL);
 }
 
 int gv_tool_srq_pingpong(const struct gv_tool_opts *go, int argc, char **argv)
 {
-	return pp_main(go, argc, argv, PP_SRQ);
+	return pp_main(go, argc, argv, PP_SRQ, NULL);
 }

@@ -136,10 +136,44 @@ int gv_tool_rc_connect(struct gv_qp *qp, const struct gv_tool_path *path,
 		       const struct gv_tool_dest *my,
 		       const struct gv_tool_dest *rem);
 
+/* ---- how rc_pingpong meets its peer ---- */
+
+/* What a meeting gets from rc_pingpong (its device, QP and options). */
+struct gv_tool_meet_args {
+	struct gv_context *ctx;
+	struct gv_pd *pd;
+	struct gv_qp *qp;   /* RC, in INIT */
+	const char *server; /* HOST: we are the active side; NULL: passive */
+	unsigned int port;  /* -p */
+	int gidx;	    /* -g */
+	uint32_t mtu;	    /* -m (enum virtio_rdma_mtu) */
+	uint8_t ib_port, sl;
+	const struct gv_tool_dest *my; /* our QPN, PSN, GID */
+	struct gv_tool_dest *rem;      /* filled by meet() */
+};
+
+/*
+ * Instead of rdma-core's TCP exchange (cm_pingpong in tool_cm.c): meet()
+ * finds the peer and leaves the QP in RTS (0 or -errno, said why);
+ * part(arg, ok) runs once after the exchanges whenever meet() succeeded
+ * (ok: they all completed) and may fail the run.
+ */
+struct gv_tool_meet {
+	int (*meet)(void *arg, const struct gv_tool_meet_args *a);
+	int (*part)(void *arg, bool ok);
+	void *arg;
+	const char *note; /* a line for the usage text */
+};
+
 /* argv[0] is the command name. Exit statuses: 0, 1 (failure), 2 (usage). */
 int gv_tool_rc_pingpong(const struct gv_tool_opts *o, int argc, char **argv);
 int gv_tool_ud_pingpong(const struct gv_tool_opts *o, int argc, char **argv);
 int gv_tool_srq_pingpong(const struct gv_tool_opts *o, int argc, char **argv);
 int gv_tool_perf(const struct gv_tool_opts *o, int argc, char **argv);
+/* rc_pingpong meeting its peer through `meet` (see above). */
+int gv_tool_rc_pingpong_meet(const struct gv_tool_opts *o, int argc,
+			     char **argv, const struct gv_tool_meet *meet);
+/* rc_pingpong connected by CM MADs on QP1 (tool_cm.c). */
+int gv_tool_cm_pingpong(const struct gv_tool_opts *o, int argc, char **argv);
 
 #endif

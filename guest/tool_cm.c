@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmagate-guest cm_pingpong: rc_pingpong whose two sides meet by IP
+ * address and port through CM MADs on QP1, as two guests' rdma_cm would
+ * (REQ with the RDMA-CM IP private data, REP, RTU; DREQ/DREP at the end),
+ * instead of rdma-core's TCP exchange. The data exchange is
+ * tool_pingpong.c's.
+ *
+ * It needs the worker's QP1 emulation (issue 6): until then the REQ's
+ * send completes with an error and the active side gives up after the CM
+ * retries.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/log.h"
+#include "guest/cm_conn.h"
+#include "guest/cm_qp1.h"
+#include "guest/tools.h"
+
+#define CMPP_EPHEMERAL_LO 32768 /* ip_local_port_range's default */
+#define CMPP_EPHEMERAL_N  28232
+
+struct cmpp {
+	uint32_t timeout_ms; /* --cm-timeout; 0: ib_cm's timers */
+	int retries;	     /* --cm-retries; -1: rdma_cm's 15 */
+	struct cm_qp1 t;
+	struct cm_conn c;
+	struct gv_qp *qp;
+	uint8_t ib_port;
+	bool open;
+};
+
+static int cmpp_qp_connect(void *arg, const struct cm_qp_attr *attr)
+{
+	struct cmpp *s = arg;
+	struct gv_tool_path path = { .mtu = attr->path_mtu,
+				     .port = s->ib_port,
+				     .sl = attr->sl,
+				     .sgid_index = attr->sgid_index,
+				     .rd_atomic = attr->max_dest_rd_atomic,
+				     .grh = true };
+	struct gv_tool_dest my = { .qpn = attr->local_qpn,
+				   .psn = attr->local_psn };
+	struct gv_tool_dest rem = { .qpn = attr->remote_qpn,
+				    .psn = attr->remote_psn };
+
+	memcpy(rem.gid, attr->dgid, 16);
+	return gv_tool_rc_connect(s->qp, &path, &my, &rem);
+}
+
+static void cmpp_qp_disconnect(void *arg)
+{
+	struct cmpp *s = arg;
+	struct virtio_rdma_qp_attr a = { .qp_state = VIRTIO_RDMA_QPS_ERR };
+
+	gv_modify_qp(s->qp, &a, VIRTIO_RDMA_QP_STATE);
+}
+
+static const struct cm_qp_ops cmpp_qp_ops = {
+	.connect = cmpp_qp_connect,
+	.disconnect = cmpp_qp_disconnect,
+};
+
+/* The peer's IP address (numeric: rdma_resolve_addr's job is not ours). */
+static int parse_ip(const char *text, uint8_t ver, uint8_t addr[16])
+{
+	memset(addr, 0, 16);
+	if (ver == 4)
+		return inet_pton(AF_INET, text, addr + 12) == 1 ? 0 : -EINVAL;
+	return inet_pton(AF_INET6, text, addr) == 1 ? 0 : -EINVAL;
+}
+
+static const char *ip_str(uint8_t ver, const uint8_t addr[16], char *buf,
+			  size_t len)
+{
+	return inet_ntop(ver == 4 ? AF_INET : AF_INET6,
+			 ver == 4 ? addr + 12 : addr, buf, (socklen_t)len);
+}
+
+static void cmpp_cfg(const struct cmpp *s, const struct gv_tool_meet_args *a,
+		     const uint8_t gid[16], struct cm_conn_cfg *cfg)
+{
+	cm_conn_cfg_default(cfg);
+	cfg->timeout_ms = s->timeout_ms;
+	if (s->retries >= 0)
+		cfg->max_cm_retries = (uint8_t)s->retries;
+	memcpy(cfg->gid, gid, 16);
+	cfg->sgid_index = (uint8_t)a->gidx;
+	cfg->ca_guid = a->ctx->cfg.sys_image_guid;
+	cfg->ca_ack_delay = a->ctx->cfg.local_ca_ack_delay & 31;
+	cfg->path_mtu = (uint8_t)a->mtu;
+	cfg->sl = a->sl;
+}
+
+/* All the REQ's tries, as ib_cm waits for them. */
+static int cm_budget_ms(const struct cm_conn *c)
+{
+	uint64_t t = (uint64_t)c->timeout_ms * (c->cfg.max_cm_retries + 2);
+
+	return t < INT_MAX ? (int)t : INT_MAX;
+}
+
+static int cmpp_active(struct cmpp *s, const struct gv_tool_meet_args *a,
+		       uint8_t ver, const uint8_t our_ip[16])
+{
+	struct cm_ip_hdr ip = { .ip_version = ver };
+	char text[INET6_ADDRSTRLEN];
+	int r;
+
+	if (parse_ip(a->server, ver, ip.dst)) {
+		fprintf(stderr,
+			"cm_pingpong: HOST must be an IPv%u address like "
+			"our GID's, not '%s'\n",
+			ver, a->server);
+		return -EINVAL;
+	}
+	memcpy(ip.src, our_ip, 16);
+	ip.src_port =
+		(uint16_t)(CMPP_EPHEMERAL_LO + lrand48() % CMPP_EPHEMERAL_N);
+	printf("  CM: REQ to %s port %u, service id 0x%016llx\n",
+	       ip_str(ver, ip.dst, text, sizeof(text)), a->port,
+	       (unsigned long long)cm_ip_service_id(CM_IP_PS_TCP,
+						    (uint16_t)a->port));
+	fflush(stdout);
+	r = cm_conn_connect(&s->c, &ip, (uint16_t)a->port, a->my->qpn,
+			    a->my->psn, NULL, 0, cm_now_ms());
+	if (!r)
+		r = cm_conn_run(&s->c, 1u << CM_ESTABLISHED,
+				cm_budget_ms(&s->c));
+	return r;
+}
+
+static int cmpp_passive(struct cmpp *s, const struct gv_tool_meet_args *a,
+			uint8_t ver, const uint8_t our_ip[16])
+{
+	char text[INET6_ADDRSTRLEN];
+	int r = cm_conn_listen(&s->c, (uint16_t)a->port, a->my->qpn,
+			       a->my->psn);
+
+	printf("  CM: listening on %s port %u\n",
+	       ip_str(ver, our_ip, text, sizeof(text)), a->port);
+	fflush(stdout);
+	/* like rc_pingpong's accept(): wait for the client as long as it takes
+	 */
+	while (!r && s->c.state == CM_LISTEN) {
+		r = cm_conn_run(&s->c, 1u << CM_ESTABLISHED | 1u << CM_REP_SENT,
+				INT_MAX);
+	}
+	if (!r)
+		r = cm_conn_run(&s->c, 1u << CM_ESTABLISHED,
+				cm_budget_ms(&s->c));
+	return r;
+}
+
+static int cmpp_meet(void *arg, const struct gv_tool_meet_args *a)
+{
+	struct cmpp *s = arg;
+	struct cm_conn_cfg cfg;
+	uint8_t gid[16], our_ip[16], ver;
+	int r;
+
+	if (a->gidx < 0) {
+		fprintf(stderr, "cm_pingpong: -g is needed: the GID is our "
+				"IP address\n");
+		return -EINVAL;
+	}
+	r = gv_query_gid(a->ctx, (uint16_t)a->gidx, gid);
+	if (r) {
+		fprintf(stderr, "can't read sgid of index %d\n", a->gidx);
+		return r;
+	}
+	ver = cm_gid_to_ip(gid, our_ip);
+	r = cm_qp1_open(&s->t, a->ctx, a->pd, (uint8_t)a->gidx);
+	if (r) {
+		fprintf(stderr, "cm_pingpong: cannot set up QP1: %s\n",
+			strerror(-r));
+		return r;
+	}
+	s->open = true;
+	s->qp = a->qp;
+	s->ib_port = a->ib_port;
+	cmpp_cfg(s, a, gid, &cfg);
+	cm_conn_init(&s->c, &cfg, &cm_qp1_ops, &s->t, &cmpp_qp_ops, s);
+	r = a->server ? cmpp_active(s, a, ver, our_ip)
+		      : cmpp_passive(s, a, ver, our_ip);
+	if (r) {
+		fprintf(stderr, "cm_pingpong: CM %s: %s%s%s\n",
+			cm_state_name(s->c.state), strerror(-r),
+			s->c.why.msg[0] ? ": " : "", s->c.why.msg);
+		cm_qp1_close(&s->t);
+		s->open = false;
+		return r;
+	}
+	a->rem->lid = 0;
+	a->rem->qpn = s->c.qp.remote_qpn;
+	a->rem->psn = s->c.qp.remote_psn;
+	memcpy(a->rem->gid, s->c.qp.dgid, 16);
+	printf("  CM: ESTABLISHED, local id 0x%08x, remote id 0x%08x\n",
+	       s->c.local_id, s->c.remote_id);
+	fflush(stdout);
+	return 0;
+}
+
+/* The client disconnects (DREQ), the server waits for it (DREP). */
+static int cmpp_part(void *arg, bool ok)
+{
+	struct cmpp *s = arg;
+	unsigned int done = 1u << CM_TIMEWAIT | 1u << CM_CLOSED;
+	int r = 0;
+
+	if (!s->open)
+		return 0;
+	if (s->c.active || !ok)
+		r = cm_conn_disconnect(&s->c, cm_now_ms());
+	if (!r && ok)
+		r = cm_conn_run(&s->c, done, cm_budget_ms(&s->c));
+	if (ok) {
+		if (r)
+			fprintf(stderr, "cm_pingpong: disconnect: %s\n",
+				strerror(-r));
+		else
+			printf("  CM: disconnected (%s)\n",
+			       s->c.peer_disconnected ? "DREQ received"
+						      : "DREP received");
+	}
+	cm_qp1_close(&s->t);
+	s->open = false;
+	return ok ? r : 0;
+}
+
+/* Takes --cm-timeout=MS and --cm-retries=N out of argv (before HOST). */
+static int cmpp_args(struct cmpp *s, int *argc, char **argv)
+{
+	int n = 1;
+
+	s->timeout_ms = 0;
+	s->retries = -1;
+	for (int i = 1; i < *argc; i++) {
+		const char *v = NULL;
+		char *end;
+		unsigned long x;
+
+		if (!strncmp(argv[i], "--cm-timeout=", 13))
+			v = argv[i] + 13;
+		else if (!strncmp(argv[i], "--cm-retries=", 13))
+			v = argv[i] + 13;
+		if (!v) {
+			argv[n++] = argv[i];
+			continue;
+		}
+		x = strtoul(v, &end, 0);
+		if (*end || end == v)
+			return -EINVAL;
+		if (argv[i][5] == 't') {
+			if (!x || x > 600000)
+				return -EINVAL;
+			s->timeout_ms = (uint32_t)x;
+		} else {
+			if (x > 15) /* a 4-bit field of the REQ */
+				return -EINVAL;
+			s->retries = (int)x;
+		}
+	}
+	argv[n] = NULL;
+	*argc = n;
+	return 0;
+}
+
+int gv_tool_cm_pingpong(const struct gv_tool_opts *o, int argc, char **argv)
+{
+	static struct cmpp s;
+	const struct gv_tool_meet meet = {
+		.meet = cmpp_meet,
+		.part = cmpp_part,
+		.arg = &s,
+		.note = "(cm_pingpong: HOST is the server's IP address and -p "
+			"its rdma_cm port;\n"
+			" the two sides meet through CM MADs on QP1 (REQ, REP, "
+			"RTU, DREQ, DREP),\n"
+			" -g is required (the GID is the IP address).\n"
+			"  --cm-timeout=MS        per CM MAD (default: ib_cm's "
+			"timers, 4.6 s)\n"
+			"  --cm-retries=N         resends of a CM MAD (default "
+			"15, at most 15)\n"
+			" This needs the worker's QP1 emulation, which does "
+			"not exist yet:\n"
+			" until then the REQ is lost and the client gives up "
+			"after the retries.)\n",
+	};
+
+	log_init("rdmagate-guest", LOG_LVL_INFO);
+	if (cmpp_args(&s, &argc, argv)) {
+		fprintf(stderr, "cm_pingpong: bad --cm-timeout or "
+				"--cm-retries\n");
+		return 2;
+	}
+	return gv_tool_rc_pingpong_meet(o, argc, argv, &meet);
+}
