@@ -2,7 +2,8 @@
 /*
  * rdmagatectl: the broker's command-line client (spawn, stop, list,
  * reload) and the policy checker, which needs no broker.  Runs
- * unprivileged; the broker decides who may do what.
+ * unprivileged; the broker decides who may do what.  The protocol's
+ * client side is common/ctl_client.c (shared with the libvirt hook).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,13 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/broker_proto.h"
 #include "common/cleanup.h"
+#include "common/ctl_client.h"
 #include "config.h"
 #include "policy/policy.h"
 
@@ -52,88 +52,29 @@ static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt,
 	exit(1);
 }
 
-/* ---- talking to the broker ------------------------------------------------
+/* ---- talking to the broker (common/ctl_client.h) ------------------------
  */
 
-static void recv_msg(int fd, uint32_t want, struct bp_msg *m)
+#define CTL_DIE(fn, ...)                                                       \
+	do {                                                                   \
+		char err_[CTL_ERR_LEN];                                        \
+		if (fn(__VA_ARGS__, err_) < 0)                                 \
+			die("%s", err_);                                       \
+	} while (0)
+
+/* Connects, checks the peer is root, and says HELLO (no timeout). */
+static void connect_broker(struct ctl_conn *c)
 {
-	uint8_t buf[BP_MSG_MAX + 1];
-	char err[BP_ERR_LEN];
-	ssize_t n;
-
-	do
-		n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
-	while (n < 0 && errno == EINTR);
-	/*
-	 * A broker that turns a caller away closes the connection; whether
-	 * that reads as EOF or as a reset depends on whether our request was
-	 * still unread in its socket.
-	 */
-	if (n == 0 || (n < 0 && errno == ECONNRESET))
-		die("the broker closed the connection (not allowed to use "
-		    "%s?)",
-		    control_path);
-	if (n < 0)
-		die("reading from the broker: %s", strerror(errno));
-	if (bp_decode(buf, (size_t)n, m, err) < 0)
-		die("bad message from the broker: %s", err);
-	if (m->h.type == BP_ERROR_REPLY)
-		die("broker: %s (%s)", m->u.status.text,
-		    strerror(m->u.status.status));
-	if (m->h.type != want)
-		die("the broker answered %s to a request for %s",
-		    bp_type_name(m->h.type), bp_type_name(want));
-}
-
-static void send_msg(int fd, const struct bp_msg *m)
-{
-	int ret = bp_send(fd, m);
-
-	if (ret == -EPIPE || ret == -ECONNRESET)
-		die("the broker closed the connection (not allowed to use "
-		    "%s?)",
-		    control_path);
-	if (ret < 0)
-		die("sending to the broker: %s", strerror(-ret));
-}
-
-/* Connects, checks the peer is root, and says HELLO. */
-static int connect_broker(void)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-	struct bp_msg m;
-	int fd;
-
-	if (strlen(control_path) >= sizeof(sa.sun_path))
-		die("--control %s: path too long", control_path);
-	strcpy(sa.sun_path, control_path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("cannot reach the broker at %s: %s", control_path,
-		    strerror(errno));
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
-	    cr.uid != 0)
-		die("%s is not served by root: refusing to talk to it",
-		    control_path);
-	bp_init(&m, BP_HELLO);
-	send_msg(fd, &m);
-	recv_msg(fd, BP_HELLO_REPLY, &m);
-	if (m.u.hello_reply.version != RDMAGATE_CTL_VERSION)
-		die("the broker speaks protocol %u, this rdmagatectl %u",
-		    m.u.hello_reply.version, RDMAGATE_CTL_VERSION);
-	return fd;
+	CTL_DIE(ctl_connect, c, control_path, 0);
 }
 
 /* Prints a status reply; the exit status of the command. */
 static int report(const struct bp_status *st)
 {
-	if (st->status) {
-		fprintf(stderr, "rdmagatectl: broker: %s (%s)\n", st->text,
-			strerror(st->status));
+	char err[CTL_ERR_LEN];
+
+	if (ctl_status(st, err) < 0) {
+		fprintf(stderr, "rdmagatectl: %s\n", err);
 		return 1;
 	}
 	printf("%s\n", st->text);
@@ -164,17 +105,12 @@ static unsigned long number(const char *opt, const char *s, unsigned long max)
 /* --address: one address (not a prefix) as the policy writes it */
 static void add_address(struct bp_spawn *s, const char *text)
 {
-	struct policy_addr pa;
-	struct bp_addr *a;
+	int ret = ctl_spawn_add_address(s, text);
 
-	if (policy_parse_addr(text, &pa) < 0 ||
-	    pa.prefix_len != (pa.family == AF_INET ? 32 : 128))
-		die("--address %s: not an IPv4 or IPv6 address", text);
-	if (s->n_addrs >= BP_SPAWN_ADDRS_MAX)
+	if (ret == -E2BIG)
 		die("--address: at most %u", BP_SPAWN_ADDRS_MAX);
-	a = &s->addrs[s->n_addrs++];
-	a->family = (uint32_t)pa.family;
-	memcpy(a->addr, pa.addr, pa.family == AF_INET ? 4 : 16);
+	if (ret < 0)
+		die("--address %s: not an IPv4 or IPv6 address", text);
 }
 
 static int cmd_spawn(int argc, char **argv)
@@ -193,7 +129,8 @@ static int cmd_spawn(int argc, char **argv)
 	};
 	struct bp_msg m;
 	struct bp_spawn *s = &m.u.spawn;
-	int c, fd;
+	struct ctl_conn conn;
+	int c;
 
 	bp_init(&m, BP_SPAWN);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -229,10 +166,9 @@ static int cmd_spawn(int argc, char **argv)
 	}
 	if (!s->vm[0] || !s->socket[0] || optind != argc)
 		die("spawn needs --vm NAME and --socket PATH");
-	fd = connect_broker();
-	send_msg(fd, &m);
-	recv_msg(fd, BP_SPAWN_REPLY, &m);
-	close(fd);
+	connect_broker(&conn);
+	CTL_DIE(ctl_request, &conn, &m);
+	ctl_close(&conn);
 	return report(&m.u.spawn_reply.st);
 }
 
@@ -243,7 +179,8 @@ static int cmd_stop(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bp_msg m;
-	int c, fd;
+	struct ctl_conn conn;
+	int c;
 
 	bp_init(&m, BP_STOP);
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -255,10 +192,9 @@ static int cmd_stop(int argc, char **argv)
 	}
 	if (!m.u.stop.vm[0] || optind != argc)
 		die("stop needs --vm NAME");
-	fd = connect_broker();
-	send_msg(fd, &m);
-	recv_msg(fd, BP_STOP_REPLY, &m);
-	close(fd);
+	connect_broker(&conn);
+	CTL_DIE(ctl_request, &conn, &m);
+	ctl_close(&conn);
 	return report(&m.u.status);
 }
 
@@ -311,20 +247,20 @@ static int cmd_list(int argc, char **argv)
 	bool json = argc == 2 && !strcmp(argv[1], "--json");
 	uint32_t i, total = 1;
 	struct bp_msg m;
-	int fd;
+	struct ctl_conn conn;
 
 	if (argc > 2 || (argc == 2 && !json))
 		die("list takes only --json");
-	fd = connect_broker();
+	connect_broker(&conn);
 	bp_init(&m, BP_LIST);
-	send_msg(fd, &m);
+	CTL_DIE(ctl_send, &conn, &m);
 	if (json)
 		printf("[");
 	else
 		printf("%-20s %-8s %-6s %-6s %-8s %-4s %-9s %s\n", "VM", "PID",
 		       "UID", "GID", "DEVICE", "PORT", "STATE", "SOCKET");
 	for (i = 0; i < total; i++) {
-		recv_msg(fd, BP_LIST_REPLY, &m);
+		CTL_DIE(ctl_recv, &conn, BP_LIST_REPLY, &m);
 		if (m.u.list_reply.st.status)
 			return report(&m.u.list_reply.st);
 		if (m.u.list_reply.index != i)
@@ -335,22 +271,21 @@ static int cmd_list(int argc, char **argv)
 	}
 	if (json)
 		printf("%s]\n", total ? "\n" : "");
-	close(fd);
+	ctl_close(&conn);
 	return 0;
 }
 
 static int cmd_reload(int argc, char **argv)
 {
 	struct bp_msg m;
-	int fd;
+	struct ctl_conn conn;
 
 	if (argc != 1)
 		die("reload takes no arguments");
-	fd = connect_broker();
+	connect_broker(&conn);
 	bp_init(&m, BP_RELOAD);
-	send_msg(fd, &m);
-	recv_msg(fd, BP_RELOAD_REPLY, &m);
-	close(fd);
+	CTL_DIE(ctl_request, &conn, &m);
+	ctl_close(&conn);
 	return report(&m.u.status);
 }
 

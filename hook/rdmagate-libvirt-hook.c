@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdmagate-libvirt-hook: libvirtd runs it (as root) for every QEMU domain
+ * event, as /etc/libvirt/hooks/qemu.d/rdmagate, with the arguments
+ * OBJECT OPERATION SUB-OPERATION EXTRA and the domain XML on stdin.  For a
+ * domain that carries rdmagate's metadata (hook/domain_meta.h) it asks the
+ * broker to spawn the VM's worker on "prepare begin" and to stop it on
+ * "release end"; everything else exits 0 at once.  docs/libvirt-hook.md.
+ *
+ * libvirtd waits for its hooks and shows their stderr when one fails a VM
+ * start: every socket operation has a timeout, and a failure is one line on
+ * stderr and exit status 1.  Nothing is written to stdout (libvirt feeds a
+ * hook's stdout to the next hook for some operations).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libxml/parser.h>
+
+#include "common/cleanup.h"
+#include "common/ctl_client.h"
+#include "common/log.h"
+#include "hook/domain_meta.h"
+
+#define TIMEOUT_DEFAULT 30 /* s; a STOP may take the broker 5 s + reaping */
+#define TIMEOUT_MAX	600
+#define INFO_LEN	(2 * CTL_ERR_LEN)
+
+enum action { ACT_NONE, ACT_SPAWN, ACT_STOP };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rdmagate-libvirt-hook [--control PATH] [--timeout SEC] "
+		"DOMAIN OPERATION SUB-OPERATION EXTRA < domain.xml\n"
+		"  libvirtd runs it as /etc/libvirt/hooks/qemu.d/rdmagate.\n"
+		"  prepare begin: spawn the domain's rdmagate worker;\n"
+		"  release end: stop it; anything else: nothing.\n"
+		"  --control PATH   the broker's socket (else "
+		"$RDMAGATE_CONTROL,\n"
+		"                   else " RDMAGATE_CTL_DEFAULT_SOCKET ")\n"
+		"  --timeout SEC    for each exchange with the broker "
+		"(1..%d, default %d)\n",
+		TIMEOUT_MAX, TIMEOUT_DEFAULT);
+}
+
+/* The domain XML from stdin: at most DOMAIN_XML_MAX bytes. */
+static int read_stdin(char **ret, size_t *ret_len)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			char *nb;
+
+			/* one byte past the limit tells "too large" */
+			if (ncap > DOMAIN_XML_MAX + 1)
+				ncap = DOMAIN_XML_MAX + 1;
+			if (ncap == cap)
+				break;
+			nb = realloc(buf, ncap);
+			if (!nb)
+				return -ENOMEM;
+			buf = nb;
+			cap = ncap;
+		}
+		n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*ret = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+/*
+ * STOP.  info gets what to log once everything worked: on failure the one
+ * line on stderr is the error.
+ */
+static int stop_worker(struct ctl_conn *c, const char *vm, char *info,
+		       char *err)
+{
+	struct bp_msg m;
+	int ret;
+
+	bp_init(&m, BP_STOP);
+	bp_set_str(m.u.stop.vm, sizeof(m.u.stop.vm), vm);
+	ret = ctl_request(c, &m, err);
+	if (ret < 0)
+		return ret;
+	if (m.u.status.status == ESRCH) {
+		snprintf(info, CTL_ERR_LEN,
+			 "vm %s has no worker: nothing to stop", vm);
+		return 0;
+	}
+	ret = ctl_status(&m.u.status, err);
+	if (ret == 0)
+		snprintf(info, CTL_ERR_LEN, "%s", m.u.status.text);
+	return ret;
+}
+
+/*
+ * SPAWN.  A worker the broker already has for this VM is stale: libvirt
+ * runs one instance of a domain, and this one has not started yet (a
+ * "release end" was lost, e.g. libvirtd was killed).  It is stopped and
+ * the spawn asked once more.
+ */
+static int spawn_worker(struct ctl_conn *c, const struct bp_spawn *s,
+			char *info, char *err)
+{
+	char stale[CTL_ERR_LEN] = "";
+	struct bp_msg m;
+	int ret;
+
+	for (;;) {
+		bp_init(&m, BP_SPAWN);
+		m.u.spawn = *s;
+		ret = ctl_request(c, &m, err);
+		if (ret < 0)
+			return ret;
+		if (m.u.spawn_reply.st.status != EEXIST || stale[0])
+			break;
+		ret = stop_worker(c, s->vm, stale, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = ctl_status(&m.u.spawn_reply.st, err);
+	if (ret == 0)
+		snprintf(info, INFO_LEN, "%s%s%s", m.u.spawn_reply.st.text,
+			 stale[0] ? "; it replaces a stale worker: " : "",
+			 stale);
+	return ret;
+}
+
+static unsigned int parse_timeout(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || v < 1 ||
+	    v > TIMEOUT_MAX)
+		fatalx("--timeout '%s': not a number of seconds in 1..%d", s,
+		       TIMEOUT_MAX);
+	return (unsigned int)v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *control = getenv("RDMAGATE_CONTROL");
+	unsigned int timeout = TIMEOUT_DEFAULT;
+	const char *object, *op, *subop;
+	_cleanup_free_ char *xml = NULL;
+	char err[CTL_ERR_LEN > DOMAIN_META_ERR_LEN ? CTL_ERR_LEN
+						   : DOMAIN_META_ERR_LEN];
+	char info[INFO_LEN];
+	struct domain_meta meta;
+	struct ctl_conn conn;
+	enum action act;
+	size_t len = 0;
+	int i, ret;
+
+	log_init("rdmagate-libvirt-hook", LOG_LVL_INFO);
+	if (!control || !control[0])
+		control = RDMAGATE_CTL_DEFAULT_SOCKET;
+	/* libvirt's four arguments are always the last four: options first */
+	for (i = 1; i < argc - 4; i++) {
+		if (!strcmp(argv[i], "--control") && i + 1 < argc - 4)
+			control = argv[++i];
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc - 4)
+			timeout = parse_timeout(argv[++i]);
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc < 5) {
+		usage(stderr);
+		return 2;
+	}
+	object = argv[argc - 4];
+	op = argv[argc - 3];
+	subop = argv[argc - 2];
+	if (!strcmp(op, "prepare") && !strcmp(subop, "begin"))
+		act = ACT_SPAWN;
+	else if (!strcmp(op, "release") && !strcmp(subop, "end"))
+		act = ACT_STOP;
+	else
+		act = ACT_NONE;
+	if (act == ACT_NONE)
+		return 0;
+
+	ret = read_stdin(&xml, &len);
+	if (ret < 0)
+		fatalx("%s %s %s: reading the domain XML from stdin: %s",
+		       object, op, subop, strerror(-ret));
+	LIBXML_TEST_VERSION;
+	ret = domain_meta_parse(xml, len, &meta, err);
+	if (ret < 0)
+		fatalx("%s %s %s: %s", object, op, subop, err);
+	if (!meta.present)
+		return 0;
+	if (strcmp(object, meta.s.vm))
+		fatalx("%s %s %s: the domain XML names domain %s", object, op,
+		       subop, meta.s.vm);
+
+	ret = ctl_connect(&conn, control, timeout, err);
+	if (ret == 0) {
+		if (act == ACT_SPAWN)
+			ret = spawn_worker(&conn, &meta.s, info, err);
+		else
+			ret = stop_worker(&conn, meta.s.vm, info, err);
+		ctl_close(&conn);
+	}
+	if (ret < 0)
+		fatalx("vm %s: %s its rdmagate worker: %s", meta.s.vm,
+		       act == ACT_SPAWN ? "cannot start" : "cannot stop", err);
+	log_info("vm %s: %s", meta.s.vm, info);
+	return 0;
+}
