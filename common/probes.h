@@ -50,6 +50,33 @@ enum rdmagate_mad_drop {
 	RDMAGATE_MAD_DROP_QUEUE_FULL = 5, /* the receiver cannot take it */
 };
 
+/*
+ * mad_dropped reasons: why rdmagate-mux routed a MAD nowhere.  Also the
+ * index of the per-worker drop counters of the mux's STATS reply
+ * (common/mux_proto.h).  docs/mux.md says when each applies.
+ */
+enum rdmagate_mux_drop {
+	RDMAGATE_MUX_DROP_MALFORMED = 1,    /* too short, bad header */
+	RDMAGATE_MUX_DROP_CLASS = 2,	    /* not CM 0x07 v2, method Send */
+	RDMAGATE_MUX_DROP_ATTR = 3,	    /* a CM attribute not routed */
+	RDMAGATE_MUX_DROP_UNKNOWN_GID = 4,  /* in: destination nobody's */
+	RDMAGATE_MUX_DROP_PATH = 5,	    /* REQ path GIDs != the GRH's */
+	RDMAGATE_MUX_DROP_UNKNOWN_ID = 6,   /* in: id never learned */
+	RDMAGATE_MUX_DROP_SPOOF = 7,	    /* out: a GID not the worker's */
+	RDMAGATE_MUX_DROP_ADDRESS = 8,	    /* out: not QP1 / GSI Q_Key */
+	RDMAGATE_MUX_DROP_TABLE_FULL = 9,   /* out: no room for the id */
+	RDMAGATE_MUX_DROP_WORKER_FULL = 10, /* in: its socket is full */
+	RDMAGATE_MUX_DROP_WORKER_GONE = 11, /* its channel is closed */
+	RDMAGATE_MUX_DROP_SEND_FAILED = 12, /* out: umad refused it */
+};
+#define RDMAGATE_MUX_DROP_MAX 12
+
+/* mad_routed / mad_dropped direction. */
+enum rdmagate_mux_dir {
+	RDMAGATE_MUX_IN = 1,  /* from the wire (umad) to a worker */
+	RDMAGATE_MUX_OUT = 2, /* from a worker to the wire */
+};
+
 /* worker_exit reasons. */
 enum rdmagate_worker_exit {
 	RDMAGATE_WORKER_EXITED = 1,   /* status: its exit status */
@@ -82,7 +109,9 @@ enum rdmagate_policy_what {
 	X(gid_del)                                                             \
 	X(policy_refuse)                                                       \
 	X(mad_route)                                                           \
-	X(mad_route_drop)
+	X(mad_route_drop)                                                      \
+	X(mad_routed)                                                          \
+	X(mad_dropped)
 
 #define RDMAGATE_SEMA_DECL_(n) extern unsigned short rdmagate_##n##_semaphore;
 RDMAGATE_PROBES(RDMAGATE_SEMA_DECL_)
@@ -192,5 +221,26 @@ const char *rdmagate_probe_vm = "";
 #define RDMAGATE_MAD_ROUTE_DROP_ENABLED() RDMAGATE_PROBE_ON_(mad_route_drop)
 #define RDMAGATE_MAD_ROUTE_DROP(vm, reason, mgmt_class)                        \
 	STAP_PROBE3(rdmagate, mad_route_drop, vm, reason, mgmt_class)
+
+/*
+ * rdmagate-mux routed a MAD: worker_id (the broker's id of the worker,
+ * vm its VM name), mgmt_class, attr_id (host order), direction (enum
+ * rdmagate_mux_dir).
+ */
+#define RDMAGATE_MAD_ROUTED_ENABLED() RDMAGATE_PROBE_ON_(mad_routed)
+#define RDMAGATE_MAD_ROUTED(vm, worker_id, mgmt_class, attr_id, direction)     \
+	STAP_PROBE5(rdmagate, mad_routed, vm, worker_id, mgmt_class, attr_id,  \
+		    direction)
+
+/*
+ * rdmagate-mux dropped a MAD: worker_id (0 and vm "" when no worker is
+ * known: an incoming MAD for a GID nobody owns), reason (enum
+ * rdmagate_mux_drop), attr_id (0 when the MAD was too short to have one),
+ * direction.
+ */
+#define RDMAGATE_MAD_DROPPED_ENABLED() RDMAGATE_PROBE_ON_(mad_dropped)
+#define RDMAGATE_MAD_DROPPED(vm, worker_id, reason, attr_id, direction)        \
+	STAP_PROBE5(rdmagate, mad_dropped, vm, worker_id, reason, attr_id,     \
+		    direction)
 
 #endif

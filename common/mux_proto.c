@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The mux protocol's one table and its pure decoder (see
+ * common/mux_proto.h and docs/mux.md).  Linked by rdmagate-mux, and by
+ * whoever talks to it (the broker, the worker, the tests).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "common/cleanup.h"
+#include "common/mux_proto.h"
+#include "common/probes.h"
+
+_Static_assert(RDMAGATE_MUX_DROP_MAX < MP_DROP_SLOTS,
+	       "the STATS reply has a slot for every drop reason");
+
+typedef int (*mp_check_fn)(const struct mp_msg *m, char *err);
+
+struct mp_row {
+	struct mp_type_info info;
+	mp_check_fn check;
+};
+
+static void set_err(char *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_err(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, MP_ERR_LEN, fmt, ap);
+	va_end(ap);
+}
+
+static bool all_zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	while (len--)
+		if (*b++)
+			return false;
+	return true;
+}
+
+/* NUL-terminated, and only NULs after the NUL. */
+static bool field_ok(const char *f, size_t size)
+{
+	const char *nul = memchr(f, '\0', size);
+
+	return nul && all_zero(nul, size - (size_t)(nul - f));
+}
+
+bool mp_device_name_ok(const char *s)
+{
+	size_t i;
+
+	if (!s[0] || s[0] == '.' || s[0] == '-')
+		return false;
+	for (i = 0; s[i]; i++) {
+		char c = s[i];
+
+		if (i >= MP_DEVICE_SIZE - 1)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+static int check_empty(const struct mp_msg *m, char *err)
+{
+	return 0;
+}
+
+static int check_worker_id(uint32_t id, char *err)
+{
+	if (id == 0) {
+		set_err(err, "worker id 0: reserved (no worker)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_device_port(const char *device, uint32_t port, char *err)
+{
+	if (!field_ok(device, MP_DEVICE_SIZE)) {
+		set_err(err, "device: not NUL-terminated and NUL-padded");
+		return -EINVAL;
+	}
+	if (!mp_device_name_ok(device)) {
+		set_err(err, "device '%.63s': not a device name", device);
+		return -EINVAL;
+	}
+	if (port < 1 || port > MP_PORT_MAX) {
+		set_err(err, "port %u: not 1..%u", port, MP_PORT_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_port_add(const struct mp_msg *m, char *err)
+{
+	return check_device_port(m->u.port_add.device, m->u.port_add.port, err);
+}
+
+static int check_attach(const struct mp_msg *m, char *err)
+{
+	const struct mp_worker_attach *a = &m->u.attach;
+	int ret = check_worker_id(a->worker_id, err);
+
+	if (ret < 0)
+		return ret;
+	if (!field_ok(a->vm, MP_VM_SIZE)) {
+		set_err(err, "vm name: not NUL-terminated and NUL-padded");
+		return -EINVAL;
+	}
+	if (!bp_vm_name_ok(a->vm)) {
+		set_err(err,
+			"vm name '%.64s': not 1..64 of A-Z a-z 0-9 _ . - "
+			"(no leading . or -)",
+			a->vm);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_detach(const struct mp_msg *m, char *err)
+{
+	return check_worker_id(m->u.ref.worker_id, err);
+}
+
+static int check_stats(const struct mp_msg *m, char *err)
+{
+	return 0; /* worker 0: the totals */
+}
+
+static int check_gid(const uint8_t *gid, char *err)
+{
+	if (all_zero(gid, MP_GID_SIZE)) {
+		set_err(err, "gid: all zero");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_gid_add(const struct mp_msg *m, char *err)
+{
+	const struct mp_gid_add *g = &m->u.gid_add;
+	int ret = check_worker_id(g->worker_id, err);
+
+	if (ret < 0)
+		return ret;
+	ret = check_device_port(g->device, g->port, err);
+	if (ret < 0)
+		return ret;
+	if (g->host_gid_index > MP_GID_INDEX_MAX) {
+		set_err(err, "host gid index %u: not 0..%u", g->host_gid_index,
+			MP_GID_INDEX_MAX);
+		return -EINVAL;
+	}
+	return check_gid(g->gid, err);
+}
+
+static int check_gid_del(const struct mp_msg *m, char *err)
+{
+	int ret = check_worker_id(m->u.gid_del.worker_id, err);
+
+	if (ret < 0)
+		return ret;
+	return check_gid(m->u.gid_del.gid, err);
+}
+
+static int check_status(const struct bp_status *st, char *err)
+{
+	if (st->status < 0 || st->status > 4095) {
+		set_err(err, "status %d: not 0 or an errno", st->status);
+		return -EINVAL;
+	}
+	if (!field_ok(st->text, sizeof(st->text))) {
+		set_err(err, "reply text: not NUL-terminated and NUL-padded");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_status_reply(const struct mp_msg *m, char *err)
+{
+	return check_status(&m->u.status, err);
+}
+
+static int check_hello_reply(const struct mp_msg *m, char *err)
+{
+	return check_status(&m->u.hello_reply.st, err);
+}
+
+static int check_stats_reply(const struct mp_msg *m, char *err)
+{
+	const struct mp_stats_reply *r = &m->u.stats_reply;
+	int ret = check_status(&r->st, err);
+
+	if (ret < 0)
+		return ret;
+	if (r->s.dropped[0]) {
+		set_err(err, "stats reply: drop slot 0 is not zero");
+		return -EINVAL;
+	}
+	if (r->st.status && !all_zero(&r->s, sizeof(r->s))) {
+		set_err(err, "stats reply: counters with a failure status");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The shared part of MAD_SEND and MAD_RECV. */
+static int check_mad(uint32_t flow_label, uint32_t mad_len, const uint8_t *mad,
+		     char *err)
+{
+	if (flow_label > MP_FLOW_LABEL_MAX) {
+		set_err(err, "flow label 0x%x: more than 20 bits", flow_label);
+		return -EINVAL;
+	}
+	if (mad_len < MP_MAD_HDR || mad_len > MP_MAD_SIZE) {
+		set_err(err, "mad length %u: not %u..%u", mad_len, MP_MAD_HDR,
+			MP_MAD_SIZE);
+		return -EINVAL;
+	}
+	if (!all_zero(mad + mad_len, MP_MAD_SIZE - mad_len)) {
+		set_err(err, "mad: bytes past its length %u are not zero",
+			mad_len);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_mad_send(const struct mp_msg *m, char *err)
+{
+	const struct mp_mad_send *s = &m->u.mad_send;
+
+	if (s->remote_qpn > MP_QPN_MAX) {
+		set_err(err, "remote qpn 0x%x: more than 24 bits",
+			s->remote_qpn);
+		return -EINVAL;
+	}
+	return check_mad(s->flow_label, s->mad_len, s->mad, err);
+}
+
+static int check_mad_recv(const struct mp_msg *m, char *err)
+{
+	const struct mp_mad_recv *r = &m->u.mad_recv;
+
+	if (r->src_qpn > MP_QPN_MAX) {
+		set_err(err, "source qpn 0x%x: more than 24 bits", r->src_qpn);
+		return -EINVAL;
+	}
+	return check_mad(r->flow_label, r->mad_len, r->mad, err);
+}
+
+/* THE table: every message the protocol has. */
+static const struct mp_row rows[] = {
+	{ { MP_HELLO, "HELLO", 0, MP_FROM_BROKER }, check_empty },
+	{ { MP_HELLO_REPLY, "HELLO_REPLY", sizeof(struct mp_hello_reply),
+	    MP_FROM_MUX },
+	  check_hello_reply },
+	{ { MP_PORT_ADD, "PORT_ADD", sizeof(struct mp_port_add),
+	    MP_FROM_BROKER },
+	  check_port_add },
+	{ { MP_PORT_ADD_REPLY, "PORT_ADD_REPLY", sizeof(struct bp_status),
+	    MP_FROM_MUX },
+	  check_status_reply },
+	{ { MP_WORKER_ATTACH, "WORKER_ATTACH", sizeof(struct mp_worker_attach),
+	    MP_FROM_BROKER },
+	  check_attach },
+	{ { MP_WORKER_ATTACH_REPLY, "WORKER_ATTACH_REPLY",
+	    sizeof(struct bp_status), MP_FROM_MUX },
+	  check_status_reply },
+	{ { MP_WORKER_DETACH, "WORKER_DETACH", sizeof(struct mp_worker_ref),
+	    MP_FROM_BROKER },
+	  check_detach },
+	{ { MP_WORKER_DETACH_REPLY, "WORKER_DETACH_REPLY",
+	    sizeof(struct bp_status), MP_FROM_MUX },
+	  check_status_reply },
+	{ { MP_GID_ADD, "GID_ADD", sizeof(struct mp_gid_add), MP_FROM_BROKER },
+	  check_gid_add },
+	{ { MP_GID_ADD_REPLY, "GID_ADD_REPLY", sizeof(struct bp_status),
+	    MP_FROM_MUX },
+	  check_status_reply },
+	{ { MP_GID_DEL, "GID_DEL", sizeof(struct mp_gid_del), MP_FROM_BROKER },
+	  check_gid_del },
+	{ { MP_GID_DEL_REPLY, "GID_DEL_REPLY", sizeof(struct bp_status),
+	    MP_FROM_MUX },
+	  check_status_reply },
+	{ { MP_STATS, "STATS", sizeof(struct mp_worker_ref), MP_FROM_BROKER },
+	  check_stats },
+	{ { MP_STATS_REPLY, "STATS_REPLY", sizeof(struct mp_stats_reply),
+	    MP_FROM_MUX },
+	  check_stats_reply },
+	{ { MP_ERROR_REPLY, "ERROR_REPLY", sizeof(struct bp_status),
+	    MP_FROM_MUX },
+	  check_status_reply },
+	{ { MP_MAD_SEND, "MAD_SEND", sizeof(struct mp_mad_send),
+	    MP_FROM_WORKER },
+	  check_mad_send },
+	{ { MP_MAD_RECV, "MAD_RECV", sizeof(struct mp_mad_recv), MP_FROM_MUX },
+	  check_mad_recv },
+};
+
+static const struct mp_row *row_of(uint32_t type)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++)
+		if (rows[i].info.type == type)
+			return &rows[i];
+	return NULL;
+}
+
+const struct mp_type_info *mp_type_info(uint32_t type)
+{
+	const struct mp_row *r = row_of(type);
+
+	return r ? &r->info : NULL;
+}
+
+const char *mp_type_name(uint32_t type)
+{
+	const struct mp_row *r = row_of(type);
+
+	return r ? r->info.name : "unknown";
+}
+
+static const char *from_name(enum mp_from from)
+{
+	switch (from) {
+	case MP_FROM_BROKER:
+		return "the broker";
+	case MP_FROM_MUX:
+		return "the mux";
+	case MP_FROM_WORKER:
+		return "a worker";
+	}
+	return "nobody";
+}
+
+int mp_decode(const void *buf, size_t len, enum mp_from from,
+	      struct mp_msg *ret, char *err)
+{
+	const struct mp_row *r;
+	struct mp_msg m;
+	int rc;
+
+	if (len < sizeof(m.h)) {
+		set_err(err, "short message: %zu bytes, the header is %zu", len,
+			sizeof(m.h));
+		return -EBADMSG;
+	}
+	if (len > MP_MSG_MAX) {
+		set_err(err, "long message: %zu bytes, at most %zu", len,
+			MP_MSG_MAX);
+		return -EMSGSIZE;
+	}
+	memset(&m, 0, sizeof(m));
+	memcpy(&m.h, buf, sizeof(m.h));
+	if (m.h.version != RDMAGATE_MUX_VERSION) {
+		set_err(err, "protocol version %u, this side speaks %u",
+			m.h.version, RDMAGATE_MUX_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	r = row_of(m.h.type);
+	if (!r) {
+		set_err(err, "unknown message type %u", m.h.type);
+		return -EOPNOTSUPP;
+	}
+	if (r->info.from != from) {
+		set_err(err, "%s: sent by %s, not by %s", r->info.name,
+			from_name(r->info.from), from_name(from));
+		return -EOPNOTSUPP;
+	}
+	if (m.h.len != len - sizeof(m.h)) {
+		set_err(err,
+			"%s: header says %u payload bytes, the message has "
+			"%zu",
+			r->info.name, m.h.len, len - sizeof(m.h));
+		return -EBADMSG;
+	}
+	if (m.h.len != r->info.size) {
+		set_err(err, "%s: payload of %u bytes, it has %u", r->info.name,
+			m.h.len, r->info.size);
+		return -EBADMSG;
+	}
+	memcpy(&m.u, (const uint8_t *)buf + sizeof(m.h), m.h.len);
+	rc = r->check(&m, err);
+	if (rc < 0)
+		return rc;
+	memcpy(ret, &m, sizeof(m));
+	return 0;
+}
+
+size_t mp_init(struct mp_msg *m, uint32_t type)
+{
+	const struct mp_row *r = row_of(type);
+
+	if (!r)
+		return 0;
+	memset(m, 0, sizeof(*m));
+	m->h.version = RDMAGATE_MUX_VERSION;
+	m->h.type = type;
+	m->h.len = r->info.size;
+	return sizeof(m->h) + r->info.size;
+}
+
+int mp_send(int fd, const struct mp_msg *m, int flags, int fd_pass)
+{
+	struct iovec iov[2] = {
+		{ (void *)&m->h, sizeof(m->h) },
+		{ (void *)&m->u, m->h.len },
+	};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+	ssize_t n;
+
+	if (m->h.len > sizeof(m->u))
+		return -EINVAL;
+	if (fd_pass >= 0) {
+		struct cmsghdr *c;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd_pass, sizeof(int));
+	}
+	do
+		n = sendmsg(fd, &mh, flags | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : 0;
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdmagate-mux's routing core: pure (no I/O, no clock: the time is an
+ * argument), so that the unit tests and the fuzz target run it alone.
+ *
+ * It holds what the broker told the mux (ports, workers, which worker
+ * owns which full 16-byte GID at which host GID index) and what the
+ * guests' own CM sends taught it (the communication / request id table),
+ * and decides, for every MAD:
+ *   - from the wire: deliver to worker X, or drop (reason);
+ *   - from worker X: send on port P from host GID index I, or refuse
+ *     (reason).
+ * docs/mux.md states the rules; the reasons are enum rdmagate_mux_drop
+ * (common/probes.h).
+ */
+#ifndef RDMAGATE_MUX_ROUTER_H
+#define RDMAGATE_MUX_ROUTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/mux_proto.h"
+
+/* The CM class as the mux registers it. */
+#define ROUTER_CM_CLASS		0x07
+#define ROUTER_CM_CLASS_VERSION 2
+#define ROUTER_METHOD_SEND	0x03
+#define ROUTER_GSI_QPN		1
+#define ROUTER_GSI_QKEY		0x80010000u
+
+/* CM attribute ids (IBTA vol. 1, 16.7). */
+enum router_cm_attr {
+	CM_ATTR_CLASS_PORT_INFO = 0x0001,
+	CM_ATTR_REQ = 0x0010,
+	CM_ATTR_MRA = 0x0011,
+	CM_ATTR_REJ = 0x0012,
+	CM_ATTR_REP = 0x0013,
+	CM_ATTR_RTU = 0x0014,
+	CM_ATTR_DREQ = 0x0015,
+	CM_ATTR_DREP = 0x0016,
+	CM_ATTR_SIDR_REQ = 0x0017,
+	CM_ATTR_SIDR_REP = 0x0018,
+	CM_ATTR_LAP = 0x0019,
+	CM_ATTR_APR = 0x001a,
+};
+
+/* Offsets in the MAD (the 24-byte header included). */
+#define CM_OFF_LOCAL_COMM_ID	  24 /* every connection message */
+#define CM_OFF_REMOTE_COMM_ID	  28 /* all but REQ */
+#define CM_OFF_REQUEST_ID	  24 /* SIDR_REQ, SIDR_REP */
+#define CM_OFF_REQ_PRI_LOCAL_GID  80 /* REQ: primary path */
+#define CM_OFF_REQ_PRI_REMOTE_GID 96
+#define CM_OFF_REQ_ALT_LOCAL_GID  124 /* REQ: alternate path */
+#define CM_OFF_LAP_ALT_LOCAL_GID  48  /* LAP: the new alternate path */
+
+struct router_config {
+	uint32_t max_ports; /* device/port pairs */
+	uint32_t max_workers;
+	uint32_t max_gids;	     /* GID ownership entries, all workers */
+	uint32_t max_ids;	     /* id table entries, all workers */
+	uint32_t max_ids_per_worker; /* one worker's share of them */
+	uint64_t id_ttl_ms;   /* handshake / closing entries: after last use */
+	uint64_t conn_ttl_ms; /* entries of established connections */
+	uint64_t hash_seed;   /* random in the mux, fixed in tests */
+};
+
+/* 32 ports, 1024 workers, 4096 GIDs, 65536 ids (4096 per worker),
+ * 60 s, 24 h, seed 0. */
+void router_config_default(struct router_config *c);
+
+struct router;
+
+/* NULL with errno EINVAL (a zero bound, max_ids_per_worker > max_ids)
+ * or ENOMEM. */
+struct router *router_new(const struct router_config *c);
+void router_free(struct router *r);
+
+/*
+ * Adds device/port with a P_Key table of pkeys entries (a send's
+ * pkey_index must be below).  Returns the port's id (>= 0; the same id
+ * again for a port already added), -ENOSPC, or -EINVAL.
+ */
+int router_port_add(struct router *r, const char *device, uint32_t port,
+		    uint32_t pkeys);
+/* The port's id, or -ENOENT. */
+int router_port_find(const struct router *r, const char *device, uint32_t port);
+
+/* 0, -EINVAL (id 0), -EEXIST, -ENOSPC. */
+int router_worker_add(struct router *r, uint32_t worker_id);
+/* Removes the worker, its GIDs and its ids: 0 or -ENOENT. */
+int router_worker_del(struct router *r, uint32_t worker_id);
+bool router_worker_exists(const struct router *r, uint32_t worker_id);
+
+/*
+ * gid at host_index of port_id is worker_id's.  0 (also when exactly
+ * this is known already), -ENOENT (no such worker or port), -EEXIST (the
+ * GID is another worker's on that port, or has another index, or the
+ * index holds another GID), -ENOSPC, -EINVAL (all-zero GID, index >
+ * 255).
+ */
+int router_gid_add(struct router *r, uint32_t worker_id, int port_id,
+		   const uint8_t gid[16], uint32_t host_index);
+/* Removes gid (on every port) from worker_id, and the ids learned on it.
+ * 0, -ENOENT (the worker has no such GID). */
+int router_gid_del(struct router *r, uint32_t worker_id, const uint8_t gid[16]);
+/* The GID a worker owns at host_index of port_id, or NULL: how the mux
+ * turns umad's receive GID index into the full destination GID. */
+const uint8_t *router_gid_at(const struct router *r, int port_id,
+			     uint32_t host_index);
+
+struct router_verdict {
+	uint32_t reason;    /* 0: route; else enum rdmagate_mux_drop */
+	uint32_t direction; /* enum rdmagate_mux_dir */
+	uint32_t worker_id; /* in: the destination; out: the sender; 0 none */
+	int port_id;	    /* out: the port to send on; in: where it came */
+	uint32_t host_gid_index; /* out: the sgid's index on that port */
+	uint8_t mgmt_class;	 /* 0 when the MAD is too short */
+	uint16_t attr_id;	 /* host order; 0 when too short */
+	char why[160];		 /* a drop's reason in words, for the log */
+};
+
+/*
+ * A MAD from the wire on port_id: sgid the sender's GID (GRH), dgid
+ * ours (the GID at the receive GID index; NULL when that index holds no
+ * worker's GID), mad/len its bytes.  Learns
+ * and refreshes ids; counts nothing (router_account()).
+ */
+void router_incoming(struct router *r, int port_id, const uint8_t sgid[16],
+		     const uint8_t dgid[16], const uint8_t *mad, size_t len,
+		     uint64_t now_ms, struct router_verdict *v);
+
+/* A MAD_SEND from worker_id (decoded by mp_decode()). */
+void router_outgoing(struct router *r, uint32_t worker_id,
+		     const struct mp_mad_send *s, uint64_t now_ms,
+		     struct router_verdict *v);
+
+/*
+ * Counts the final outcome of a MAD: v as the router decided, or with
+ * reason changed by the caller (WORKER_FULL, WORKER_GONE, SEND_FAILED)
+ * into the worker's counters and the totals (worker 0).
+ */
+void router_account(struct router *r, const struct router_verdict *v);
+
+/* worker_id's counters (0: the totals).  0 or -ENOENT. */
+int router_stats(const struct router *r, uint32_t worker_id,
+		 struct mp_stats *ret);
+
+/* Removes ids whose time is up; returns how many. */
+uint32_t router_expire(struct router *r, uint64_t now_ms);
+/* Entries in the id table (expired ones not removed yet included). */
+uint32_t router_id_count(const struct router *r);
+
+/* "spoof", "unknown-gid", ... (docs/mux.md); "?" for no reason. */
+const char *router_reason_name(uint32_t reason);
+/* "REQ", "DREQ", ..., or "attr 0x0042". buf holds 16 bytes. */
+const char *router_attr_name(uint16_t attr_id, char buf[16]);
+/* "fd99::10" (inet_ntop form of the 16 bytes); buf holds 46 bytes. */
+const char *router_gid_str(const uint8_t gid[16], char buf[46]);
+
+#endif
