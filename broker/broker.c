@@ -6,6 +6,7 @@
  * (load, reload), and the event loop (epoll + signalfd).
  */
 #include <cap-ng.h>
+#include <systemd/sd-daemon.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -37,12 +38,20 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: rdmagate-broker [--policy FILE] [--worker PATH] "
 		"[--control PATH]\n"
-		"                       [--cgroup-root PATH] [-v]\n"
+		"                       [--cgroup-root PATH] [--state-dir DIR]\n"
+		"                       [--stop-workers-on-exit] [-v]\n"
 		"  --policy FILE       the policy (" DEFAULT_POLICY ")\n"
 		"  --worker PATH       rdmagate-worker (" DEFAULT_WORKER ")\n"
 		"  --control PATH      the control socket (default: the "
 		"policy's control_socket)\n"
 		"  --cgroup-root PATH  the cgroup2 mount (" DEFAULT_CGROUP ")\n"
+		"  --state-dir DIR     workers' records and channels, kept "
+		"across restarts\n"
+		"                      (" BROKER_DEFAULT_STATE_DIR ")\n"
+		"  --stop-workers-on-exit  stop every worker when the broker "
+		"exits (default:\n"
+		"                      they keep serving and the next broker "
+		"re-adopts them)\n"
 		"  -v                  debug logs\n");
 }
 
@@ -53,6 +62,8 @@ static void parse(int argc, char **argv, struct broker *b)
 		{ "worker", required_argument, NULL, 'w' },
 		{ "control", required_argument, NULL, 'c' },
 		{ "cgroup-root", required_argument, NULL, 'g' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "stop-workers-on-exit", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -62,6 +73,7 @@ static void parse(int argc, char **argv, struct broker *b)
 	b->policy_path = DEFAULT_POLICY;
 	b->worker_path = DEFAULT_WORKER;
 	b->cgroup_root = DEFAULT_CGROUP;
+	b->state_dir = BROKER_DEFAULT_STATE_DIR;
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -75,6 +87,12 @@ static void parse(int argc, char **argv, struct broker *b)
 			break;
 		case 'g':
 			b->cgroup_root = optarg;
+			break;
+		case 'S':
+			b->state_dir = optarg;
+			break;
+		case 'X':
+			b->stop_on_exit = true;
 			break;
 		case 'v':
 			verbose = true;
@@ -94,6 +112,8 @@ static void parse(int argc, char **argv, struct broker *b)
 	log_init("broker", verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
 	if (b->worker_path[0] != '/')
 		fatalx("--worker %s: give an absolute path", b->worker_path);
+	if (b->state_dir[0] != '/')
+		fatalx("--state-dir %s: give an absolute path", b->state_dir);
 }
 
 /* ---- policy ---------------------------------------------------------------
@@ -149,7 +169,7 @@ int broker_reload(struct broker *b, char *why, size_t why_len)
  * What the broker keeps (docs/broker.md): SETUID, SETGID, SETPCAP for the
  * workers' privilege drop, CHOWN for their sockets, DAC_OVERRIDE to make
  * them in callers' directories, KILL to stop workers, SYS_RESOURCE for
- * RLIMIT_MEMLOCK above the hard limit.
+ * RLIMIT_MEMLOCK above the hard limit, NET_ADMIN for the guests' addresses.
  */
 static void drop_own_caps(void)
 {
@@ -164,6 +184,7 @@ static void drop_own_caps(void)
 		{ CAP_DAC_OVERRIDE, "dac_override" },
 		{ CAP_KILL, "kill" },
 		{ CAP_SYS_RESOURCE, "sys_resource" },
+		{ CAP_NET_ADMIN, "net_admin" },
 	};
 	bool have[ARRAY_SIZE(keep)];
 	unsigned int i;
@@ -197,29 +218,7 @@ static void drop_own_caps(void)
 	if (capng_apply(CAPNG_SELECT_BOTH) < 0)
 		fatalx("cannot reduce the broker's capabilities");
 	log_info("capabilities cut to setuid setgid setpcap chown "
-		 "dac_override kill sys_resource (those available)");
-}
-
-/* systemd's readiness notification, without libsystemd. */
-static void sd_ready(void)
-{
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -1;
-	socklen_t len;
-
-	if (!path || (path[0] != '/' && path[0] != '@') ||
-	    strlen(path) >= sizeof(sa.sun_path))
-		return;
-	strcpy(sa.sun_path, path);
-	if (path[0] == '@')
-		sa.sun_path[0] = '\0';
-	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-			  strlen(path));
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || sendto(fd, "READY=1", 7, MSG_NOSIGNAL,
-			     (struct sockaddr *)&sa, len) < 0)
-		log_warn("sd_notify READY=1");
+		 "dac_override kill sys_resource net_admin (those available)");
 }
 
 /* ---- the loop --------------------------------------------------------------
@@ -278,21 +277,41 @@ static void dispatch(struct broker *b, uint64_t tag)
 	case TAG_CONN:
 		control_read(b, (unsigned int)tag);
 		break;
+	case TAG_CHANNEL:
+		channel_read(b, (unsigned int)tag);
+		break;
+	case TAG_PIDFD:
+		workers_pidfd(b, (unsigned int)tag);
+		break;
 	}
+}
+
+/* The soonest of the timeouts (-1: none). */
+static int min_timeout(int a, int c)
+{
+	if (a < 0)
+		return c;
+	if (c < 0)
+		return a;
+	return a < c ? a : c;
 }
 
 static void run(struct broker *b)
 {
 	struct epoll_event ev[16];
-	int n, i;
+	int n, i, t;
 
 	while (!b->quit) {
-		n = epoll_wait(b->ep, ev, ARRAY_SIZE(ev), workers_timeout(b));
+		t = min_timeout(workers_timeout(b), gids_timeout(b));
+		t = min_timeout(t, stats_timeout(b));
+		n = epoll_wait(b->ep, ev, ARRAY_SIZE(ev), t);
 		if (n < 0 && errno != EINTR)
 			fatal("epoll_wait");
 		for (i = 0; i < n; i++)
 			dispatch(b, ev[i].data.u64);
 		workers_kill_timed_out(b);
+		gids_poll(b);
+		stats_check(b);
 	}
 }
 
@@ -316,6 +335,12 @@ int main(int argc, char **argv)
 		fatal("epoll_create1");
 	b->sfd = signals_open(b->ep);
 	cgroup_detect(b);
+	if (state_init(b) < 0)
+		fatalx("cannot use the state directory %s", b->state_dir);
+	if (gids_open(b) < 0)
+		log_warnx("no rtnetlink: guests' GIDs cannot be added");
+	/* workers a previous broker left running */
+	state_adopt(b);
 	if (control_open(b) < 0)
 		fatalx("cannot open the control socket");
 	drop_own_caps();
@@ -323,9 +348,11 @@ int main(int argc, char **argv)
 		 RDMAGATE_VERSION, b->policy_path, policy_vm_count(b->pol),
 		 b->worker_path,
 		 RDMAGATE_TEST_HOOKS ? " (TEST HOOKS BUILD)" : "");
-	sd_ready();
+	sd_notifyf(0, "READY=1\nSTATUS=%u workers", workers_count(b));
 	run(b);
+	sd_notify(0, "STOPPING=1");
 	workers_stop_all(b);
+	gids_close(b);
 	control_close(b);
 	policy_free(b->pol);
 	log_info("stopped");

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "common/broker_proto.h"
+#include "common/worker_proto.h"
 #include "policy/policy.h"
 
 #define BROKER_MAX_CONNS   32
@@ -20,6 +21,16 @@
 #define BROKER_CGROUP_MAX  512
 /* A stopped worker gets SIGKILL if it has not exited after this long. */
 #define BROKER_STOP_GRACE_MS 5000
+/* Addresses (GIDs) one VM may hold at once, whatever its policy allows. */
+#define BROKER_GIDS_PER_VM 16
+#define BROKER_MAX_GIDS	   4096
+/* How long a new address may take to appear in the device's GID table. */
+#define BROKER_GID_WAIT_MS 2000
+/* How often the broker looks at the GID table meanwhile. */
+#define BROKER_GID_POLL_MS 10
+/* How long STATS waits for the workers' counters. */
+#define BROKER_STATS_WAIT_MS 1000
+#define BROKER_DEFAULT_STATE_DIR "/run/rdmagate"
 
 struct conn {
 	int fd; /* -1: free */
@@ -27,6 +38,11 @@ struct conn {
 	gid_t gid;
 	bool in_group; /* a member of control_group */
 	pid_t pid;
+	/* a STATS request waiting for the workers' counters */
+	bool stats_busy;
+	uint32_t stats_seq;
+	uint64_t stats_deadline;
+	char stats_vm[BP_VM_SIZE]; /* "" = every worker */
 };
 
 struct worker {
@@ -43,6 +59,34 @@ struct worker {
 	enum bp_worker_state state;
 	int stop_conn;	  /* the connection waiting for STOP's reply, or -1 */
 	uint64_t kill_at; /* CLOCK_MONOTONIC ms of the SIGKILL, if stopping */
+	/* the broker channel (common/worker_proto.h) */
+	char chan_path[BP_PATH_SIZE]; /* its listening socket */
+	int chan_fd;		      /* our connection, or -1 */
+	bool hello;		      /* the worker greeted on it */
+	uint32_t seq;		      /* of our requests */
+	uint32_t stats_seq;	      /* of the last counters received */
+	struct wp_counters stats;
+	/* re-adopted after a broker restart: not our child */
+	bool adopted;
+	int pidfd;		/* adopted workers' exit, or -1 */
+	uint64_t pid_start;	/* /proc/PID/stat starttime: PID reuse */
+};
+
+/* One address a VM owns on a device's netdev (hence its GIDs). */
+struct gid_entry {
+	bool used;
+	bool pending; /* added, not yet in the GID table */
+	char vm[BP_VM_SIZE];
+	int family;
+	uint8_t addr[16]; /* 4 bytes for AF_INET */
+	char device[BP_DEVICE_SIZE];
+	uint32_t port;
+	int ifindex;
+	/* the request being answered while pending */
+	uint8_t gid[16];
+	uint32_t gid_type;
+	uint32_t req_seq;
+	uint64_t deadline;
 };
 
 struct broker {
@@ -51,6 +95,8 @@ struct broker {
 	const char *worker_path;
 	const char *control_opt; /* --control, or NULL */
 	const char *cgroup_root;
+	const char *state_dir; /* workers/<vm>.state and .channel */
+	bool stop_on_exit;     /* --stop-workers-on-exit */
 	/* state */
 	struct policy *pol;
 	char control_path[BP_PATH_SIZE];
@@ -62,10 +108,14 @@ struct broker {
 	bool quit;
 	struct conn conns[BROKER_MAX_CONNS];
 	struct worker workers[BROKER_MAX_WORKERS];
+	struct gid_entry gids[BROKER_MAX_GIDS];
+	int nl; /* rtnetlink (struct mnl_socket *'s fd), for GIDs */
+	void *mnl;
+	uint32_t nl_seq;
 };
 
-/* epoll tags */
-enum { TAG_SIGNAL = 1, TAG_LISTEN, TAG_CONN };
+/* epoll tags: (tag << 32) | index */
+enum { TAG_SIGNAL = 1, TAG_LISTEN, TAG_CONN, TAG_CHANNEL, TAG_PIDFD };
 
 /* control.c */
 int control_open(struct broker *b);
@@ -81,6 +131,41 @@ void cgroup_detect(struct broker *b);
 int spawn_worker(struct broker *b, const struct conn *c,
 		 const struct bp_spawn *req, struct bp_spawn_reply *rep);
 
+/* channel.c: the broker channel to each worker */
+int channel_make(struct broker *b, struct worker *w, int *ret_lfd,
+		 char *why, size_t len);
+int channel_connect(struct broker *b, struct worker *w);
+void channel_close(struct broker *b, struct worker *w);
+void channel_read(struct broker *b, unsigned int i);
+int channel_send(struct broker *b, struct worker *w, struct wp_msg *m);
+void stats_start(struct broker *b, int conn, const char *vm);
+void stats_check(struct broker *b);
+int stats_timeout(struct broker *b);
+void stats_conn_gone(struct broker *b, int conn);
+
+/* gids.c: GID ownership */
+int gids_open(struct broker *b);
+void gids_close(struct broker *b);
+void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g);
+void gids_del(struct broker *b, struct worker *w, const struct wp_gid *g);
+/* Removes every address vm owns (its worker is gone). */
+void gids_release_vm(struct broker *b, const char *vm);
+void gids_poll(struct broker *b);
+int gids_timeout(struct broker *b);
+/* The VM that owns the address, or NULL. */
+const struct gid_entry *gids_owner(const struct broker *b, int family,
+				   const uint8_t addr[16]);
+/* Restores an owned address (re-adoption): re-adds it if it vanished. */
+int gids_restore(struct broker *b, const char *vm, int family,
+		 const uint8_t addr[16], const char *device, uint32_t port);
+
+/* state.c: what a restarted broker needs, under state_dir */
+int state_init(struct broker *b);
+void state_save(struct broker *b, const struct worker *w);
+void state_remove(struct broker *b, const struct worker *w);
+void state_adopt(struct broker *b);
+uint64_t proc_start_time(pid_t pid);
+
 /* workers.c */
 struct worker *workers_find(struct broker *b, const char *vm);
 struct worker *workers_find_pid(struct broker *b, pid_t pid);
@@ -88,6 +173,9 @@ struct worker *workers_add(struct broker *b);
 int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
 		     uid_t *ret_uid, gid_t *ret_gid, char *why, size_t len);
 void workers_reap(struct broker *b);
+void workers_pidfd(struct broker *b, unsigned int i);
+/* Cleans up after a worker that is gone and frees its row. */
+void workers_forget(struct broker *b, struct worker *w);
 int workers_stop(struct broker *b, struct worker *w, int conn);
 void workers_conn_gone(struct broker *b, int conn);
 int workers_timeout(struct broker *b);

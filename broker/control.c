@@ -29,6 +29,7 @@ static void on_spawn(struct broker *b, int conn, const struct bp_msg *m);
 static void on_stop(struct broker *b, int conn, const struct bp_msg *m);
 static void on_list(struct broker *b, int conn, const struct bp_msg *m);
 static void on_reload(struct broker *b, int conn, const struct bp_msg *m);
+static void on_stats(struct broker *b, int conn, const struct bp_msg *m);
 
 /* The handlers of the requests in common/broker_proto.c's table. */
 static const struct {
@@ -36,7 +37,7 @@ static const struct {
 	handler_fn fn;
 } handlers[] = {
 	{ BP_HELLO, on_hello }, { BP_SPAWN, on_spawn },	  { BP_STOP, on_stop },
-	{ BP_LIST, on_list },	{ BP_RELOAD, on_reload },
+	{ BP_LIST, on_list },	{ BP_RELOAD, on_reload }, { BP_STATS, on_stats },
 };
 
 /* ---- the socket ---------------------------------------------------------- */
@@ -162,6 +163,7 @@ static bool peer_in_group(int fd, gid_t gid, gid_t pgid)
 static void conn_drop(struct broker *b, unsigned int i)
 {
 	workers_conn_gone(b, (int)i);
+	stats_conn_gone(b, (int)i);
 	b->conns[i].fd = safe_close(b->conns[i].fd);
 }
 
@@ -201,8 +203,11 @@ void control_accept(struct broker *b)
 	ev.data.u64 = ((uint64_t)TAG_CONN << 32) | i;
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return;
-	b->conns[i] = (struct conn){ TAKE_FD(fd), cr.uid, cr.gid, cr.uid != 0,
-				     cr.pid };
+	b->conns[i] = (struct conn){ .fd = TAKE_FD(fd),
+				     .uid = cr.uid,
+				     .gid = cr.gid,
+				     .in_group = cr.uid != 0,
+				     .pid = cr.pid };
 	log_debug("control: pid %d uid %u connected", (int)cr.pid,
 		  (unsigned int)cr.uid);
 }
@@ -230,7 +235,7 @@ static void reply_error(struct broker *b, int conn, int err, const char *why)
 	control_reply(b, conn, &m);
 }
 
-static bool allowed(const struct conn *c, const struct bp_type_info *t)
+static bool allowed(const struct conn *c, const struct msg_type *t)
 {
 	switch (t->from) {
 	case BP_FROM_CALLER:
@@ -244,7 +249,7 @@ static bool allowed(const struct conn *c, const struct bp_type_info *t)
 
 static void dispatch(struct broker *b, int conn, const struct bp_msg *m)
 {
-	const struct bp_type_info *t = bp_type_info(m->h.type);
+	const struct msg_type *t = bp_type_info(m->h.type);
 	unsigned int i;
 	char why[BP_ERR_LEN];
 
@@ -369,4 +374,9 @@ static void on_reload(struct broker *b, int conn, const struct bp_msg *req)
 	bp_init(&m, BP_RELOAD_REPLY);
 	bp_set_status(&m.u.status, ret < 0 ? -ret : 0, "%s", why);
 	control_reply(b, conn, &m);
+}
+
+static void on_stats(struct broker *b, int conn, const struct bp_msg *req)
+{
+	stats_start(b, conn, req->u.stats.vm);
 }

@@ -33,6 +33,7 @@ static void usage(FILE *f)
 #endif
 		"  stop --vm NAME\n"
 		"  list [--json]\n"
+		"  stats [--vm NAME] [--json]   (the workers' counters)\n"
 		"  reload\n"
 		"  policy check [--strict] FILE   (no broker needed)\n"
 		"  --control PATH   the broker's socket (" RDMAGATE_CTL_DEFAULT_SOCKET
@@ -314,10 +315,82 @@ static int cmd_policy(int argc, char **argv)
 	return 0;
 }
 
+static void print_stats(const struct bp_stats_reply *r, bool json, bool first)
+{
+	unsigned int k;
+	uint64_t v[WP_COUNTERS_N];
+
+	memcpy(v, &r->c, sizeof(v));
+	if (!json) {
+		printf("%s%s (pid %u)%s\n", first ? "" : "\n", r->vm, r->pid,
+		       r->flags & BP_STATS_FRESH
+			       ? ""
+			       : "  [STALE: the worker did not answer]");
+		for (k = 0; k < WP_COUNTERS_N; k++)
+			printf("  %-20s %llu\n", wp_counter_names[k],
+			       (unsigned long long)v[k]);
+		return;
+	}
+	printf("%s\n  {\"vm\": ", first ? "" : ",");
+	json_str(r->vm);
+	printf(", \"pid\": %u, \"fresh\": %s", r->pid,
+	       r->flags & BP_STATS_FRESH ? "true" : "false");
+	for (k = 0; k < WP_COUNTERS_N; k++)
+		printf(", \"%s\": %llu", wp_counter_names[k],
+		       (unsigned long long)v[k]);
+	printf("}");
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "vm", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint32_t i, total = 1;
+	bool json = false;
+	struct ctl_conn conn;
+	struct bp_msg m;
+	int c;
+
+	bp_init(&m, BP_STATS);
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'm')
+			set_field(m.u.stats.vm, sizeof(m.u.stats.vm), optarg,
+				  "--vm");
+		else if (c == 'j')
+			json = true;
+		else
+			die("usage: rdmagatectl stats [--vm NAME] [--json]");
+	}
+	if (optind != argc)
+		die("usage: rdmagatectl stats [--vm NAME] [--json]");
+	connect_broker(&conn);
+	CTL_DIE(ctl_send, &conn, &m);
+	if (json)
+		printf("[");
+	for (i = 0; i < total; i++) {
+		CTL_DIE(ctl_recv, &conn, BP_STATS_REPLY, &m);
+		if (m.u.stats_reply.st.status)
+			return report(&m.u.stats_reply.st);
+		if (m.u.stats_reply.index != i)
+			die("the broker's answer is out of order");
+		total = m.u.stats_reply.total;
+		if (total)
+			print_stats(&m.u.stats_reply, json, i == 0);
+	}
+	if (json)
+		printf("%s]\n", total ? "\n" : "");
+	ctl_close(&conn);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } commands[] = {
+	{ "stats", cmd_stats },
 	{ "spawn", cmd_spawn },	  { "stop", cmd_stop },
 	{ "list", cmd_list },	  { "reload", cmd_reload },
 	{ "policy", cmd_policy },

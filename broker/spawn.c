@@ -31,8 +31,9 @@
 #include "worker/sandbox/sandbox.h"
 
 /* The fd numbers the worker inherits. */
-#define CHILD_VU_FD  3
-#define CHILD_ERR_FD 4
+#define CHILD_VU_FD	 3
+#define CHILD_ERR_FD	 4
+#define CHILD_BROKER_FD 5
 
 /* hca_object beyond the object quotas: the worker's verbs async-event
  * file and a completion channel per connection are objects too. */
@@ -333,6 +334,7 @@ static void build_argv(struct broker *b, const struct worker *w,
 	arg(a, "--vm");
 	arg(a, w->vm);
 	arg_num(a, "--fd", CHILD_VU_FD);
+	arg_num(a, "--broker-fd", CHILD_BROKER_FD);
 	if (req->flags & BP_SPAWN_TEST_ECHO) {
 		arg(a, "--test-device");
 		arg(a, "echo");
@@ -389,26 +391,29 @@ static int child_join_cgroup(const char *cgroup)
 	return write_file(path, pid);
 }
 
-/* vu -> 3, the error pipe -> 4 (close-on-exec), stdin /dev/null, the rest
- * closed. */
-static int child_fds(int vu, int efd)
+/* vu -> 3, the error pipe -> 4 (close-on-exec), the broker channel -> 5,
+ * stdin /dev/null, the rest closed. */
+static int child_fds(int vu, int efd, int chan)
 {
 	int nul, hi_vu = fcntl(vu, F_DUPFD_CLOEXEC, 10);
 	int hi_e = fcntl(efd, F_DUPFD_CLOEXEC, 10);
+	int hi_c = fcntl(chan, F_DUPFD_CLOEXEC, 10);
 
-	if (hi_vu < 0 || hi_e < 0 || dup2(hi_vu, CHILD_VU_FD) < 0 ||
-	    dup3(hi_e, CHILD_ERR_FD, O_CLOEXEC) < 0)
+	if (hi_vu < 0 || hi_e < 0 || hi_c < 0 ||
+	    dup2(hi_vu, CHILD_VU_FD) < 0 ||
+	    dup3(hi_e, CHILD_ERR_FD, O_CLOEXEC) < 0 ||
+	    dup2(hi_c, CHILD_BROKER_FD) < 0)
 		return -errno;
 	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (nul < 0 || dup2(nul, 0) < 0)
 		return -errno;
-	if (close_range(CHILD_ERR_FD + 1, ~0U, 0) < 0)
+	if (close_range(CHILD_BROKER_FD + 1, ~0U, 0) < 0)
 		return -errno;
 	return 0;
 }
 
 static __attribute__((noreturn)) void child(const struct child_args *a, int vu,
-					    int efd)
+					    int chan, int efd)
 {
 	struct rlimit rl = { a->memlock, a->memlock };
 	char *const envp[] = { NULL };
@@ -424,7 +429,7 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int vu,
 		child_fail(efd, 1, -ret);
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
 		child_fail(efd, 2, errno);
-	ret = child_fds(vu, efd);
+	ret = child_fds(vu, efd, chan);
 	if (ret < 0)
 		child_fail(efd, 3, -ret);
 	efd = CHILD_ERR_FD;
@@ -437,7 +442,7 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int vu,
 
 /* Forks the child; 0 once it has executed the worker, else -errno. */
 static int fork_worker(struct worker *w, const struct child_args *a, int vu,
-		       struct spawn_err *e)
+		       int chan, struct spawn_err *e)
 {
 	struct child_fail f;
 	int p[2];
@@ -455,7 +460,7 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 	}
 	if (pid == 0) {
 		safe_close(p[0]);
-		child(a, vu, p[1]);
+		child(a, vu, chan, p[1]);
 	}
 	safe_close(p[1]);
 	w->pid = pid;
@@ -564,7 +569,7 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 {
 	const struct policy_vm *vm;
 	struct child_args a = { 0 };
-	int vu = -1, ret;
+	int vu = -1, chan = -1, ret;
 
 	ret = check_request(b, c, req, &vm, e);
 	if (ret < 0)
@@ -585,18 +590,24 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 		e->why[sizeof(e->why) - 1] = '\0';
 		return ret;
 	}
-	ret = cgroup_setup(b, w, req->flags & BP_SPAWN_TEST_ECHO, vm, e);
+	ret = channel_make(b, w, &chan, e->why, sizeof(e->why));
+	if (ret == 0)
+		ret = cgroup_setup(b, w, req->flags & BP_SPAWN_TEST_ECHO, vm,
+				   e);
 	if (ret == 0) {
 		build_argv(b, w, &vm->quota, req, &a);
 		a.cgroup = w->cgroup;
 		a.memlock = vm->quota.max_pinned;
 		a.uid = w->uid;
 		a.gid = w->gid;
-		ret = fork_worker(w, &a, vu, e);
+		ret = fork_worker(w, &a, vu, chan, e);
 	}
 	safe_close(vu);
+	safe_close(chan);
 	if (ret < 0) {
 		unlink(w->socket);
+		if (w->chan_path[0])
+			unlink(w->chan_path);
 		if (w->cgroup[0])
 			rmdir(w->cgroup);
 	}
@@ -627,6 +638,12 @@ int spawn_worker(struct broker *b, const struct conn *c,
 	}
 	w->start = time(NULL);
 	w->state = BP_STATE_RUNNING;
+	w->pid_start = proc_start_time(w->pid);
+	ret = channel_connect(b, w);
+	if (ret < 0)
+		log_warnx("worker/%s: connecting its channel: %s", w->vm,
+			  strerror(-ret));
+	state_save(b, w);
 	RDMAGATE_WORKER_SPAWN(w->vm, w->pid);
 	log_info("worker/%s: pid %d, uid %u gid %u, socket %s, device %s, "
 		 "cgroup %s",

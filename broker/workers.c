@@ -9,12 +9,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "common/probes.h"
 
@@ -55,6 +57,8 @@ struct worker *workers_add(struct broker *b)
 			memset(&b->workers[i], 0, sizeof(b->workers[i]));
 			b->workers[i].used = true;
 			b->workers[i].stop_conn = -1;
+			b->workers[i].chan_fd = -1;
+			b->workers[i].pidfd = -1;
 			return &b->workers[i];
 		}
 	return NULL;
@@ -143,16 +147,32 @@ static void describe(int status, char *buf, size_t len)
 	}
 }
 
-/* Removes what the broker made for w: its socket and its cgroup. */
-static void cleanup(struct worker *w)
+/*
+ * Removes what the broker made for w: its addresses, its sockets, its
+ * cgroup, its state record.
+ */
+static void cleanup(struct broker *b, struct worker *w)
 {
 	struct stat st;
 
+	channel_close(b, w);
+	if (w->pidfd >= 0) {
+		epoll_ctl(b->ep, EPOLL_CTL_DEL, w->pidfd, NULL);
+		w->pidfd = safe_close(w->pidfd);
+	}
+	gids_release_vm(b, w->vm);
 	if (lstat(w->socket, &st) == 0 && S_ISSOCK(st.st_mode) &&
 	    st.st_uid == w->uid && unlink(w->socket) < 0)
 		log_warn("worker/%s: removing its socket %s", w->vm, w->socket);
 	if (w->cgroup[0] && rmdir(w->cgroup) < 0 && errno != ENOENT)
 		log_warn("worker/%s: removing its cgroup %s", w->vm, w->cgroup);
+	state_remove(b, w);
+}
+
+void workers_forget(struct broker *b, struct worker *w)
+{
+	cleanup(b, w);
+	w->used = false;
 }
 
 /*
@@ -178,21 +198,29 @@ static void probe_exit(const struct worker *w, int status)
 	RDMAGATE_WORKER_EXIT(w->vm, w->pid, reason, st);
 }
 
+/* status < 0: an adopted worker, whose exit status went to its parent */
 static void reaped(struct broker *b, struct worker *w, int status)
 {
 	struct bp_msg m;
 	char why[128];
 
-	describe(status, why, sizeof(why));
+	if (status < 0)
+		snprintf(why, sizeof(why),
+			 "exited (re-adopted after a broker restart: its "
+			 "status went to its parent)");
+	else
+		describe(status, why, sizeof(why));
 	if (w->state == BP_STATE_STOPPING)
 		log_info("worker/%s (pid %d) stopped: %s", w->vm, (int)w->pid,
 			 why);
 	else
 		log_warnx("worker/%s (pid %d) %s", w->vm, (int)w->pid, why);
-	probe_exit(w, status);
-	cleanup(w);
-	log_info("worker/%s: removed its socket%s; uid %u released", w->vm,
-		 w->cgroup[0] ? " and cgroup" : "", (unsigned int)w->uid);
+	probe_exit(w, status < 0 ? 0 : status);
+	cleanup(b, w);
+	log_info("worker/%s: removed its addresses, sockets%s; uid %u "
+		 "released",
+		 w->vm, w->cgroup[0] ? " and cgroup" : "",
+		 (unsigned int)w->uid);
 	if (w->stop_conn >= 0) {
 		bp_init(&m, BP_STOP_REPLY);
 		bp_set_status(&m.u.status, 0, "worker/%s (pid %d) %s", w->vm,
@@ -215,6 +243,18 @@ void workers_reap(struct broker *b)
 		else
 			log_debug("reaped pid %d (not a worker)", (int)pid);
 	}
+}
+
+/* An adopted worker's pidfd is readable: it has exited. */
+void workers_pidfd(struct broker *b, unsigned int i)
+{
+	struct worker *w;
+
+	if (i >= BROKER_MAX_WORKERS || !b->workers[i].used ||
+	    b->workers[i].pidfd < 0)
+		return;
+	w = &b->workers[i];
+	reaped(b, w, -1);
 }
 
 int workers_stop(struct broker *b, struct worker *w, int conn)
@@ -276,11 +316,39 @@ void workers_kill_timed_out(struct broker *b)
 	}
 }
 
-/* At broker exit: stop every worker and wait for each (bounded). */
+/* Adopted workers that have ended (they are no child to wait for). */
+static void reap_adopted(struct broker *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used && b->workers[i].adopted &&
+		    kill(b->workers[i].pid, 0) < 0 && errno == ESRCH)
+			reaped(b, &b->workers[i], -1);
+}
+
+/*
+ * At broker exit: by default the workers keep serving (a new broker
+ * re-adopts them from the state files); with --stop-workers-on-exit every
+ * worker is stopped and waited for (bounded).
+ */
 void workers_stop_all(struct broker *b)
 {
 	uint64_t deadline = now_ms() + BROKER_STOP_GRACE_MS;
 	unsigned int i;
+
+	if (!b->stop_on_exit) {
+		unsigned int n = workers_count(b);
+
+		for (i = 0; i < BROKER_MAX_WORKERS; i++)
+			if (b->workers[i].used)
+				channel_close(b, &b->workers[i]);
+		if (n)
+			log_info("%u workers keep running; the next broker "
+				 "re-adopts them from %s/workers",
+				 n, b->state_dir);
+		return;
+	}
 
 	for (i = 0; i < BROKER_MAX_WORKERS; i++)
 		if (b->workers[i].used) {
@@ -290,11 +358,14 @@ void workers_stop_all(struct broker *b)
 		}
 	while (workers_count(b) && now_ms() < deadline) {
 		workers_reap(b);
+		reap_adopted(b);
 		usleep(10000);
 	}
 	for (i = 0; i < BROKER_MAX_WORKERS; i++)
 		if (b->workers[i].used)
 			kill(b->workers[i].pid, SIGKILL);
+	usleep(10000);
+	reap_adopted(b);
 	while (workers_count(b)) {
 		struct worker *w;
 		int status;

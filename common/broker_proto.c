@@ -5,67 +5,19 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "common/broker_proto.h"
+#include "common/msg_frame.h"
 #include "common/cleanup.h"
 
-/* Checks one payload already copied out; returns 0 or -EINVAL with err. */
-typedef int (*bp_check_fn)(const struct bp_msg *m, char *err);
-
-struct bp_row {
-	struct bp_type_info info;
-	bp_check_fn check;
-};
-
-static void set_err(char *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, BP_ERR_LEN, fmt, ap);
-	va_end(ap);
-}
-
-/* The string's length, or -1 if the field has no NUL or junk after it. */
-static int field_len(const char *f, size_t size)
-{
-	const char *nul = memchr(f, '\0', size);
-	size_t i;
-
-	if (!nul)
-		return -1;
-	for (i = (size_t)(nul - f); i < size; i++)
-		if (f[i])
-			return -1;
-	return (int)(nul - f);
-}
-
-static bool name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
-}
-
-/* [A-Za-z0-9_.-]{1,max}, not starting with '.' or '-' */
-static bool name_ok(const char *s, size_t max)
-{
-	size_t i;
-
-	if (!s[0] || s[0] == '.' || s[0] == '-')
-		return false;
-	for (i = 0; s[i]; i++)
-		if (i >= max || !name_char(s[i]))
-			return false;
-	return true;
-}
+#define set_err	  msg_set_err
+#define field_len msg_field_len
+#define name_ok	  msg_name_ok
 
 bool bp_vm_name_ok(const char *s)
 {
@@ -125,7 +77,7 @@ static int check_vm(const char *vm, char *err)
 	return 0;
 }
 
-static int check_empty(const struct bp_msg *m, char *err)
+static int check_empty(const void *msg, char *err)
 {
 	return 0;
 }
@@ -154,8 +106,10 @@ static int check_addrs(const struct bp_spawn *s, char *err)
 
 		if (i >= s->n_addrs) {
 			if (!all_zero(a, sizeof(*a))) {
-				set_err(err, "address %u: past n_addrs (%u) "
-					"but not zero", i, s->n_addrs);
+				set_err(err,
+					"address %u: past n_addrs (%u) "
+					"but not zero",
+					i, s->n_addrs);
 				return -EINVAL;
 			}
 			continue;
@@ -165,18 +119,24 @@ static int check_addrs(const struct bp_spawn *s, char *err)
 		if (a->family == AF_INET6)
 			continue;
 		if (a->family == AF_INET)
-			set_err(err, "address %u: AF_INET with bytes past "
-				"the IPv4 address", i);
+			set_err(err,
+				"address %u: AF_INET with bytes past "
+				"the IPv4 address",
+				i);
 		else
-			set_err(err, "address %u: family %u is not AF_INET "
-				"or AF_INET6", i, a->family);
+			set_err(err,
+				"address %u: family %u is not AF_INET "
+				"or AF_INET6",
+				i, a->family);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int check_spawn(const struct bp_msg *m, char *err)
+static int check_spawn(const void *msg, char *err)
 {
+	const struct bp_msg *m = msg;
+
 	const struct bp_spawn *s = &m->u.spawn;
 	int ret = check_vm(s->vm, err);
 
@@ -213,8 +173,10 @@ static int check_spawn(const struct bp_msg *m, char *err)
 	return check_addrs(s, err);
 }
 
-static int check_stop(const struct bp_msg *m, char *err)
+static int check_stop(const void *msg, char *err)
 {
+	const struct bp_msg *m = msg;
+
 	return check_vm(m->u.stop.vm, err);
 }
 
@@ -228,13 +190,17 @@ static int check_status(const struct bp_status *st, char *err)
 	return 0;
 }
 
-static int check_status_reply(const struct bp_msg *m, char *err)
+static int check_status_reply(const void *msg, char *err)
 {
+	const struct bp_msg *m = msg;
+
 	return check_status(&m->u.status, err);
 }
 
-static int check_spawn_reply(const struct bp_msg *m, char *err)
+static int check_spawn_reply(const void *msg, char *err)
 {
+	const struct bp_msg *m = msg;
+
 	if (m->u.spawn_reply.pad) {
 		set_err(err, "spawn reply: padding is not zero");
 		return -EINVAL;
@@ -242,8 +208,10 @@ static int check_spawn_reply(const struct bp_msg *m, char *err)
 	return check_status(&m->u.spawn_reply.st, err);
 }
 
-static int check_list_reply(const struct bp_msg *m, char *err)
+static int check_list_reply(const void *msg, char *err)
 {
+	const struct bp_msg *m = msg;
+
 	const struct bp_list_reply *r = &m->u.list_reply;
 	int ret = check_status(&r->st, err);
 
@@ -267,135 +235,102 @@ static int check_list_reply(const struct bp_msg *m, char *err)
 	return 0;
 }
 
-/* THE table: every message the protocol has. */
-static const struct bp_row rows[] = {
-	{ { BP_HELLO, "HELLO", 0, BP_FROM_CALLER }, check_empty },
-	{ { BP_HELLO_REPLY, "HELLO_REPLY", sizeof(struct bp_hello_reply),
-	    BP_FROM_BROKER },
-	  check_status_reply },
-	{ { BP_SPAWN, "SPAWN", sizeof(struct bp_spawn), BP_FROM_CALLER },
-	  check_spawn },
-	{ { BP_SPAWN_REPLY, "SPAWN_REPLY", sizeof(struct bp_spawn_reply),
-	    BP_FROM_BROKER },
-	  check_spawn_reply },
-	{ { BP_STOP, "STOP", sizeof(struct bp_stop), BP_FROM_CALLER },
-	  check_stop },
-	{ { BP_STOP_REPLY, "STOP_REPLY", sizeof(struct bp_status),
-	    BP_FROM_BROKER },
-	  check_status_reply },
-	{ { BP_LIST, "LIST", 0, BP_FROM_CALLER }, check_empty },
-	{ { BP_LIST_REPLY, "LIST_REPLY", sizeof(struct bp_list_reply),
-	    BP_FROM_BROKER },
-	  check_list_reply },
-	{ { BP_RELOAD, "RELOAD", 0, BP_FROM_ROOT }, check_empty },
-	{ { BP_RELOAD_REPLY, "RELOAD_REPLY", sizeof(struct bp_status),
-	    BP_FROM_BROKER },
-	  check_status_reply },
-	{ { BP_ERROR_REPLY, "ERROR_REPLY", sizeof(struct bp_status),
-	    BP_FROM_BROKER },
-	  check_status_reply },
-};
-
-static const struct bp_row *row_of(uint32_t type)
+static int check_stats(const void *msg, char *err)
 {
-	size_t i;
+	const struct bp_msg *m = msg;
 
-	for (i = 0; i < ARRAY_SIZE(rows); i++)
-		if (rows[i].info.type == type)
-			return &rows[i];
-	return NULL;
+	if (msg_field_len(m->u.stats.vm, BP_VM_SIZE) < 0) {
+		set_err(err, "vm name: not NUL-terminated and NUL-padded");
+		return -EINVAL;
+	}
+	return m->u.stats.vm[0] ? check_vm(m->u.stats.vm, err) : 0;
 }
 
-const struct bp_type_info *bp_type_info(uint32_t type)
+static int check_stats_reply(const void *msg, char *err)
 {
-	const struct bp_row *r = row_of(type);
+	const struct bp_stats_reply *r =
+		&((const struct bp_msg *)msg)->u.stats_reply;
+	int ret = check_status(&r->st, err);
 
-	return r ? &r->info : NULL;
+	if (ret < 0)
+		return ret;
+	if (r->pad) {
+		set_err(err, "stats reply: padding is not zero");
+		return -EINVAL;
+	}
+	if (r->flags & ~(uint32_t)BP_STATS_FLAGS_ALL) {
+		set_err(err, "stats reply: flags 0x%x: unknown bits", r->flags);
+		return -EINVAL;
+	}
+	if (r->index >= r->total && !(r->total == 0 && r->index == 0)) {
+		set_err(err, "stats reply: index %u of %u", r->index, r->total);
+		return -EINVAL;
+	}
+	return r->total ? check_vm(r->vm, err) : 0;
+}
+
+/* THE table: every message the protocol has. */
+static const struct msg_type rows[] = {
+	{ BP_HELLO, "HELLO", 0, BP_FROM_CALLER, check_empty },
+	{ BP_HELLO_REPLY, "HELLO_REPLY", sizeof(struct bp_hello_reply),
+	  BP_FROM_BROKER, check_status_reply },
+	{ BP_SPAWN, "SPAWN", sizeof(struct bp_spawn), BP_FROM_CALLER,
+	  check_spawn },
+	{ BP_SPAWN_REPLY, "SPAWN_REPLY", sizeof(struct bp_spawn_reply),
+	  BP_FROM_BROKER, check_spawn_reply },
+	{ BP_STOP, "STOP", sizeof(struct bp_stop), BP_FROM_CALLER, check_stop },
+	{ BP_STOP_REPLY, "STOP_REPLY", sizeof(struct bp_status), BP_FROM_BROKER,
+	  check_status_reply },
+	{ BP_LIST, "LIST", 0, BP_FROM_CALLER, check_empty },
+	{ BP_LIST_REPLY, "LIST_REPLY", sizeof(struct bp_list_reply),
+	  BP_FROM_BROKER, check_list_reply },
+	{ BP_RELOAD, "RELOAD", 0, BP_FROM_ROOT, check_empty },
+	{ BP_RELOAD_REPLY, "RELOAD_REPLY", sizeof(struct bp_status),
+	  BP_FROM_BROKER, check_status_reply },
+	{ BP_ERROR_REPLY, "ERROR_REPLY", sizeof(struct bp_status),
+	  BP_FROM_BROKER, check_status_reply },
+	{ BP_STATS, "STATS", sizeof(struct bp_stats), BP_FROM_CALLER,
+	  check_stats },
+	{ BP_STATS_REPLY, "STATS_REPLY", sizeof(struct bp_stats_reply),
+	  BP_FROM_BROKER, check_stats_reply },
+};
+
+static const struct msg_proto proto = {
+	.name = "control",
+	.version = RDMAGATE_CTL_VERSION,
+	.payload_offset = offsetof(struct bp_msg, u),
+	.container_size = sizeof(struct bp_msg),
+	.max_datagram = BP_MSG_MAX,
+	.types = rows,
+	.n_types = ARRAY_SIZE(rows),
+};
+_Static_assert(sizeof(struct bp_msg) <= MSG_CONTAINER_MAX, "bp_msg");
+
+const struct msg_type *bp_type_info(uint32_t type)
+{
+	return msg_type_of(&proto, type);
 }
 
 const char *bp_type_name(uint32_t type)
 {
-	const struct bp_row *r = row_of(type);
+	const struct msg_type *t = msg_type_of(&proto, type);
 
-	return r ? r->info.name : "unknown";
+	return t ? t->name : "unknown";
 }
 
 int bp_decode(const void *buf, size_t len, struct bp_msg *ret, char *err)
 {
-	const struct bp_row *r;
-	struct bp_msg m;
-	int rc;
-
-	if (len < sizeof(m.h)) {
-		set_err(err, "short message: %zu bytes, the header is %zu", len,
-			sizeof(m.h));
-		return -EBADMSG;
-	}
-	if (len > BP_MSG_MAX) {
-		set_err(err, "long message: %zu bytes, at most %zu", len,
-			BP_MSG_MAX);
-		return -EMSGSIZE;
-	}
-	memset(&m, 0, sizeof(m));
-	memcpy(&m.h, buf, sizeof(m.h));
-	if (m.h.version != RDMAGATE_CTL_VERSION) {
-		set_err(err, "protocol version %u, this side speaks %u",
-			m.h.version, RDMAGATE_CTL_VERSION);
-		return -EPROTONOSUPPORT;
-	}
-	r = row_of(m.h.type);
-	if (!r) {
-		set_err(err, "unknown message type %u", m.h.type);
-		return -EOPNOTSUPP;
-	}
-	if (m.h.len != len - sizeof(m.h)) {
-		set_err(err,
-			"%s: header says %u payload bytes, the message has "
-			"%zu",
-			r->info.name, m.h.len, len - sizeof(m.h));
-		return -EBADMSG;
-	}
-	if (m.h.len != r->info.size) {
-		set_err(err, "%s: payload of %u bytes, it has %u", r->info.name,
-			m.h.len, r->info.size);
-		return -EBADMSG;
-	}
-	memcpy(&m.u, (const uint8_t *)buf + sizeof(m.h), m.h.len);
-	rc = r->check(&m, err);
-	if (rc < 0)
-		return rc;
-	memcpy(ret, &m, sizeof(m));
-	return 0;
+	return msg_decode(&proto, buf, len, ret, err);
 }
 
 size_t bp_init(struct bp_msg *m, uint32_t type)
 {
-	const struct bp_row *r = row_of(type);
-
-	if (!r)
-		return 0;
-	memset(m, 0, sizeof(*m));
-	m->h.version = RDMAGATE_CTL_VERSION;
-	m->h.type = type;
-	m->h.len = r->info.size;
-	return sizeof(m->h) + r->info.size;
+	return msg_init(&proto, m, type);
 }
 
 int bp_send(int fd, const struct bp_msg *m)
 {
-	struct iovec iov[2] = {
-		{ (void *)&m->h, sizeof(m->h) },
-		{ (void *)&m->u, m->h.len },
-	};
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-	ssize_t n;
-
-	if (m->h.len > sizeof(m->u))
-		return -EINVAL;
-	do
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : 0;
+	return msg_send(&proto, fd, m, -1, 0);
 }
 
 void bp_set_status(struct bp_status *st, int status, const char *fmt, ...)

@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/msg_frame.h"
+#include "common/worker_proto.h"
+
 #define RDMAGATE_CTL_VERSION 1
 
 /* Where the broker listens unless its policy's [broker] control_socket says. */
@@ -43,6 +46,8 @@ enum bp_type {
 	BP_RELOAD_REPLY = 11,
 	/* the reply to a message the broker could not decode */
 	BP_ERROR_REPLY = 13,
+	BP_STATS = 14,
+	BP_STATS_REPLY = 15,
 };
 
 /* Who may send a message (the table's "from" column). */
@@ -52,12 +57,8 @@ enum bp_from {
 	BP_FROM_ROOT,	    /* root only */
 };
 
-struct bp_header {
-	uint32_t version; /* RDMAGATE_CTL_VERSION */
-	uint32_t type;	  /* enum bp_type */
-	uint32_t len;	  /* payload bytes after the header */
-};
-_Static_assert(sizeof(struct bp_header) == 12, "bp_header");
+/* {version = RDMAGATE_CTL_VERSION, type = enum bp_type, len} */
+#define bp_header msg_header
 
 /* Every reply starts with this: 0 or a positive errno, and why. */
 struct bp_status {
@@ -145,6 +146,35 @@ struct bp_list_reply {
 };
 _Static_assert(sizeof(struct bp_list_reply) == 544, "bp_list_reply");
 
+struct bp_stats {
+	char vm[BP_VM_SIZE]; /* "" = every worker */
+};
+_Static_assert(sizeof(struct bp_stats) == 72, "bp_stats");
+
+/* bp_stats_reply.flags */
+enum {
+	/* the worker answered this request (else: its channel is down or it
+	 * did not answer in time, and the counters are the last it sent, or
+	 * zero) */
+	BP_STATS_FRESH = 1u << 0,
+};
+#define BP_STATS_FLAGS_ALL BP_STATS_FRESH
+
+/*
+ * STATS is answered like LIST: max(1, total) STATS_REPLY messages, index
+ * 0..total-1, each with one worker's counters (common/worker_proto.h).
+ */
+struct bp_stats_reply {
+	struct bp_status st;
+	uint32_t total, index;
+	uint32_t flags; /* BP_STATS_* */
+	uint32_t pid;
+	char vm[BP_VM_SIZE];
+	uint32_t pad; /* 0 */
+	struct wp_counters c;
+};
+_Static_assert(sizeof(struct bp_stats_reply) == 496, "bp_stats_reply");
+
 /*
  * A decoded message.  On the wire the payload follows the 12-byte header
  * directly; here it is aligned (bp_send() writes the wire form).
@@ -158,26 +188,21 @@ struct bp_msg {
 		struct bp_spawn_reply spawn_reply;
 		struct bp_stop stop;
 		struct bp_list_reply list_reply;
+		struct bp_stats stats;
+		struct bp_stats_reply stats_reply;
 		uint8_t bytes[1]; /* HELLO, LIST, RELOAD: empty */
 	} u;
 };
 /* The longest datagram: the header and the largest payload. */
 #define BP_MSG_MAX (sizeof(struct bp_header) + sizeof(struct bp_list_reply))
 
-/* One row of the table. */
-struct bp_type_info {
-	uint32_t type;
-	const char *name;
-	uint32_t size; /* exact payload size */
-	enum bp_from from;
-};
-
-/* The row of type, or NULL for a type the protocol does not have. */
-const struct bp_type_info *bp_type_info(uint32_t type);
+/* The row of type in the table (from: enum bp_from), or NULL for a type
+ * the protocol does not have. */
+const struct msg_type *bp_type_info(uint32_t type);
 /* "SPAWN", or "unknown" */
 const char *bp_type_name(uint32_t type);
 
-#define BP_ERR_LEN 160
+#define BP_ERR_LEN MSG_ERR_LEN
 /*
  * Decodes one datagram of len bytes into *ret (a copy: buf may be shared
  * or hostile).  Checks, in order: the header is there (-EBADMSG "short"),

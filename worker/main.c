@@ -27,9 +27,11 @@
 #endif
 #define RDMAGATE_PROBES_DEFINE /* the semaphores live here */
 #include "common/probes.h"
+#include "worker/broker_link.h"
 #include "worker/device.h"
 #include "worker/rdma/dev_rdma.h"
 #include "worker/sandbox/sandbox.h"
+#include "worker/sandbox/selinux.h"
 #include "worker/vu_proto.h"
 
 /* A frontend that stops mid-message is dropped after this long. */
@@ -38,7 +40,8 @@
 /* Device fds (completion channels) watched at once. */
 #define MAX_DEV_WATCHES 8
 
-enum tag { TAG_LISTEN = 1, TAG_CONN, TAG_KICK, TAG_DEV };
+enum tag { TAG_LISTEN = 1, TAG_CONN, TAG_KICK, TAG_DEV, TAG_BROKER_LISTEN,
+	   TAG_BROKER };
 
 struct dev_watch {
 	int fd; /* -1: free */
@@ -53,11 +56,16 @@ struct loop {
 	const struct device_ops *ops;
 	struct vu_dev *dev;
 	struct dev_watch watches[MAX_DEV_WATCHES];
+	struct broker_link broker;
 };
+
+/* What the broker's STATS gets: this process's counters, all frontends. */
+static struct wp_counters counters;
 
 struct options {
 	const char *socket_path;
 	int fd;
+	int broker_fd; /* the broker channel's listening socket, or -1 */
 	bool print_caps;
 	const char *vm;
 	const char *test_device;
@@ -268,6 +276,7 @@ static int conn_open(struct loop *l, int cfd)
 		return ret;
 	}
 	l->cfd = cfd;
+	counters.connects++;
 	ret = ep_add(l->ep, cfd, mktag(TAG_CONN, 0));
 	if (ret < 0)
 		fatal("watching the frontend connection");
@@ -349,6 +358,12 @@ static void dispatch(struct loop *l, uint64_t tag)
 	case TAG_KICK:
 		on_kick(l, (unsigned int)tag);
 		break;
+	case TAG_BROKER_LISTEN:
+		broker_link_accept(&l->broker);
+		break;
+	case TAG_BROKER:
+		broker_link_readable(&l->broker);
+		break;
 	case TAG_DEV:
 		/* Stale events of an fd unwatched in this round are skipped. */
 		if ((uint32_t)tag < MAX_DEV_WATCHES &&
@@ -416,7 +431,7 @@ static int listen_on(const char *path)
 }
 
 /* An inherited fd: a UNIX stream socket, listening or connected. */
-static bool inherited_is_listening(int fd)
+static bool inherited_is_listening(int fd, int type)
 {
 	int v = 0, t = 0;
 	socklen_t len = sizeof(v);
@@ -427,8 +442,9 @@ static bool inherited_is_listening(int fd)
 		fatal("--fd %d is not a socket", fd);
 	len = sizeof(t);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &t, &len) < 0 || v != AF_UNIX ||
-	    t != SOCK_STREAM)
-		fatalx("--fd %d is not a UNIX stream socket", fd);
+	    t != type)
+		fatalx("fd %d is not a UNIX %s socket", fd,
+		       type == SOCK_STREAM ? "stream" : "seqpacket");
 	len = sizeof(v);
 	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) < 0)
 		fatal("--fd %d", fd);
@@ -457,6 +473,11 @@ static void usage(FILE *f)
 		   "removed)\n"
 		   "  --fd N                serve inherited fd N (listening or "
 		   "connected)\n"
+		   "  --broker-fd N         inherited listening socket of the "
+		   "broker channel\n"
+		   "                        (the broker passes it; without "
+		   "it the guest's\n"
+		   "                        GIDs must already be on the host)\n"
 		   "  --print-capabilities  print the vhost-user backend JSON "
 		   "and exit\n"
 		   "  --vm NAME             log tag worker/NAME\n"
@@ -509,6 +530,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "socket", required_argument, NULL, 's' },
 		{ "socket-path", required_argument, NULL, 's' },
 		{ "fd", required_argument, NULL, 'f' },
+		{ "broker-fd", required_argument, NULL, 'b' },
 		{ "print-capabilities", no_argument, NULL, 'c' },
 		{ "vm", required_argument, NULL, 'm' },
 		{ "test-device", required_argument, NULL, 't' },
@@ -540,6 +562,9 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'f':
 			o->fd = parse_fd(optarg);
 			break;
+		case 'b':
+			o->broker_fd = parse_fd(optarg);
+			break;
 		case 'c':
 			o->print_caps = true;
 			break;
@@ -568,7 +593,7 @@ static void parse(int argc, char **argv, struct options *o)
 #endif
 		case 256 ... 263:
 			*limit_ptr(&o->lim, c - 256) = parse_uint(
-				lo[c - 256 + 9].name, optarg, 1, 1u << 20);
+				lo[c - 256 + 10].name, optarg, 1, 1u << 20);
 			break;
 		case 'v':
 			o->verbose = true;
@@ -598,7 +623,7 @@ static void set_log_tag(const struct options *o)
 
 /* The verbs device's command fd, the one fd the verbs ioctls may use. */
 static const struct device_ops *pick_device(const struct options *o,
-					    int *ret_cmd_fd)
+					    struct loop *l, int *ret_cmd_fd)
 {
 	static struct rdma_hca hca;
 	static struct rdma_dev_cfg cfg;
@@ -619,6 +644,8 @@ static const struct device_ops *pick_device(const struct options *o,
 		cfg.hca = &hca;
 		cfg.lim = o->lim;
 		cfg.busy_poll = o->busy_poll;
+		cfg.counters = &counters;
+		cfg.broker = &l->broker;
 		dev_env.cfg = &cfg;
 		*ret_cmd_fd = hca.ctx->cmd_fd;
 		return &rdma_device_ops;
@@ -629,6 +656,25 @@ static const struct device_ops *pick_device(const struct options *o,
 	log_warnx("serving the transport TEST device 'echo' (copies each "
 		  "request back), not virtio-rdma");
 	return &echo_device_ops;
+}
+
+/* The broker channel: its listening socket, accepted connections later. */
+static void broker_setup(struct loop *l, const struct options *o)
+{
+	struct broker_link *bl = &l->broker;
+
+	if (!inherited_is_listening(o->broker_fd, SOCK_SEQPACKET))
+		fatalx("--broker-fd %d: not a listening socket", o->broker_fd);
+	if (fcntl(o->broker_fd, F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(o->broker_fd, F_SETFD, FD_CLOEXEC) < 0)
+		fatal("--broker-fd %d", o->broker_fd);
+	bl->lfd = o->broker_fd;
+	bl->ep = l->ep;
+	bl->conn_tag = mktag(TAG_BROKER, 0);
+	bl->vm = o->vm ? o->vm : "";
+	bl->counters = &counters;
+	if (ep_add(l->ep, bl->lfd, mktag(TAG_BROKER_LISTEN, 0)) < 0)
+		fatal("epoll_ctl");
 }
 
 /*
@@ -646,6 +692,7 @@ static void enter_sandbox(const struct loop *l, int cmd_fd, bool debug)
 	p.listen_fd = l->lfd;
 	/* an inherited connection is the only socket: name it */
 	p.vu_fd = l->lfd < 0 ? l->cfd : -1;
+	p.broker_fd = l->broker.lfd;
 	p.debug = debug;
 	/* exit() must not flush stdio under the filter */
 	fflush(stdout);
@@ -683,8 +730,9 @@ static void test_forbidden_syscall(const char *name)
 int main(int argc, char **argv)
 {
 	int cmd_fd = -1;
-	struct options o = { .fd = -1, .port = 1 };
-	struct loop l = { .lfd = -1, .cfd = -1 };
+	struct options o = { .fd = -1, .broker_fd = -1, .port = 1 };
+	struct loop l = { .lfd = -1, .cfd = -1, .broker = BROKER_LINK_NONE };
+	char why[256];
 	unsigned int i;
 
 	for (i = 0; i < MAX_DEV_WATCHES; i++)
@@ -700,19 +748,24 @@ int main(int argc, char **argv)
 	}
 	if (!o.socket_path == (o.fd < 0))
 		fatalx("give exactly one of --socket PATH and --fd N");
-	l.ops = pick_device(&o, &cmd_fd);
+	l.ops = pick_device(&o, &l, &cmd_fd);
 	signal(SIGPIPE, SIG_IGN);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)
 		fatal("epoll_create1");
+	if (o.broker_fd >= 0)
+		broker_setup(&l, &o);
 	if (o.socket_path)
 		l.lfd = listen_on(o.socket_path);
-	else if (inherited_is_listening(o.fd))
+	else if (inherited_is_listening(o.fd, SOCK_STREAM))
 		l.lfd = o.fd;
 	else if (conn_open(&l, o.fd) < 0)
 		fatalx("cannot set up the device");
 	if (l.lfd >= 0 && ep_add(l.ep, l.lfd, mktag(TAG_LISTEN, 0)) < 0)
 		fatal("epoll_ctl");
+	/* SELinux first: setcon() writes /proc, which seccomp then forbids */
+	if (sandbox_selinux_enter(why, sizeof(why)) < 0)
+		fatalx("cannot enter the SELinux sandbox domain: %s", why);
 	enter_sandbox(&l, cmd_fd, o.sandbox_debug);
 #if RDMAGATE_TEST_HOOKS
 	if (o.test_syscall)

@@ -92,7 +92,8 @@ EOP
 chmod 644 "$D/policy.conf"
 sed 's/^/    /' "$D/policy.conf"
 "$build/broker/rdmagate-broker" --policy "$D/policy.conf" \
-	--worker "$build/worker/rdmagate-worker" > "$D/broker.log" 2>&1 &
+	--worker "$build/worker/rdmagate-worker" --state-dir "$D/state" \
+	--stop-workers-on-exit > "$D/broker.log" 2>&1 &
 BPID=$!
 PIDS="$PIDS $BPID"
 for _ in $(seq 50); do [ -S "$D/control.sock" ] && break; sleep 0.1; done

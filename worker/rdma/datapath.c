@@ -20,9 +20,9 @@
 static void wr_log(struct rdma_dev *d, const char *what, uint32_t s,
 		   const char *why)
 {
-	if (++d->st.wr_refused <= MAX_LOGGED_WR)
+	if (++d->wr_logged <= MAX_LOGGED_WR)
 		log_warnx("slot %u: %s refused: %s%s", s, what, why,
-			  d->st.wr_refused == MAX_LOGGED_WR
+			  d->wr_logged == MAX_LOGGED_WR
 				  ? " (further refusals not logged)"
 				  : "");
 }
@@ -75,7 +75,7 @@ static void cq_overflow(struct rdma_dev *d, uint32_t cqn)
 
 	RDMAGATE_CQ_OVERFLOW(rdmagate_probe_vm, cqn);
 	d->cq[cqn].overflows++;
-	d->st.cq_overflows++;
+	d->st->cq_overflows++;
 	if (d->cq[cqn].overflows <= 8)
 		log_warnx("CQ %u overflowed (no free CQE buffer on its "
 			  "queue, %llu times): a completion is lost; its QPs "
@@ -122,7 +122,9 @@ static void cqe_write(struct rdma_dev *d, uint32_t cqn,
 	}
 	buf_to_iov(vq_elem_in(el), el->in_num, buf, sizeof(buf));
 	vq_push(vq, el, sizeof(buf));
-	d->st.cqes++;
+	d->st->completions++;
+	if (c->status != VIRTIO_RDMA_WC_SUCCESS)
+		d->st->completion_errors++;
 	if (cq->armed) {
 		cq->armed = false;
 		vq_notify(vq);
@@ -392,7 +394,7 @@ static void send_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 			log_warnx("GSI (QP1) sends complete with an error "
 				  "until the MAD mux exists; counted");
 		d->gsi_warned = true;
-		d->st.gsi_sends++;
+		d->st->mad_errors++;
 		RDMAGATE_MAD_DROP(rdmagate_probe_vm, RDMAGATE_MAD_DROP_NO_MUX,
 				  d->swr.total_len);
 		p->c.status = VIRTIO_RDMA_WC_LOC_QP_OP_ERR;
@@ -403,6 +405,7 @@ static void send_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 	}
 	st = post_send(d, s, p, &reason);
 	if (st) {
+		d->st->send_errors++;
 		wr_log(d, "send", s, reason);
 		p->c.status = st;
 		p->emit = true;
@@ -410,9 +413,11 @@ static void send_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 		trace_refused(d, s, p, false);
 		return;
 	}
-	d->st.sends++;
+	d->st->sends++;
+	d->st->send_bytes += d->swr.total_len;
 	return;
 refuse:
+	d->st->send_errors++;
 	wr_log(d, "send element", s, why.msg);
 	p->c.status = VIRTIO_RDMA_WC_LOC_QP_OP_ERR;
 	p->emit = true;
@@ -483,11 +488,14 @@ static void recv_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 	}
 	RDMAGATE_WR_POST(rdmagate_probe_vm, q->qpn, VIRTIO_RDMA_WC_RECV,
 			 wr.wr_id, d->rwr.total_len);
-	d->st.recvs++;
+	d->st->recvs++;
+	if (q->kind == RD_SLOT_SRQ)
+		d->st->srq_recvs++;
 	return;
 refuse:
 	p->c.status = VIRTIO_RDMA_WC_LOC_QP_OP_ERR;
 refused:
+	d->st->recv_errors++;
 	wr_log(d, "receive element", s, why.msg);
 	p->done = true;
 	trace_refused(d, s, p, true);
@@ -546,12 +554,16 @@ static void complete(struct rdma_dev *d, const struct ibv_wc *wc)
 	int qs;
 
 	if (s >= d->num_slots || d->slot[s].kind == RD_SLOT_FREE ||
-	    d->slot[s].gen != gen)
-		return; /* its QP or SRQ was destroyed */
+	    d->slot[s].gen != gen) {
+		d->st->missing_completions++; /* its QP or SRQ was destroyed */
+		return;
+	}
 	q = &d->slot[s];
 	p = fifo_find(recv ? &q->rq : &q->sq, head);
-	if (!p)
+	if (!p) {
+		d->st->missing_completions++;
 		return;
+	}
 	p->done = true;
 	p->c.status = (enum virtio_rdma_wc_status)wc->status;
 	RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, q->qpn, wc->wr_id,

@@ -15,6 +15,7 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/probes.h"
+#include "worker/broker_link.h"
 #include "worker/rdma/dev_rdma.h"
 
 /* Refused commands logged per connection before we go quiet. */
@@ -724,6 +725,69 @@ static int do_query_pkey(struct rdma_dev *d, const union rdma_cmd_args *a,
 	return 0;
 }
 
+/* The broker's answer for a guest GID, or the host's table standalone. */
+static int claim_gid(struct rdma_dev *d, const struct virtio_rdma_cmd_add_gid *g)
+{
+	uint32_t host;
+	char why[WP_TEXT_SIZE];
+	int i, ret;
+
+	if (!d->cfg->broker || !broker_link_on(d->cfg->broker)) {
+		ret = rdma_hca_find_gid(d->hca, g->gid, g->gid_type);
+		if (ret < 0)
+			log_warnx("ADD_GID: index %u: that GID (type %u) is "
+				  "not on the host port",
+				  g->index, g->gid_type);
+		return ret < 0 ? -EADDRNOTAVAIL : ret;
+	}
+	/* the same GID at another index: the broker granted it already */
+	for (i = 0; i < VIRTIO_RDMA_GID_TBL_LEN; i++)
+		if (d->guest_gid[i] >= 0 && d->gid_type[i] == g->gid_type &&
+		    !memcmp(d->gid_raw[i], g->gid, 16))
+			return d->guest_gid[i];
+	ret = broker_link_gid(d->cfg->broker, WP_GID_ADD, g->gid, g->gid_type,
+			      &host, why, sizeof(why));
+	if (ret == 0 && host >= (uint32_t)INT16_MAX)
+		ret = -EPROTO;
+	if (ret < 0) {
+		d->st->gid_errors++;
+		log_warnx("ADD_GID: index %u: the broker refused: %s",
+			  g->index, ret == -EPROTO ? "bad host index" : why);
+		return ret;
+	}
+	d->st->gid_adds++;
+	return (int)host;
+}
+
+/* Gives the guest GID at index i back to the broker, unless another index
+ * still holds it. */
+static void release_gid(struct rdma_dev *d, unsigned int i)
+{
+	char why[WP_TEXT_SIZE];
+	unsigned int j;
+
+	if (d->guest_gid[i] < 0)
+		return;
+	d->guest_gid[i] = -1;
+	if (!d->cfg->broker || !broker_link_on(d->cfg->broker))
+		return;
+	for (j = 0; j < VIRTIO_RDMA_GID_TBL_LEN; j++)
+		if (d->guest_gid[j] >= 0 && d->gid_type[j] == d->gid_type[i] &&
+		    !memcmp(d->gid_raw[j], d->gid_raw[i], 16))
+			return;
+	if (broker_link_gid(d->cfg->broker, WP_GID_DEL, d->gid_raw[i],
+			    d->gid_type[i], NULL, why, sizeof(why)) < 0)
+		log_warnx("DEL_GID: index %u: the broker: %s", i, why);
+}
+
+static void release_gids(struct rdma_dev *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < VIRTIO_RDMA_GID_TBL_LEN; i++)
+		release_gid(d, i);
+}
+
 static int do_add_gid(struct rdma_dev *d, const union rdma_cmd_args *a,
 		      union rdma_cmd_rsp *r)
 {
@@ -735,14 +799,14 @@ static int do_add_gid(struct rdma_dev *d, const union rdma_cmd_args *a,
 			  g->index, d->gid_tbl_len);
 		return -EINVAL;
 	}
-	h = rdma_hca_find_gid(d->hca, g->gid, g->gid_type);
-	if (h < 0) {
-		log_warnx("ADD_GID: index %u: that GID (type %u) is not on "
-			  "the host port",
-			  g->index, g->gid_type);
-		return -EADDRNOTAVAIL;
-	}
+	/* a new GID at a used index replaces the old one */
+	release_gid(d, g->index);
+	h = claim_gid(d, g);
+	if (h < 0)
+		return h;
 	d->guest_gid[g->index] = (int16_t)h;
+	memcpy(d->gid_raw[g->index], g->gid, 16);
+	d->gid_type[g->index] = g->gid_type;
 	log_debug("ADD_GID: guest index %u = host index %d", g->index, h);
 	return 0;
 }
@@ -756,7 +820,7 @@ static int do_del_gid(struct rdma_dev *d, const union rdma_cmd_args *a,
 		log_warnx("DEL_GID: index %u is empty", i);
 		return -ENOENT;
 	}
-	d->guest_gid[i] = -1;
+	release_gid(d, i);
 	return 0;
 }
 
@@ -919,11 +983,11 @@ static const cmd_fn handlers[VIRTIO_RDMA_CMD_MAX] = {
 static void cmd_refused(struct rdma_dev *d, uint32_t code, int err,
 			const char *why)
 {
-	d->st.cmd_errors++;
-	if (d->st.cmd_errors <= MAX_LOGGED_CMD)
+	d->st->command_errors++;
+	if (++d->cmd_logged <= MAX_LOGGED_CMD)
 		log_warnx("%s refused (status %u): %s%s", rdma_cmd_name(code),
 			  rdma_cmd_status(err), why,
-			  d->st.cmd_errors == MAX_LOGGED_CMD
+			  d->cmd_logged == MAX_LOGGED_CMD
 				  ? " (further refusals not logged)"
 				  : "");
 }
@@ -956,7 +1020,7 @@ static uint32_t ctrl_one(struct rdma_dev *d, struct ctrl_trace *t)
 	size_t in_len = el->in_len > sizeof(rsp) ? sizeof(rsp) : el->in_len;
 	int ret;
 
-	d->st.cmds++;
+	d->st->commands++;
 	iov_to_buf(vq_elem_out(el), el->out_num, req, out_len);
 	ret = rdma_cmd_decode(req, out_len, first, el->in_len, &cmd, &why);
 	if (ret == -ENOBUFS) {
@@ -1042,8 +1106,8 @@ static void free_all(struct rdma_dev *d)
 		if (d->pd[i].used)
 			ibv_dealloc_pd(d->pd[i].pd);
 	memset(d->pd, 0, (d->cfg->lim.max_pd + 1) * sizeof(*d->pd));
-	for (i = 0; i < VIRTIO_RDMA_GID_TBL_LEN; i++)
-		d->guest_gid[i] = -1;
+	/* the guest is gone or reset: its addresses leave the host */
+	release_gids(d);
 	d->qp_count = 0;
 	d->srq_count = 0;
 	d->gsi_warned = false;
@@ -1051,17 +1115,20 @@ static void free_all(struct rdma_dev *d)
 
 static void log_stats(const struct rdma_dev *d)
 {
-	log_info("device stats: %llu commands (%llu refused), %llu sends, "
-		 "%llu receives, %llu CQEs, %llu work requests refused, "
-		 "%llu CQ overflows, %llu GSI sends",
-		 (unsigned long long)d->st.cmds,
-		 (unsigned long long)d->st.cmd_errors,
-		 (unsigned long long)d->st.sends,
-		 (unsigned long long)d->st.recvs,
-		 (unsigned long long)d->st.cqes,
-		 (unsigned long long)d->st.wr_refused,
-		 (unsigned long long)d->st.cq_overflows,
-		 (unsigned long long)d->st.gsi_sends);
+	const struct wp_counters *c = d->st;
+
+	log_info("worker counters so far: %llu commands (%llu refused), "
+		 "%llu sends (%llu refused), %llu receives (%llu refused), "
+		 "%llu CQEs, %llu CQ overflows, %llu MADs dropped",
+		 (unsigned long long)c->commands,
+		 (unsigned long long)c->command_errors,
+		 (unsigned long long)c->sends,
+		 (unsigned long long)c->send_errors,
+		 (unsigned long long)c->recvs,
+		 (unsigned long long)c->recv_errors,
+		 (unsigned long long)c->completions,
+		 (unsigned long long)c->cq_overflows,
+		 (unsigned long long)c->mad_errors);
 }
 
 static void rdma_destroy(void *priv)
@@ -1101,6 +1168,8 @@ static int rdma_create(const struct dev_env *env, void **ret_priv)
 		return -ENOMEM;
 	d->cfg = cfg;
 	d->hca = cfg->hca;
+	d->st = cfg->counters ? cfg->counters : &d->own_st;
+	memset(d->guest_gid, 0xff, sizeof(d->guest_gid)); /* all empty */
 	d->env = *env;
 	fill_config(d);
 	d->pd = calloc(cfg->lim.max_pd + 1, sizeof(*d->pd));
@@ -1111,7 +1180,6 @@ static int rdma_create(const struct dev_env *env, void **ret_priv)
 	ret = -ENOMEM;
 	if (!d->pd || !d->mr || !d->cq || !d->slot || !d->ah)
 		goto fail;
-	memset(d->guest_gid, 0xff, sizeof(d->guest_gid));
 	d->chan = ibv_create_comp_channel(d->hca->ctx);
 	if (!d->chan) {
 		ret = -(errno ? errno : EIO);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "common/virtio_rdma.h"
+#include "common/worker_proto.h"
 #include "worker/device.h"
 #include "worker/guest_mem.h"
 #include "worker/rdma/cmd.h"
@@ -28,10 +29,17 @@ struct rdma_limits {
 };
 
 /* What main.c hands the device (struct dev_env.cfg). */
+struct broker_link;
+struct wp_counters;
+
 struct rdma_dev_cfg {
 	struct rdma_hca *hca; /* opened before any guest input */
 	struct rdma_limits lim;
 	bool busy_poll;
+	/* the process's counters (the broker's STATS), all connections */
+	struct wp_counters *counters;
+	/* GID requests go to the broker when it is on (broker_link_on()) */
+	struct broker_link *broker;
 };
 
 /* Fills the defaults of the worker limits. */
@@ -129,11 +137,6 @@ struct rd_ah {
 	struct ibv_ah *ah;
 };
 
-/* Counters, logged at disconnect. */
-struct rd_stats {
-	uint64_t cmds, cmd_errors, sends, recvs, cqes, wr_refused;
-	uint64_t cq_overflows, gsi_sends;
-};
 
 struct rdma_dev {
 	const struct rdma_dev_cfg *cfg;
@@ -157,7 +160,14 @@ struct rdma_dev {
 	int16_t guest_gid[VIRTIO_RDMA_GID_TBL_LEN]; /* host index, or -1 */
 	uint32_t gid_tbl_len;			    /* advertised */
 	bool gsi_warned;
-	struct rd_stats st;
+	/* the process's counters (cfg->counters, else own_st) */
+	struct wp_counters *st;
+	struct wp_counters own_st;
+	/* refusals of this connection, for quiet logs */
+	uint64_t wr_logged, cmd_logged;
+	/* the guest's GIDs as it gave them (for DEL_GID to the broker) */
+	uint8_t gid_raw[VIRTIO_RDMA_GID_TBL_LEN][16];
+	uint32_t gid_type[VIRTIO_RDMA_GID_TBL_LEN];
 
 	struct vq_elem elem;  /* scratch: one popped chain (16 KiB) */
 	struct vq_elem celem; /* scratch: one CQ buffer */

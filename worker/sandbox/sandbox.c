@@ -266,7 +266,8 @@ static int allow_fds(scmp_filter_ctx ctx, const struct sandbox_worker_params *p)
 static int allow_vhost_user(scmp_filter_ctx ctx,
 			    const struct sandbox_worker_params *p)
 {
-	int vu = p->vu_fd >= 0 ? p->vu_fd : SB_ANY_FD;
+	/* the broker's connection is accepted later: its fd is not known */
+	int vu = p->vu_fd >= 0 && p->broker_fd < 0 ? p->vu_fd : SB_ANY_FD;
 	int ret = 0;
 
 	/* message headers with their fds */
@@ -283,6 +284,15 @@ static int allow_vhost_user(scmp_filter_ctx ctx,
 		 SCMP_A2_32(SCMP_CMP_EQ, SO_SNDTIMEO));
 	/* the next frontend, when the worker keeps its listening socket */
 	ALLOW_ON(p->listen_fd, accept4);
+	if (p->broker_fd < 0)
+		return ret;
+	/* the broker channel: a (re)connecting broker, checked to be root */
+	ALLOW_ON(p->broker_fd, accept4);
+	ALLOW(getsockopt, SCMP_A1_32(SCMP_CMP_EQ, SOL_SOCKET),
+	      SCMP_A2_32(SCMP_CMP_EQ, SO_PEERCRED));
+	/* a GID request waits on the channel alone, not the event loop */
+	ALLOW(poll);
+	ALLOW(ppoll);
 	return ret;
 }
 
@@ -524,6 +534,7 @@ void sandbox_worker_params_init(struct sandbox_worker_params *p)
 		.epoll_fd = -1,
 		.vu_fd = -1,
 		.listen_fd = -1,
+		.broker_fd = -1,
 		.log_fd = 2,
 		.debug = false,
 	};

@@ -37,6 +37,13 @@ struct sandbox_worker_params {
 	int vu_fd;
 	/* the listening socket, or -1: the only accept4 target */
 	int listen_fd;
+	/*
+	 * The broker channel's listening socket, or -1 (no broker): accept4
+	 * on it, SO_PEERCRED of what it accepts, its messages (so the socket
+	 * calls are then allowed on any fd), and poll while a GID request
+	 * waits for the broker.
+	 */
+	int broker_fd;
 	/* where log lines go (2): any write size allowed on it */
 	int log_fd;
 	/*

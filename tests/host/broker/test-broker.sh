@@ -84,6 +84,7 @@ status_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 write_policy
 "$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
+	--state-dir "$T/state" --stop-workers-on-exit \
 	--cgroup-root "$CG_ROOT" > "$T/broker.log" 2>&1 &
 BPID=$!
 for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
@@ -110,9 +111,27 @@ check "worker NoNewPrivs is 1" test "$(status_field "$pid" NoNewPrivs)" = 1
 check "worker Seccomp is 2 (filter)" test "$(status_field "$pid" Seccomp)" = 2
 check "worker RLIMIT_MEMLOCK is max_pinned (4 MiB)" \
 	grep -q "^Max locked memory *4194304 *4194304 *bytes" "/proc/$pid/limits"
+# the broker channel is up once STATS gets a fresh answer
+for i in $(seq 50); do
+	ctl stats --vm a --json | grep -q '"fresh": true' && break
+	sleep 0.1
+done
+out=$(ctl stats --vm a --json)
+check "stats: worker a answers over its broker channel: $out" \
+	grep -q '"vm": "a", "pid": '"$pid"', "fresh": true, "connects": 0' <<<"$out"
+check "stats: every pvrdma-level counter is there" \
+	test "$(jq '.[0] | keys | length' <<<"$out")" = 21
+out=$(ctl stats --vm nope 2>&1)
+check "stats of an unknown VM refused: $out" grep -q "no such worker" <<<"$out"
 fds=$(ls "/proc/$pid/fd" | sort -n | tr '\n' ' ')
-check "worker holds fds 0-4 only (stdio, the socket, its epoll): $fds" \
-	test "$fds" = "0 1 2 3 4 "
+check "worker holds fds 0-6 only (stdio, the socket, its epoll, the broker channel and its connection): $fds" \
+	test "$fds" = "0 1 2 3 4 5 6 "
+check "fd 5 is the broker channel's listening socket" \
+	grep -q '^socket:' <<<"$(readlink "/proc/$pid/fd/5")"
+check "the channel is root's alone (0600 root)" \
+	test "$(stat -c '%a %u' "$T/state/workers/a.channel")" = "600 0"
+check "the state record names the worker" \
+	grep -q "^pid $pid\$" "$T/state/workers/a.state"
 check "fd 3 is the vhost-user socket" \
 	grep -q '^socket:' <<<"$(readlink "/proc/$pid/fd/3")"
 check "socket owned by the worker uid, mode 0660" \

@@ -85,6 +85,7 @@ max_pinned = 4M
 EOF
 chmod 644 "$T/policy.conf"
 "$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
+	--state-dir "$T/state" --stop-workers-on-exit \
 	--cgroup-root "$CG_ROOT" >"$T/broker.log" 2>&1 &
 BPID=$!
 for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done

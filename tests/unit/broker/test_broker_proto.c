@@ -368,7 +368,7 @@ static void test_every_type_sizes(void **state)
 	}
 	/* requests even, replies odd; only the broker sends replies */
 	for (i = 0; i < 32; i++) {
-		const struct bp_type_info *t = bp_type_info((uint32_t)i);
+		const struct msg_type *t = bp_type_info((uint32_t)i);
 
 		if (!t)
 			continue;

@@ -42,7 +42,8 @@ max_pinned = 64M
 [vm q]
 EOF
 chmod 644 "$T/policy.conf"
-"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" > "$T/broker.log" 2>&1 &
+"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
+	--state-dir "$T/state" --stop-workers-on-exit > "$T/broker.log" 2>&1 &
 BPID=$!
 for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
 ctl() { "$CTL" --control "$T/control.sock" "$@"; }

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The broker's end of the broker channel (common/worker_proto.h): the
+ * listening socket made for each worker (the worker holds it; the broker
+ * connects, and a restarted broker connects again), the worker's requests
+ * (GIDs: broker/gids.c) and STATS, which gathers every worker's counters
+ * for one control request.  Everything a worker sends is decoded by the
+ * protocol's table and checked before it is acted on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+
+/* Bad messages logged per worker before it goes quiet. */
+#define MAX_LOGGED_BAD 10
+
+static unsigned int index_of(const struct broker *b, const struct worker *w)
+{
+	return (unsigned int)(w - b->workers);
+}
+
+int channel_make(struct broker *b, struct worker *w, int *ret_lfd, char *why,
+		 size_t len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	mode_t old;
+	int ret = 0;
+
+	if ((size_t)snprintf(w->chan_path, sizeof(w->chan_path),
+			     "%s/workers/%s.channel", b->state_dir,
+			     w->vm) >= sizeof(sa.sun_path)) {
+		snprintf(why, len, "channel path %s/workers/%s.channel is too "
+				   "long for a socket",
+			 b->state_dir, w->vm);
+		w->chan_path[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", w->chan_path);
+	/* the directory is the broker's alone: whatever is there is stale */
+	if (unlink(w->chan_path) < 0 && errno != ENOENT) {
+		snprintf(why, len, "removing %s: %s", w->chan_path,
+			 strerror(errno));
+		return -errno;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(why, len, "channel socket: %s", strerror(errno));
+		return -errno;
+	}
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 4) < 0)
+		ret = -errno;
+	umask(old);
+	if (ret < 0) {
+		snprintf(why, len, "channel %s: %s", w->chan_path,
+			 strerror(-ret));
+		return ret;
+	}
+	*ret_lfd = TAKE_FD(fd);
+	return 0;
+}
+
+int channel_connect(struct broker *b, struct worker *w)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct epoll_event ev = { .events = EPOLLIN };
+	_cleanup_close_ int fd = -1;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", w->chan_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	ev.data.u64 = ((uint64_t)TAG_CHANNEL << 32) | index_of(b, w);
+	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	w->chan_fd = TAKE_FD(fd);
+	w->hello = false;
+	return 0;
+}
+
+void channel_close(struct broker *b, struct worker *w)
+{
+	if (w->chan_fd < 0)
+		return;
+	epoll_ctl(b->ep, EPOLL_CTL_DEL, w->chan_fd, NULL);
+	w->chan_fd = safe_close(w->chan_fd);
+	w->hello = false;
+}
+
+int channel_send(struct broker *b, struct worker *w, struct wp_msg *m)
+{
+	int ret;
+
+	if (w->chan_fd < 0)
+		return -ENOTCONN;
+	ret = wp_send(w->chan_fd, m);
+	if (ret < 0)
+		log_warnx("worker/%s: channel: cannot send %s: %s%s", w->vm,
+			  wp_type_name(m->h.type), strerror(-ret),
+			  ret == -EAGAIN ? " (it does not read its channel)"
+					 : "");
+	return ret;
+}
+
+static void bad_message(struct worker *w, unsigned int *n, const char *err)
+{
+	if (++*n <= MAX_LOGGED_BAD)
+		log_warnx("worker/%s (pid %d): channel: refused a message: %s%s",
+			  w->vm, (int)w->pid, err,
+			  *n == MAX_LOGGED_BAD ? " (further ones not logged)"
+					       : "");
+}
+
+static void on_hello(struct worker *w, const struct wp_hello *h,
+		     unsigned int *bad)
+{
+	if (strcmp(h->vm, w->vm) || h->pid != (uint32_t)w->pid) {
+		char err[MSG_ERR_LEN];
+
+		snprintf(err, sizeof(err),
+			 "HELLO says vm %.64s pid %u, expected pid %d",
+			 h->vm, h->pid, (int)w->pid);
+		bad_message(w, bad, err);
+		return;
+	}
+	w->hello = true;
+	log_debug("worker/%s: channel up", w->vm);
+}
+
+void channel_read(struct broker *b, unsigned int i)
+{
+	static unsigned int bad[BROKER_MAX_WORKERS];
+	uint8_t buf[WP_MSG_MAX + 1];
+	char err[MSG_ERR_LEN] = "";
+	struct worker *w;
+	struct wp_msg m;
+	ssize_t n;
+
+	if (i >= BROKER_MAX_WORKERS || !b->workers[i].used ||
+	    b->workers[i].chan_fd < 0)
+		return;
+	w = &b->workers[i];
+	n = msg_recv(w->chan_fd, buf, sizeof(buf), NULL, MSG_DONTWAIT);
+	if (n == -EAGAIN || n == -EINTR)
+		return;
+	if (n <= 0 && n != -EMSGSIZE) {
+		log_info("worker/%s: channel closed%s%s", w->vm,
+			 n ? ": " : "", n ? strerror((int)-n) : "");
+		channel_close(b, w);
+		return;
+	}
+	if (!w->hello)
+		bad[i] = 0;
+	if (n == -EMSGSIZE || wp_decode(buf, (size_t)n, &m, err) < 0) {
+		bad_message(w, &bad[i], n == -EMSGSIZE ? "too long" : err);
+		return;
+	}
+	if (wp_type_info(m.h.type)->from != WP_FROM_WORKER) {
+		snprintf(err, sizeof(err), "%s is the broker's to send",
+			 wp_type_name(m.h.type));
+		bad_message(w, &bad[i], err);
+		return;
+	}
+	if (m.h.type == WP_HELLO) {
+		on_hello(w, &m.u.hello, &bad[i]);
+		return;
+	}
+	if (!w->hello) {
+		bad_message(w, &bad[i], "a request before HELLO");
+		return;
+	}
+	switch (m.h.type) {
+	case WP_GID_ADD:
+		gids_add(b, w, &m.u.gid);
+		break;
+	case WP_GID_DEL:
+		gids_del(b, w, &m.u.gid);
+		break;
+	case WP_STATS_REPLY:
+		w->stats = m.u.stats_reply.c;
+		w->stats_seq = m.u.stats_reply.seq;
+		stats_check(b);
+		break;
+	}
+}
+
+/* ---- STATS ---------------------------------------------------------------- */
+
+static uint32_t stats_seq;
+
+static bool stats_target(const struct conn *c, const struct worker *w)
+{
+	return w->used && (!c->stats_vm[0] || !strcmp(c->stats_vm, w->vm));
+}
+
+static void stats_reply(struct broker *b, int conn, int status,
+			const char *text)
+{
+	struct bp_msg m;
+
+	bp_init(&m, BP_STATS_REPLY);
+	bp_set_status(&m.u.stats_reply.st, status, "%s", text);
+	control_reply(b, conn, &m);
+}
+
+void stats_start(struct broker *b, int conn, const char *vm)
+{
+	struct conn *c = &b->conns[conn];
+	unsigned int i, n = 0;
+	struct wp_msg m;
+
+	if (c->stats_busy) {
+		stats_reply(b, conn, EBUSY, "a STATS request is in progress");
+		return;
+	}
+	if (vm[0] && !workers_find(b, vm)) {
+		stats_reply(b, conn, ESRCH, "no such worker");
+		return;
+	}
+	c->stats_busy = true;
+	c->stats_seq = ++stats_seq;
+	c->stats_deadline = now_ms() + BROKER_STATS_WAIT_MS;
+	snprintf(c->stats_vm, sizeof(c->stats_vm), "%s", vm);
+	wp_init(&m, WP_STATS);
+	m.u.stats.seq = c->stats_seq;
+	for (i = 0; i < BROKER_MAX_WORKERS; i++) {
+		struct worker *w = &b->workers[i];
+
+		if (stats_target(c, w) && w->hello)
+			n += channel_send(b, w, &m) == 0;
+	}
+	log_debug("STATS for pid %d: asked %u workers", (int)c->pid, n);
+	stats_check(b);
+}
+
+static void stats_finish(struct broker *b, int conn)
+{
+	struct conn *c = &b->conns[conn];
+	unsigned int i, total = 0, idx = 0;
+	struct bp_msg m;
+
+	c->stats_busy = false;
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		total += stats_target(c, &b->workers[i]);
+	bp_init(&m, BP_STATS_REPLY);
+	bp_set_status(&m.u.stats_reply.st, 0, "%u workers", total);
+	m.u.stats_reply.total = total;
+	if (!total) {
+		control_reply(b, conn, &m);
+		return;
+	}
+	for (i = 0; i < BROKER_MAX_WORKERS; i++) {
+		const struct worker *w = &b->workers[i];
+		struct bp_stats_reply *r = &m.u.stats_reply;
+
+		if (!stats_target(c, w))
+			continue;
+		r->index = idx++;
+		r->pid = (uint32_t)w->pid;
+		r->flags = w->stats_seq == c->stats_seq ? BP_STATS_FRESH : 0;
+		memset(r->vm, 0, sizeof(r->vm));
+		snprintf(r->vm, sizeof(r->vm), "%s", w->vm);
+		r->c = w->stats;
+		control_reply(b, conn, &m);
+		if (b->conns[conn].fd < 0)
+			return; /* the client went away mid-answer */
+	}
+}
+
+void stats_check(struct broker *b)
+{
+	uint64_t now = now_ms();
+	unsigned int i, j;
+
+	for (i = 0; i < BROKER_MAX_CONNS; i++) {
+		struct conn *c = &b->conns[i];
+		bool done = true;
+
+		if (c->fd < 0 || !c->stats_busy)
+			continue;
+		for (j = 0; j < BROKER_MAX_WORKERS && done; j++) {
+			const struct worker *w = &b->workers[j];
+
+			if (stats_target(c, w) && w->hello &&
+			    w->stats_seq != c->stats_seq)
+				done = false;
+		}
+		if (done || now >= c->stats_deadline)
+			stats_finish(b, (int)i);
+	}
+}
+
+int stats_timeout(struct broker *b)
+{
+	uint64_t now = now_ms(), next = UINT64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_CONNS; i++)
+		if (b->conns[i].fd >= 0 && b->conns[i].stats_busy &&
+		    b->conns[i].stats_deadline < next)
+			next = b->conns[i].stats_deadline;
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)(next - now);
+}
+
+void stats_conn_gone(struct broker *b, int conn)
+{
+	b->conns[conn].stats_busy = false;
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The shared framing of rdmagate's SOCK_SEQPACKET protocols: the table
+ * lookup, the one decoder, send and receive (see common/msg_frame.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/msg_frame.h"
+
+void msg_set_err(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, MSG_ERR_LEN, fmt, ap);
+	va_end(ap);
+}
+
+int msg_field_len(const char *f, size_t size)
+{
+	const char *nul = memchr(f, '\0', size);
+	size_t i;
+
+	if (!nul)
+		return -1;
+	for (i = (size_t)(nul - f); i < size; i++)
+		if (f[i])
+			return -1;
+	return (int)(nul - f);
+}
+
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+bool msg_name_ok(const char *s, size_t max)
+{
+	size_t i;
+
+	if (!s[0] || s[0] == '.' || s[0] == '-')
+		return false;
+	for (i = 0; s[i]; i++)
+		if (i >= max || !name_char(s[i]))
+			return false;
+	return true;
+}
+
+const struct msg_type *msg_type_of(const struct msg_proto *p, uint32_t type)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_types; i++)
+		if (p->types[i].type == type)
+			return &p->types[i];
+	return NULL;
+}
+
+int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
+	       void *ret, char *err)
+{
+	_Alignas(16) uint8_t m[MSG_CONTAINER_MAX];
+	const struct msg_type *t;
+	struct msg_header h;
+	int rc;
+
+	if (p->container_size > sizeof(m) || p->payload_offset < sizeof(h)) {
+		msg_set_err(err, "%s: bad protocol description", p->name);
+		return -EINVAL;
+	}
+	if (len < sizeof(h)) {
+		msg_set_err(err, "short message: %zu bytes, the header is %zu",
+			    len, sizeof(h));
+		return -EBADMSG;
+	}
+	if (len > p->max_datagram) {
+		msg_set_err(err, "long message: %zu bytes, at most %zu", len,
+			    p->max_datagram);
+		return -EMSGSIZE;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (h.version != p->version) {
+		msg_set_err(err, "protocol version %u, this side speaks %u",
+			    h.version, p->version);
+		return -EPROTONOSUPPORT;
+	}
+	t = msg_type_of(p, h.type);
+	if (!t) {
+		msg_set_err(err, "unknown message type %u", h.type);
+		return -EOPNOTSUPP;
+	}
+	if (h.len != len - sizeof(h)) {
+		msg_set_err(err,
+			    "%s: header says %u payload bytes, the message "
+			    "has %zu",
+			    t->name, h.len, len - sizeof(h));
+		return -EBADMSG;
+	}
+	if (h.len != t->size ||
+	    p->payload_offset + t->size > p->container_size) {
+		msg_set_err(err, "%s: payload of %u bytes, it has %u", t->name,
+			    h.len, t->size);
+		return -EBADMSG;
+	}
+	memset(m, 0, p->container_size);
+	memcpy(m, &h, sizeof(h));
+	memcpy(m + p->payload_offset, (const uint8_t *)buf + sizeof(h), h.len);
+	rc = t->check ? t->check(m, err) : 0;
+	if (rc < 0)
+		return rc;
+	memcpy(ret, m, p->container_size);
+	return 0;
+}
+
+size_t msg_init(const struct msg_proto *p, void *m, uint32_t type)
+{
+	const struct msg_type *t = msg_type_of(p, type);
+	struct msg_header h;
+
+	if (!t)
+		return 0;
+	memset(m, 0, p->container_size);
+	h.version = p->version;
+	h.type = type;
+	h.len = t->size;
+	memcpy(m, &h, sizeof(h));
+	return sizeof(h) + t->size;
+}
+
+int msg_send(const struct msg_proto *p, int fd, const void *m, int pass_fd,
+	     int flags)
+{
+	const struct msg_header *h = m;
+	struct iovec iov[2] = {
+		{ (void *)m, sizeof(*h) },
+		{ (uint8_t *)m + p->payload_offset, h->len },
+	};
+	union {
+		struct cmsghdr c;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+	ssize_t n;
+
+	if (p->payload_offset + h->len > p->container_size)
+		return -EINVAL;
+	if (pass_fd >= 0) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		cm.c.cmsg_level = SOL_SOCKET;
+		cm.c.cmsg_type = SCM_RIGHTS;
+		cm.c.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&cm.c), &pass_fd, sizeof(int));
+	}
+	do
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL | flags);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : 0;
+}
+
+ssize_t msg_recv(int fd, void *buf, size_t size, int *ret_fd, int flags)
+{
+	struct iovec iov = { buf, size };
+	union {
+		struct cmsghdr c;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cm.buf,
+		.msg_controllen = sizeof(cm.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (ret_fd)
+		*ret_fd = -1;
+	do
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* every fd that came along is either handed over or closed */
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		size_t i, nfd;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < nfd; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(f));
+			if (ret_fd && *ret_fd < 0)
+				*ret_fd = f;
+			else
+				close(f);
+		}
+	}
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		if (ret_fd && *ret_fd >= 0) {
+			close(*ret_fd);
+			*ret_fd = -1;
+		}
+		return -EMSGSIZE;
+	}
+	return n;
+}

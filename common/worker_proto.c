@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The broker-worker channel's one table and its pure decoder (see
+ * common/worker_proto.h).  The broker runs it on everything a worker sends.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/broker_proto.h"
+#include "common/cleanup.h"
+#include "common/worker_proto.h"
+
+const char *const wp_counter_names[WP_COUNTERS_N] = {
+	"connects",
+	"commands",
+	"command_errors",
+	"sends",
+	"send_errors",
+	"send_bytes",
+	"recvs",
+	"recv_errors",
+	"srq_recvs",
+	"completions",
+	"completion_errors",
+	"cq_overflows",
+	"missing_completions",
+	"mads_sent",
+	"mads_received",
+	"mad_errors",
+	"gid_adds",
+	"gid_errors",
+};
+
+static const uint8_t v4mapped[12] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
+};
+
+int wp_gid_to_addr(const uint8_t gid[16], uint8_t addr[16])
+{
+	memset(addr, 0, 16);
+	if (!memcmp(gid, v4mapped, sizeof(v4mapped))) {
+		memcpy(addr, gid + 12, 4);
+		return AF_INET;
+	}
+	memcpy(addr, gid, 16);
+	return AF_INET6;
+}
+
+/* An address a host interface may carry: not unspecified, loopback,
+ * multicast or broadcast. */
+static bool gid_ok(const uint8_t gid[16], const char **why)
+{
+	static const uint8_t zero[16], loop6[16] = { [15] = 1 };
+	uint8_t a[16];
+
+	if (wp_gid_to_addr(gid, a) == AF_INET) {
+		if (a[0] == 0 || a[0] == 127 || a[0] >= 224) {
+			*why = "an IPv4 address no interface may carry "
+			       "(0/8, 127/8, multicast or reserved)";
+			return false;
+		}
+		return true;
+	}
+	if (!memcmp(a, zero, 16) || !memcmp(a, loop6, 16)) {
+		*why = "the unspecified or loopback address";
+		return false;
+	}
+	if (a[0] == 0xff) {
+		*why = "a multicast address";
+		return false;
+	}
+	if (!memcmp(a, zero, 10) && (a[10] | a[11]) == 0) {
+		*why = "an IPv4-compatible address (deprecated)";
+		return false;
+	}
+	return true;
+}
+
+static int check_hello(const void *msg, char *err)
+{
+	const struct wp_msg *m = msg;
+
+	if (m->u.hello.pad) {
+		msg_set_err(err, "hello: padding is not zero");
+		return -EINVAL;
+	}
+	if (msg_field_len(m->u.hello.vm, WP_VM_SIZE) < 0 ||
+	    !bp_vm_name_ok(m->u.hello.vm)) {
+		msg_set_err(err, "hello: not a VM name");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_gid(const void *msg, char *err)
+{
+	const struct wp_gid *g = &((const struct wp_msg *)msg)->u.gid;
+	const char *why;
+
+	if (g->gid_type != WP_GID_ROCE_V1 && g->gid_type != WP_GID_ROCE_V2) {
+		msg_set_err(err, "GID type %u: not RoCE v1 (1) or v2 (2)",
+			    g->gid_type);
+		return -EINVAL;
+	}
+	if (!gid_ok(g->gid, &why)) {
+		msg_set_err(err, "GID: %s", why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_gid_reply(const void *msg, char *err)
+{
+	const struct wp_gid_reply *r =
+		&((const struct wp_msg *)msg)->u.gid_reply;
+
+	if (r->pad) {
+		msg_set_err(err, "GID reply: padding is not zero");
+		return -EINVAL;
+	}
+	if (r->status < 0 || r->status > 4095) {
+		msg_set_err(err, "GID reply: status %d: not 0 or an errno",
+			    r->status);
+		return -EINVAL;
+	}
+	if (msg_field_len(r->text, sizeof(r->text)) < 0) {
+		msg_set_err(err, "GID reply: text not NUL-terminated and "
+				 "NUL-padded");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_stats(const void *msg, char *err)
+{
+	if (((const struct wp_msg *)msg)->u.stats.pad) {
+		msg_set_err(err, "stats: padding is not zero");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_stats_reply(const void *msg, char *err)
+{
+	if (((const struct wp_msg *)msg)->u.stats_reply.pad) {
+		msg_set_err(err, "stats reply: padding is not zero");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* THE table. */
+static const struct msg_type rows[] = {
+	{ WP_HELLO, "HELLO", sizeof(struct wp_hello), WP_FROM_WORKER,
+	  check_hello },
+	{ WP_GID_ADD, "GID_ADD", sizeof(struct wp_gid), WP_FROM_WORKER,
+	  check_gid },
+	{ WP_GID_ADD_REPLY, "GID_ADD_REPLY", sizeof(struct wp_gid_reply),
+	  WP_FROM_BROKER, check_gid_reply },
+	{ WP_GID_DEL, "GID_DEL", sizeof(struct wp_gid), WP_FROM_WORKER,
+	  check_gid },
+	{ WP_GID_DEL_REPLY, "GID_DEL_REPLY", sizeof(struct wp_gid_reply),
+	  WP_FROM_BROKER, check_gid_reply },
+	{ WP_STATS, "STATS", sizeof(struct wp_stats_req), WP_FROM_BROKER,
+	  check_stats },
+	{ WP_STATS_REPLY, "STATS_REPLY", sizeof(struct wp_stats_reply),
+	  WP_FROM_WORKER, check_stats_reply },
+};
+
+static const struct msg_proto proto = {
+	.name = "worker channel",
+	.version = RDMAGATE_WORKER_PROTO_VERSION,
+	.payload_offset = offsetof(struct wp_msg, u),
+	.container_size = sizeof(struct wp_msg),
+	.max_datagram = WP_MSG_MAX,
+	.types = rows,
+	.n_types = ARRAY_SIZE(rows),
+};
+_Static_assert(sizeof(struct wp_msg) <= MSG_CONTAINER_MAX, "wp_msg");
+_Static_assert(sizeof(struct wp_stats_reply) <= sizeof(struct wp_gid_reply),
+	       "WP_MSG_MAX");
+
+const struct msg_type *wp_type_info(uint32_t type)
+{
+	return msg_type_of(&proto, type);
+}
+
+const char *wp_type_name(uint32_t type)
+{
+	const struct msg_type *t = msg_type_of(&proto, type);
+
+	return t ? t->name : "unknown";
+}
+
+int wp_decode(const void *buf, size_t len, struct wp_msg *ret, char *err)
+{
+	return msg_decode(&proto, buf, len, ret, err);
+}
+
+size_t wp_init(struct wp_msg *m, uint32_t type)
+{
+	return msg_init(&proto, m, type);
+}
+
+int wp_send(int fd, const struct wp_msg *m)
+{
+	return msg_send(&proto, fd, m, -1, MSG_DONTWAIT);
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# host suite (root, no VM): a broker restart does not take guests down, in
+# TAP.  Workers (the echo test device) keep serving a guest's traffic while
+# the broker is stopped and started again; the new broker re-adopts them
+# from its state directory (same pids, channels reconnected, counters
+# readable), notices a re-adopted worker's death within a second and cleans
+# up after it, and cleans up after a worker that died while no broker ran.
+# Usage: test-restart.sh BROKER RDMAGATECTL WORKER GUEST TEST_HOOKS(true|false)
+set -u
+
+BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
+n=0 failed=0
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() { # check DESCRIPTION COMMAND...
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+[ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids, cgroups, rlimits)"
+[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device)"
+
+T=$(mktemp -d /tmp/rdmagate-restart-test.XXXXXX)
+chmod 755 "$T"
+CG_PARENT=/rdmagate-restarttest-$$
+CG_ROOT=/nonexistent
+for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+	if [ "$(stat -fc %T "$d" 2>/dev/null)" = cgroup2fs ]; then
+		CG_ROOT=$d
+		break
+	fi
+done
+BPID=
+GPID=
+
+cleanup() {
+	[ -n "$GPID" ] && kill "$GPID" 2>/dev/null
+	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	# workers outlive brokers by design: stop what is left
+	for f in "$T"/state/workers/*.state; do
+		[ -f "$f" ] || continue
+		kill -9 "$(awk '$1 == "pid" { print $2 }' "$f")" 2>/dev/null
+	done
+	sleep 0.2
+	rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+cat > "$T/policy.conf" <<EOF
+[broker]
+control_socket = $T/control.sock
+worker_ids = 62200-62299
+cgroup_parent = $CG_PARENT
+
+[defaults]
+device = rxe0
+max_pinned = 4M
+
+[vm a]
+[vm b]
+[vm c]
+EOF
+chmod 644 "$T/policy.conf"
+
+ctl() { "$CTL" --control "$T/control.sock" "$@"; }
+
+start_broker() { # log file
+	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
+		--state-dir "$T/state" --cgroup-root "$CG_ROOT" > "$1" 2>&1 &
+	BPID=$!
+	for i in $(seq 50); do [ -S "$T/control.sock" ] && ctl list >/dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
+
+stop_broker() { # signal
+	kill "-$1" "$BPID"
+	wait "$BPID" 2>/dev/null
+	BPID=
+}
+
+pid_of() { ctl list --json | jq -r ".[] | select(.vm == \"$1\") | .pid"; }
+
+fresh() { # vm: the worker answers STATS over its channel (5 s)
+	local i
+	for i in $(seq 50); do
+		ctl stats --vm "$1" --json 2>/dev/null | grep -q '"fresh": true' && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# (its pid may linger as a zombie: a worker whose broker died is reparented
+# to init, which reaps it, or to whatever subreaper this test runs under)
+gone_within_1s() { # vm
+	local i
+	for i in $(seq 10); do
+		ctl list --json | grep -q "\"vm\": \"$1\"" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+check "broker 1 is up" start_broker "$T/broker1.log"
+ctl spawn --vm a --socket "$T/a.sock" --test-echo >/dev/null
+ctl spawn --vm b --socket "$T/b.sock" --test-echo >/dev/null
+pa=$(pid_of a) pb=$(pid_of b)
+check "two workers run (a $pa, b $pb)" test -n "$pa" -a -n "$pb"
+check "their channels are up" fresh a
+
+# a guest's traffic through worker a, across the restart
+"$GUEST" --socket "$T/a.sock" echo -n 400000 -s 64 > "$T/guest.log" 2>&1 &
+GPID=$!
+sleep 0.5
+stop_broker TERM
+check "broker 1 exits on SIGTERM and leaves the workers running" \
+	kill -0 "$pa" "$pb"
+check "and says so" grep -q "2 workers keep running" "$T/broker1.log"
+check "the guest's traffic is still flowing with no broker" kill -0 "$GPID"
+check "broker 2 is up" start_broker "$T/broker2.log"
+check "broker 2 re-adopted a: $(grep -c 're-adopted' "$T/broker2.log") re-adoptions" \
+	grep -q "worker/a (pid $pa, uid [0-9]*) re-adopted" "$T/broker2.log"
+check "list shows both with their pids" \
+	test "$(pid_of a) $(pid_of b)" = "$pa $pb"
+check "a's channel is reconnected (fresh counters)" fresh a
+check "b's channel is reconnected (fresh counters)" fresh b
+check "a counts its guest's connection" \
+	test "$(ctl stats --vm a --json | jq '.[0].connects')" = 1
+wait "$GPID"
+rc=$?
+GPID=
+check "the guest's 400000 round trips completed across the restart (exit $rc): $(tail -n 1 "$T/guest.log")" \
+	test "$rc" = 0
+
+# a re-adopted worker dies: noticed through its pidfd
+kill -9 "$pb"
+check "killed re-adopted worker b is cleaned up within 1 s" gone_within_1s b
+check "its socket is gone" test ! -e "$T/b.sock"
+check "its state record and channel are gone" \
+	test ! -e "$T/state/workers/b.state" -a ! -e "$T/state/workers/b.channel"
+check "the broker says how it ended" \
+	grep -q "worker/b (pid $pb) exited (re-adopted after a broker restart" \
+	"$T/broker2.log"
+check "worker a is untouched" kill -0 "$pa"
+
+# a worker dies while no broker runs (the broker crashed)
+ctl spawn --vm c --socket "$T/c.sock" --test-echo >/dev/null
+pc=$(pid_of c)
+stop_broker KILL
+kill -9 "$pc"
+sleep 0.2
+check "broker 3 is up" start_broker "$T/broker3.log"
+check "it cleaned up after c, which died meanwhile" \
+	grep -q "worker/c (pid $pc) ended while no broker was running" \
+	"$T/broker3.log"
+check "c is not listed, its socket and record are gone" \
+	test -z "$(pid_of c)" -a ! -e "$T/c.sock" -a ! -e "$T/state/workers/c.state"
+check "a was re-adopted again" test "$(pid_of a)" = "$pa"
+
+# STOP of a re-adopted worker
+out=$(ctl stop --vm a 2>&1)
+check "stop of re-adopted a: $out" grep -q "worker/a (pid $pa) exited" <<<"$out"
+check "a is gone" test ! -e "$T/a.sock" -a -z "$(pid_of a)"
+
+stop_broker TERM
+echo "1..$n"
+[ "$failed" = 0 ]

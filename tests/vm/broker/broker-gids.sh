@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# vm test (inside rdmagate-vm -n 2): the broker's GID ownership and its
+# lifecycle under traffic, in TAP.  Four VMs' workers on one broker (a, c on
+# rxe0; b, d on rxe1), guests played by rdmagate-guest:
+#  - a guest's ADD_GID makes the broker add the address to the netdev and
+#    answer the host index: visible in the device's GID table; the guests
+#    exchange RC traffic on their claimed GIDs; DEL (the guest leaving)
+#    removes the address;
+#  - a second VM claiming the first VM's address is refused;
+#  - kill -9 of a worker mid-traffic: its addresses and cgroup are gone
+#    within a second, and the other VMs' traffic loses no completion;
+#  - the broker restarted under traffic: the traffic continues, and the new
+#    broker still removes the addresses when the guest leaves.
+# Usage: broker-gids.sh BROKER RDMAGATECTL WORKER GUEST
+set -u
+
+BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() {
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+
+[ "${RDMAGATE_VM:-}" = 1 ] || { echo "1..0 # SKIP not inside rdmagate-vm"; exit 0; }
+[ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || { echo "1..0 # SKIP needs rdmagate-vm -n 2"; exit 0; }
+. "$(dirname "$0")/../host-gid.sh"
+
+# /run: a tmpfs in the test VM
+T=$(mktemp -d /run/broker-gids.XXXXXX)
+chmod 755 "$T"
+CG=/sys/fs/cgroup/rdmagate
+BPID=
+PIDS=
+
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	"$BROKER" --help >/dev/null 2>&1 # (nothing: workers stopped below)
+	for f in "$T"/state/workers/*.state; do
+		[ -f "$f" ] || continue
+		kill -9 "$(awk '$1 == "pid" { print $2 }' "$f")" 2>/dev/null
+	done
+	wait 2>/dev/null
+}
+trap cleanup EXIT
+
+A=10.99.0.10 B=10.99.0.11 C=10.99.0.12 D=10.99.0.13
+gid_of() { # IPv4 address -> the sysfs form of its IPv4-mapped GID
+	local IFS=.
+	set -- $1
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$@"
+}
+route_pair "$A" "$B"
+route_pair "$C" "$D"
+
+write_policy() { # ADDRESSES_OF_A ADDRESSES_OF_B
+	cat > "$T/policy.conf" <<EOF
+[broker]
+control_socket = $T/control.sock
+cgroup_parent = /rdmagate
+
+[defaults]
+device = rxe0
+max_pinned = 64M
+
+[vm a]
+addresses = $1
+[vm b]
+device = rxe1
+addresses = $2
+[vm c]
+addresses = $C
+[vm d]
+device = rxe1
+addresses = $D
+EOF
+	chmod 644 "$T/policy.conf"
+}
+write_policy "$A, fd99::10" "$B"
+
+ctl() { "$CTL" --control "$T/control.sock" "$@"; }
+start_broker() { # log
+	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
+		--state-dir "$T/state" > "$1" 2>&1 &
+	BPID=$!
+	for i in $(seq 100); do
+		ctl list >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+pid_of() { ctl list --json | jq -r ".[] | select(.vm == \"$1\") | .pid"; }
+on_netdev() { ip -4 addr show dev "$1" | grep -q "inet $2/32 "; }
+# wait_for SECONDS COMMAND...: until it succeeds
+wait_for() {
+	local i t=$1
+	shift
+	for i in $(seq $((t * 10))); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+not() { ! "$@"; }
+listening() { # TCP port
+	grep -qi ":$(printf %04X "$1") 0*:0000 0A" /proc/net/tcp 2>/dev/null
+}
+# guest VM PORT GID ITERS [SERVER_ADDR]: rc_pingpong on guest index 1
+guest() {
+	timeout 150 "$GUEST" --socket "$T/$1.sock" --ram 16M --gid "1=::ffff:$3" \
+		rc_pingpong -g 1 -p "$2" -s 64 -n "$4" ${5:-} > "$T/$1.guest" 2>&1
+}
+
+if ! start_broker "$T/broker1.log"; then
+	not_ok "broker is up: $(tail -n 5 "$T/broker1.log")"
+	echo "1..$n"
+	exit 1
+fi
+ok "broker is up"
+for vm in a b c d; do
+	out=$(ctl spawn --vm $vm --socket "$T/$vm.sock" 2>&1)
+	check "spawn $vm: $out" grep -q "worker/$vm: pid" <<<"$out"
+done
+
+# ---- claim, traffic, release --------------------------------------------
+guest a 18600 "$A" 300 &
+ga=$!
+check "a's guest claimed $A: on veth0 (added by the broker)" \
+	wait_for 20 on_netdev veth0 "$A"
+check "and its GID is in rxe0's GID table" wait_for 5 has_gid rxe0 "$(gid_of "$A")"
+check "the state record lists it" grep -q "^addr $A\$" "$T/state/workers/a.state"
+# b claims a's address: the policy refuses it
+guest b 18601 "$A" 1 127.0.0.1
+rc=$?
+check "b claiming a's address is refused by the policy (guest exit $rc): $(grep -i 'gid' "$T/b.guest" | head -n 1)" \
+	test "$rc" != 0
+check "the broker names the policy" \
+	grep -q "worker/b: GID $A refused: the policy does not let this VM claim it" \
+	"$T/broker1.log"
+# the policy gives a's address to b while a holds it: ownership refuses it
+write_policy "fd99::10" "$A, $B"
+ctl reload > /dev/null
+guest b 18601 "$A" 1 127.0.0.1
+rc=$?
+check "after a reload granting it to b, b's claim is refused: a owns it (guest exit $rc)" \
+	test "$rc" != 0
+check "the broker says a owns it" \
+	grep -q "worker/b: GID $A refused: vm a owns it" "$T/broker1.log"
+check "and the address is still a's" on_netdev veth0 "$A"
+write_policy "$A, fd99::10" "$B"
+ctl reload > /dev/null
+wait_for 20 listening 18600
+guest b 18600 "$B" 300 127.0.0.1
+rb=$?
+wait $ga
+ra=$?
+check "a and b exchanged 300 RC round trips on their claimed GIDs (exit $ra $rb): $(tail -n 1 "$T/b.guest")" \
+	test "$ra" = 0 -a "$rb" = 0
+check "the guests left: $A removed from veth0" wait_for 5 not on_netdev veth0 "$A"
+check "and $B from veth1" wait_for 5 not on_netdev veth1 "$B"
+check "and from the GID table" not has_gid rxe0 "$(gid_of "$A")"
+out=$(ctl stats --vm a --json)
+check "stats: a granted 1 GID, its guest posted sends and saw completions" \
+	test "$(jq '.[0] | .gid_adds >= 1 and .sends >= 300 and .completions >= 300' <<<"$out")" = true
+
+# ---- kill -9 mid-traffic --------------------------------------------------
+guest c 18610 "$C" 400 &
+gc=$!
+guest a 18611 "$A" 100000 &
+ga=$!
+wait_for 30 listening 18610 && wait_for 30 listening 18611
+guest d 18610 "$D" 400 127.0.0.1 &
+gd=$!
+guest b 18611 "$B" 100000 127.0.0.1 &
+gb=$!
+PIDS="$gc $ga $gd $gb"
+check "a's traffic runs" wait_for 30 on_netdev veth1 "$B"
+sleep 1
+pa=$(pid_of a)
+# the GID table entry of a's address: read with a builtin (no fork), so
+# that the time measured is the broker's, not this loop's
+gfile=
+for f in /sys/class/infiniband/rxe0/ports/1/gids/*; do
+	read -r g < "$f" 2>/dev/null || continue
+	[ "$g" = "$(gid_of "$A")" ] && { gfile=$f; break; }
+done
+kill -9 "$pa"
+t0=$EPOCHREALTIME
+while [ -n "$gfile" ]; do
+	read -r g < "$gfile" 2>/dev/null
+	[ "$g" != "$(gid_of "$A")" ] && break
+	(( ${EPOCHREALTIME/./} - ${t0/./} > 5000000 )) && break
+done
+ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))
+check "kill -9 of worker a ($pa): its GID left rxe0's table in $ms ms (< 1000)" \
+	test -n "$gfile" -a "$ms" -lt 1000
+check "and $A is gone from veth0" not on_netdev veth0 "$A"
+check "a's cgroup is gone" test ! -d "$CG/a"
+check "the broker reports the kill" \
+	grep -q "worker/a (pid $pa) killed by SIGKILL" "$T/broker1.log"
+kill "$gb" "$ga" 2>/dev/null
+wait "$gc"
+rc=$?
+wait "$gd"
+rd=$?
+check "c and d lost no completion: 400 round trips each, exit $rc $rd ($(tail -n 1 "$T/d.guest"))" \
+	test "$rc" = 0 -a "$rd" = 0
+wait "$ga" "$gb" 2>/dev/null
+PIDS=
+
+# ---- broker restart under traffic -------------------------------------------
+guest c 18620 "$C" 4000 &
+gc=$!
+wait_for 30 listening 18620
+guest d 18620 "$D" 4000 127.0.0.1 &
+gd=$!
+PIDS="$gc $gd"
+check "c and d run" wait_for 30 on_netdev veth1 "$D"
+kill -TERM "$BPID"
+wait "$BPID"
+BPID=
+check "broker 1 stopped with c's traffic running" kill -0 "$gc"
+check "broker 2 is up" start_broker "$T/broker2.log"
+check "it re-adopted c and d" \
+	test "$(grep -c 're-adopted with 1 addresses' "$T/broker2.log")" = 2
+wait "$gc"
+rc=$?
+wait "$gd"
+rd=$?
+PIDS=
+check "c and d finished 4000 round trips across the restart (exit $rc $rd)" \
+	test "$rc" = 0 -a "$rd" = 0
+check "broker 2 removed their addresses when the guests left" \
+	wait_for 5 not on_netdev veth0 "$C"
+check "(both)" wait_for 5 not on_netdev veth1 "$D"
+
+for vm in b c d; do ctl stop --vm $vm > /dev/null; done
+kill -TERM "$BPID"
+wait "$BPID"
+BPID=
+echo "1..$n"
+[ "$failed" = 0 ] || { echo "---- broker logs"; tail -n 40 "$T"/broker*.log; for f in "$T"/*.guest; do echo "---- $f"; tail -n 5 "$f"; done; }
+[ "$failed" = 0 ]

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The worker's end of the broker channel (see worker/broker_link.h and
+ * docs/broker.md "The worker channel").  The broker is the more privileged
+ * peer, but its messages are still decoded and checked: a confused broker
+ * must not crash a worker that is serving a guest.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "worker/broker_link.h"
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void drop_conn(struct broker_link *bl, const char *why)
+{
+	if (bl->cfd < 0)
+		return;
+	log_info("broker channel closed: %s", why);
+	if (bl->ep >= 0)
+		epoll_ctl(bl->ep, EPOLL_CTL_DEL, bl->cfd, NULL);
+	safe_close(bl->cfd);
+	bl->cfd = -1;
+}
+
+void broker_link_accept(struct broker_link *bl)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = bl->conn_tag };
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct wp_msg m;
+	int fd;
+
+	fd = accept4(bl->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+	    cr.uid != 0) {
+		log_warnx("broker channel: refused a peer that is not root "
+			  "(pid %d uid %d)",
+			  (int)cr.pid, (int)cr.uid);
+		close(fd);
+		return;
+	}
+	drop_conn(bl, "a new broker connected");
+	wp_init(&m, WP_HELLO);
+	m.u.hello.pid = (uint32_t)getpid();
+	snprintf(m.u.hello.vm, sizeof(m.u.hello.vm), "%s", bl->vm);
+	if (wp_send(fd, &m) < 0 ||
+	    (bl->ep >= 0 && epoll_ctl(bl->ep, EPOLL_CTL_ADD, fd, &ev) < 0)) {
+		log_warn("broker channel: cannot greet the broker");
+		close(fd);
+		return;
+	}
+	bl->cfd = fd;
+	log_info("broker channel: broker pid %d connected", (int)cr.pid);
+}
+
+static void answer_stats(struct broker_link *bl, const struct wp_msg *req)
+{
+	struct wp_msg m;
+
+	wp_init(&m, WP_STATS_REPLY);
+	m.u.stats_reply.seq = req->u.stats.seq;
+	if (bl->counters)
+		m.u.stats_reply.c = *bl->counters;
+	if (wp_send(bl->cfd, &m) < 0)
+		log_warnx("broker channel: cannot answer STATS");
+}
+
+/*
+ * Reads one message from the broker.  Returns 1 with *m for a reply the
+ * caller may want, 0 when it was handled or ignored (or nothing was
+ * there), -1 when the connection is gone.
+ */
+static int read_one(struct broker_link *bl, struct wp_msg *m)
+{
+	uint8_t buf[WP_MSG_MAX + 1];
+	char err[MSG_ERR_LEN] = "";
+	ssize_t n;
+
+	n = msg_recv(bl->cfd, buf, sizeof(buf), NULL, MSG_DONTWAIT);
+	if (n == -EAGAIN || n == -EINTR)
+		return 0;
+	if (n <= 0) {
+		drop_conn(bl,
+			  n == 0 ? "the broker went away" : strerror((int)-n));
+		return -1;
+	}
+	if (wp_decode(buf, (size_t)n, m, err) < 0 ||
+	    wp_type_info(m->h.type)->from != WP_FROM_BROKER) {
+		log_warnx("broker channel: bad message: %s",
+			  err[0] ? err : "not a broker's message");
+		return 0;
+	}
+	if (m->h.type == WP_STATS) {
+		answer_stats(bl, m);
+		return 0;
+	}
+	return 1;
+}
+
+void broker_link_readable(struct broker_link *bl)
+{
+	struct wp_msg m;
+	int ret;
+
+	while (bl->cfd >= 0 && (ret = read_one(bl, &m)) != 0) {
+		if (ret > 0)
+			log_warnx("broker channel: unexpected %s (seq %u)",
+				  wp_type_name(m.h.type), m.u.gid_reply.seq);
+	}
+}
+
+static int send_request(struct broker_link *bl, uint32_t type,
+			const uint8_t gid[16], uint32_t gid_type)
+{
+	struct wp_msg m;
+
+	wp_init(&m, type);
+	m.u.gid.seq = ++bl->seq;
+	m.u.gid.gid_type = gid_type;
+	memcpy(m.u.gid.gid, gid, 16);
+	return wp_send(bl->cfd, &m);
+}
+
+int broker_link_gid(struct broker_link *bl, uint32_t type,
+		    const uint8_t gid[16], uint32_t gid_type,
+		    uint32_t *host_index, char *why, size_t why_len)
+{
+	uint64_t deadline = now_ms() + BROKER_LINK_GID_TIMEOUT_MS;
+	uint32_t want =
+		type == WP_GID_ADD ? WP_GID_ADD_REPLY : WP_GID_DEL_REPLY;
+	bool sent = false;
+
+	if (!broker_link_on(bl)) {
+		snprintf(why, why_len, "no broker");
+		return -ENOTCONN;
+	}
+	for (;;) {
+		struct pollfd p[2] = { { bl->lfd, POLLIN, 0 },
+				       { bl->cfd, POLLIN, 0 } };
+		uint64_t now = now_ms();
+		struct wp_msg m;
+		int n;
+
+		if (bl->cfd >= 0 && !sent) {
+			if (send_request(bl, type, gid, gid_type) < 0)
+				drop_conn(bl, "cannot send a GID request");
+			else
+				sent = true;
+		}
+		if (now >= deadline) {
+			snprintf(why, why_len,
+				 "the broker did not answer in %d ms%s",
+				 BROKER_LINK_GID_TIMEOUT_MS,
+				 bl->cfd < 0 ? " (no broker connected)" : "");
+			return -ETIMEDOUT;
+		}
+		n = poll(p, bl->cfd >= 0 ? 2 : 1, (int)(deadline - now));
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n <= 0)
+			continue;
+		if (p[0].revents & POLLIN) {
+			int old = bl->cfd;
+
+			broker_link_accept(bl);
+			if (bl->cfd != old)
+				sent = false; /* a new broker: ask it */
+			continue;
+		}
+		if (bl->cfd < 0 || !p[1].revents)
+			continue;
+		n = read_one(bl, &m);
+		if (n < 0) {
+			sent = false;
+			continue;
+		}
+		if (n == 0 || m.h.type != want || m.u.gid_reply.seq != bl->seq)
+			continue; /* a reply to an older request */
+		if (m.u.gid_reply.status) {
+			snprintf(why, why_len, "%s", m.u.gid_reply.text);
+			return -m.u.gid_reply.status;
+		}
+		if (host_index)
+			*host_index = m.u.gid_reply.host_index;
+		return 0;
+	}
+}
