@@ -123,8 +123,8 @@ static const char doc[] =
 	"    rdmagate-trace --vm vm-a    # only VM vm-a\n"
 	"    rdmagate-trace --json       # one JSON object per line\n"
 	"    rdmagate-trace --keep       # leave the maps pinned at exit\n"
-	"    rdmagate-trace --worker /usr/local/bin/rdmagate-worker \\\n"
-	"        --broker /usr/local/sbin/rdmagate-broker\n";
+	"    rdmagate-trace --worker /usr/libexec/rdmagate/rdmagate-worker \\\n"
+	"        --broker /usr/sbin/rdmagate-broker\n";
 
 static const struct argp_option opts[] = {
 	{ "interval", 'i', "SECS", 0, "Summary interval (default 1)", 0 },
@@ -228,10 +228,11 @@ static void on_signal(int sig)
 static void default_bin(enum role r, char *buf, size_t len)
 {
 	static const char *const rel[ROLE_COUNT][3] = {
-		{ "rdmagate-worker", "../worker/rdmagate-worker", NULL },
+		{ "rdmagate-worker", "../worker/rdmagate-worker",
+		  "../libexec/rdmagate/rdmagate-worker" },
 		{ "rdmagate-broker", "../broker/rdmagate-broker",
 		  "../sbin/rdmagate-broker" },
-		{ "rdmagate-mux", "../mux/rdmagate-mux", NULL },
+		{ "rdmagate-mux", "../mux/rdmagate-mux", "../sbin/rdmagate-mux" },
 	};
 	char self[PATH_MAX], *slash;
 	ssize_t n;
