@@ -167,6 +167,8 @@ static const struct msg_type rows[] = {
 	  check_stats },
 	{ WP_STATS_REPLY, "STATS_REPLY", sizeof(struct wp_stats_reply),
 	  WP_FROM_WORKER, check_stats_reply },
+	{ WP_MUX_CHANNEL, "MUX_CHANNEL", sizeof(struct wp_mux_channel),
+	  WP_FROM_BROKER, NULL },
 };
 
 static const struct msg_proto proto = {
@@ -207,4 +209,9 @@ size_t wp_init(struct wp_msg *m, uint32_t type)
 int wp_send(int fd, const struct wp_msg *m)
 {
 	return msg_send(&proto, fd, m, -1, MSG_DONTWAIT);
+}
+
+int wp_send_fd(int fd, const struct wp_msg *m, int pass_fd)
+{
+	return msg_send(&proto, fd, m, pass_fd, MSG_DONTWAIT);
 }

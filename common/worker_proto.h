@@ -38,6 +38,13 @@ enum wp_type {
 	WP_GID_DEL_REPLY = 7, /* broker -> worker */
 	WP_STATS = 8,	      /* broker -> worker */
 	WP_STATS_REPLY = 9,   /* worker -> broker */
+	/*
+	 * broker -> worker, with ONE fd in SCM_RIGHTS: the worker's end of a
+	 * SOCK_SEQPACKET socketpair whose other end the broker gave the mux
+	 * (WORKER_ATTACH, common/mux_proto.h).  The worker's QP1 MADs go over
+	 * it; a new one replaces the old (the mux restarted).
+	 */
+	WP_MUX_CHANNEL = 10,
 };
 
 /* The table's "from" column. */
@@ -81,6 +88,12 @@ struct wp_stats_req {
 	uint32_t pad; /* 0 */
 };
 
+/* MUX_CHANNEL: the fd travels with it. */
+struct wp_mux_channel {
+	uint32_t seq;
+	uint32_t mux_worker_id; /* the id the mux knows this worker by */
+};
+
 /*
  * The worker's counters since it started (all connections of its VMM),
  * at least what QEMU's pvrdma backend counted.  Numbers from a worker: the
@@ -121,6 +134,7 @@ struct wp_msg {
 		struct wp_gid gid; /* GID_ADD, GID_DEL */
 		struct wp_gid_reply gid_reply; /* both replies */
 		struct wp_stats_req stats;
+		struct wp_mux_channel mux_channel;
 		struct wp_stats_reply stats_reply;
 		uint8_t bytes[1];
 	} u;
@@ -145,6 +159,8 @@ size_t wp_init(struct wp_msg *m, uint32_t type);
 /* Sends without blocking (MSG_DONTWAIT): -EAGAIN when the peer's queue is
  * full; never SIGPIPE. */
 int wp_send(int fd, const struct wp_msg *m);
+/* The same with an fd in SCM_RIGHTS (MUX_CHANNEL). */
+int wp_send_fd(int fd, const struct wp_msg *m, int pass_fd);
 
 /* A GID that is an address: IPv4-mapped (family AF_INET, 4 bytes into
  * addr) or not (AF_INET6, 16 bytes).  Returns the family. */

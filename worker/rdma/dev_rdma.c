@@ -1117,16 +1117,16 @@ static void log_stats(const struct rdma_dev *d)
 {
 	const struct wp_counters *c = d->st;
 
-	log_info("worker counters so far: %llu commands (%llu refused), "
-		 "%llu sends (%llu refused), %llu receives (%llu refused), "
-		 "%llu CQEs, %llu CQ overflows, %llu MADs dropped",
+	/* the worker's counters since it started (all its connections) */
+	log_info("device stats: %llu commands (%llu refused), %llu sends, "
+		 "%llu receives, %llu CQEs, %llu work requests refused, "
+		 "%llu CQ overflows, %llu MADs dropped",
 		 (unsigned long long)c->commands,
 		 (unsigned long long)c->command_errors,
 		 (unsigned long long)c->sends,
-		 (unsigned long long)c->send_errors,
 		 (unsigned long long)c->recvs,
-		 (unsigned long long)c->recv_errors,
 		 (unsigned long long)c->completions,
+		 (unsigned long long)(c->send_errors + c->recv_errors),
 		 (unsigned long long)c->cq_overflows,
 		 (unsigned long long)c->mad_errors);
 }

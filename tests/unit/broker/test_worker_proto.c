@@ -81,6 +81,12 @@ static void test_round_trips(void **state)
 	assert_int_equal(wp_type_info(WP_STATS_REPLY)->from, WP_FROM_WORKER);
 	assert_int_equal(wp_type_info(WP_STATS)->from, WP_FROM_BROKER);
 	assert_string_equal(wp_counter_names[WP_COUNTERS_N - 1], "gid_errors");
+
+	wp_init(&m, WP_MUX_CHANNEL);
+	m.u.mux_channel.mux_worker_id = 3;
+	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, e), 0);
+	assert_int_equal(out.u.mux_channel.mux_worker_id, 3);
+	assert_int_equal(wp_type_info(WP_MUX_CHANNEL)->from, WP_FROM_BROKER);
 }
 
 static void test_framing(void **state)
