@@ -63,6 +63,7 @@ struct worker {
 	char chan_path[BP_PATH_SIZE]; /* its listening socket */
 	int chan_fd;		      /* our connection, or -1 */
 	bool hello;		      /* the worker greeted on it */
+	uint64_t spawn_ms;	      /* CLOCK_MONOTONIC ms of SPAWN */
 	uint32_t seq;		      /* of our requests */
 	uint32_t stats_seq;	      /* of the last counters received */
 	struct wp_counters stats;

@@ -137,7 +137,15 @@ static void on_hello(struct worker *w, const struct wp_hello *h,
 		return;
 	}
 	w->hello = true;
-	log_debug("worker/%s: channel up", w->vm);
+	if (w->spawn_ms) {
+		/* its first HELLO: it opened its device, entered its sandbox
+		 * and runs its event loop, i.e. it serves */
+		log_info("worker/%s: ready %llu ms after the spawn request",
+			 w->vm, (unsigned long long)(now_ms() - w->spawn_ms));
+		w->spawn_ms = 0;
+	} else {
+		log_debug("worker/%s: channel up", w->vm);
+	}
 }
 
 void channel_read(struct broker *b, unsigned int i)

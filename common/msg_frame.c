@@ -66,8 +66,19 @@ const struct msg_type *msg_type_of(const struct msg_proto *p, uint32_t type)
 	return NULL;
 }
 
+static const char *sender(const struct msg_proto *p, uint32_t from)
+{
+	return p->from_name ? p->from_name(from) : "another sender";
+}
+
 int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
 	       void *ret, char *err)
+{
+	return msg_decode_from(p, buf, len, 0, ret, err);
+}
+
+int msg_decode_from(const struct msg_proto *p, const void *buf, size_t len,
+		    uint32_t from, void *ret, char *err)
 {
 	_Alignas(16) uint8_t m[MSG_CONTAINER_MAX];
 	const struct msg_type *t;
@@ -97,6 +108,11 @@ int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
 	t = msg_type_of(p, h.type);
 	if (!t) {
 		msg_set_err(err, "unknown message type %u", h.type);
+		return -EOPNOTSUPP;
+	}
+	if (from && t->from != from) {
+		msg_set_err(err, "%s: sent by %s, not by %s", t->name,
+			    sender(p, t->from), sender(p, from));
 		return -EOPNOTSUPP;
 	}
 	if (h.len != len - sizeof(h)) {

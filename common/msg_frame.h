@@ -52,6 +52,8 @@ struct msg_proto {
 	size_t max_datagram;   /* header + the largest payload */
 	const struct msg_type *types;
 	size_t n_types;
+	/* "the broker", for msg_decode_from()'s messages (may be NULL) */
+	const char *(*from_name)(uint32_t from);
 };
 
 /* The row of type, or NULL for a type the protocol does not have. */
@@ -69,6 +71,14 @@ const struct msg_type *msg_type_of(const struct msg_proto *p, uint32_t type);
  */
 int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
 	       void *ret, char *err);
+/*
+ * The same for a message that `from` (the table's "from" value) is
+ * expected to have sent: after the type, a type that `from` does not send
+ * is refused (-EOPNOTSUPP, "GID_ADD: sent by the broker, not by a
+ * worker").  from 0 accepts any sender.
+ */
+int msg_decode_from(const struct msg_proto *p, const void *buf, size_t len,
+		    uint32_t from, void *ret, char *err);
 
 /*
  * Zeroes the container m and fills its header for type (len from the

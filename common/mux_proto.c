@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,25 +19,7 @@
 _Static_assert(RDMAGATE_MUX_DROP_MAX < MP_DROP_SLOTS,
 	       "the STATS reply has a slot for every drop reason");
 
-typedef int (*mp_check_fn)(const struct mp_msg *m, char *err);
-
-struct mp_row {
-	struct mp_type_info info;
-	mp_check_fn check;
-};
-
-static void set_err(char *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, MP_ERR_LEN, fmt, ap);
-	va_end(ap);
-}
+#define set_err msg_set_err
 
 static bool all_zero(const void *p, size_t len)
 {
@@ -51,31 +34,15 @@ static bool all_zero(const void *p, size_t len)
 /* NUL-terminated, and only NULs after the NUL. */
 static bool field_ok(const char *f, size_t size)
 {
-	const char *nul = memchr(f, '\0', size);
-
-	return nul && all_zero(nul, size - (size_t)(nul - f));
+	return msg_field_len(f, size) >= 0;
 }
 
 bool mp_device_name_ok(const char *s)
 {
-	size_t i;
-
-	if (!s[0] || s[0] == '.' || s[0] == '-')
-		return false;
-	for (i = 0; s[i]; i++) {
-		char c = s[i];
-
-		if (i >= MP_DEVICE_SIZE - 1)
-			return false;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-		      c == '-'))
-			return false;
-	}
-	return true;
+	return msg_name_ok(s, MP_DEVICE_SIZE - 1);
 }
 
-static int check_empty(const struct mp_msg *m, char *err)
+static int check_empty(const void *msg, char *err)
 {
 	return 0;
 }
@@ -106,13 +73,17 @@ static int check_device_port(const char *device, uint32_t port, char *err)
 	return 0;
 }
 
-static int check_port_add(const struct mp_msg *m, char *err)
+static int check_port_add(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	return check_device_port(m->u.port_add.device, m->u.port_add.port, err);
 }
 
-static int check_attach(const struct mp_msg *m, char *err)
+static int check_attach(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	const struct mp_worker_attach *a = &m->u.attach;
 	int ret = check_worker_id(a->worker_id, err);
 
@@ -132,12 +103,14 @@ static int check_attach(const struct mp_msg *m, char *err)
 	return 0;
 }
 
-static int check_detach(const struct mp_msg *m, char *err)
+static int check_detach(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	return check_worker_id(m->u.ref.worker_id, err);
 }
 
-static int check_stats(const struct mp_msg *m, char *err)
+static int check_stats(const void *msg, char *err)
 {
 	return 0; /* worker 0: the totals */
 }
@@ -151,8 +124,10 @@ static int check_gid(const uint8_t *gid, char *err)
 	return 0;
 }
 
-static int check_gid_add(const struct mp_msg *m, char *err)
+static int check_gid_add(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	const struct mp_gid_add *g = &m->u.gid_add;
 	int ret = check_worker_id(g->worker_id, err);
 
@@ -169,8 +144,10 @@ static int check_gid_add(const struct mp_msg *m, char *err)
 	return check_gid(g->gid, err);
 }
 
-static int check_gid_del(const struct mp_msg *m, char *err)
+static int check_gid_del(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	int ret = check_worker_id(m->u.gid_del.worker_id, err);
 
 	if (ret < 0)
@@ -191,18 +168,24 @@ static int check_status(const struct bp_status *st, char *err)
 	return 0;
 }
 
-static int check_status_reply(const struct mp_msg *m, char *err)
+static int check_status_reply(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	return check_status(&m->u.status, err);
 }
 
-static int check_hello_reply(const struct mp_msg *m, char *err)
+static int check_hello_reply(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	return check_status(&m->u.hello_reply.st, err);
 }
 
-static int check_stats_reply(const struct mp_msg *m, char *err)
+static int check_stats_reply(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	const struct mp_stats_reply *r = &m->u.stats_reply;
 	int ret = check_status(&r->st, err);
 
@@ -240,8 +223,10 @@ static int check_mad(uint32_t flow_label, uint32_t mad_len, const uint8_t *mad,
 	return 0;
 }
 
-static int check_mad_send(const struct mp_msg *m, char *err)
+static int check_mad_send(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	const struct mp_mad_send *s = &m->u.mad_send;
 
 	if (s->remote_qpn > MP_QPN_MAX) {
@@ -252,8 +237,10 @@ static int check_mad_send(const struct mp_msg *m, char *err)
 	return check_mad(s->flow_label, s->mad_len, s->mad, err);
 }
 
-static int check_mad_recv(const struct mp_msg *m, char *err)
+static int check_mad_recv(const void *msg, char *err)
 {
+	const struct mp_msg *m = msg;
+
 	const struct mp_mad_recv *r = &m->u.mad_recv;
 
 	if (r->src_qpn > MP_QPN_MAX) {
@@ -264,79 +251,43 @@ static int check_mad_recv(const struct mp_msg *m, char *err)
 }
 
 /* THE table: every message the protocol has. */
-static const struct mp_row rows[] = {
-	{ { MP_HELLO, "HELLO", 0, MP_FROM_BROKER }, check_empty },
-	{ { MP_HELLO_REPLY, "HELLO_REPLY", sizeof(struct mp_hello_reply),
-	    MP_FROM_MUX },
-	  check_hello_reply },
-	{ { MP_PORT_ADD, "PORT_ADD", sizeof(struct mp_port_add),
-	    MP_FROM_BROKER },
+static const struct msg_type rows[] = {
+	{ MP_HELLO, "HELLO", 0, MP_FROM_BROKER, check_empty },
+	{ MP_HELLO_REPLY, "HELLO_REPLY", sizeof(struct mp_hello_reply),
+	  MP_FROM_MUX, check_hello_reply },
+	{ MP_PORT_ADD, "PORT_ADD", sizeof(struct mp_port_add), MP_FROM_BROKER,
 	  check_port_add },
-	{ { MP_PORT_ADD_REPLY, "PORT_ADD_REPLY", sizeof(struct bp_status),
-	    MP_FROM_MUX },
-	  check_status_reply },
-	{ { MP_WORKER_ATTACH, "WORKER_ATTACH", sizeof(struct mp_worker_attach),
-	    MP_FROM_BROKER },
-	  check_attach },
-	{ { MP_WORKER_ATTACH_REPLY, "WORKER_ATTACH_REPLY",
-	    sizeof(struct bp_status), MP_FROM_MUX },
-	  check_status_reply },
-	{ { MP_WORKER_DETACH, "WORKER_DETACH", sizeof(struct mp_worker_ref),
-	    MP_FROM_BROKER },
-	  check_detach },
-	{ { MP_WORKER_DETACH_REPLY, "WORKER_DETACH_REPLY",
-	    sizeof(struct bp_status), MP_FROM_MUX },
-	  check_status_reply },
-	{ { MP_GID_ADD, "GID_ADD", sizeof(struct mp_gid_add), MP_FROM_BROKER },
+	{ MP_PORT_ADD_REPLY, "PORT_ADD_REPLY", sizeof(struct bp_status),
+	  MP_FROM_MUX, check_status_reply },
+	{ MP_WORKER_ATTACH, "WORKER_ATTACH", sizeof(struct mp_worker_attach),
+	  MP_FROM_BROKER, check_attach },
+	{ MP_WORKER_ATTACH_REPLY, "WORKER_ATTACH_REPLY",
+	  sizeof(struct bp_status), MP_FROM_MUX, check_status_reply },
+	{ MP_WORKER_DETACH, "WORKER_DETACH", sizeof(struct mp_worker_ref),
+	  MP_FROM_BROKER, check_detach },
+	{ MP_WORKER_DETACH_REPLY, "WORKER_DETACH_REPLY",
+	  sizeof(struct bp_status), MP_FROM_MUX, check_status_reply },
+	{ MP_GID_ADD, "GID_ADD", sizeof(struct mp_gid_add), MP_FROM_BROKER,
 	  check_gid_add },
-	{ { MP_GID_ADD_REPLY, "GID_ADD_REPLY", sizeof(struct bp_status),
-	    MP_FROM_MUX },
-	  check_status_reply },
-	{ { MP_GID_DEL, "GID_DEL", sizeof(struct mp_gid_del), MP_FROM_BROKER },
+	{ MP_GID_ADD_REPLY, "GID_ADD_REPLY", sizeof(struct bp_status),
+	  MP_FROM_MUX, check_status_reply },
+	{ MP_GID_DEL, "GID_DEL", sizeof(struct mp_gid_del), MP_FROM_BROKER,
 	  check_gid_del },
-	{ { MP_GID_DEL_REPLY, "GID_DEL_REPLY", sizeof(struct bp_status),
-	    MP_FROM_MUX },
-	  check_status_reply },
-	{ { MP_STATS, "STATS", sizeof(struct mp_worker_ref), MP_FROM_BROKER },
+	{ MP_GID_DEL_REPLY, "GID_DEL_REPLY", sizeof(struct bp_status),
+	  MP_FROM_MUX, check_status_reply },
+	{ MP_STATS, "STATS", sizeof(struct mp_worker_ref), MP_FROM_BROKER,
 	  check_stats },
-	{ { MP_STATS_REPLY, "STATS_REPLY", sizeof(struct mp_stats_reply),
-	    MP_FROM_MUX },
-	  check_stats_reply },
-	{ { MP_ERROR_REPLY, "ERROR_REPLY", sizeof(struct bp_status),
-	    MP_FROM_MUX },
+	{ MP_STATS_REPLY, "STATS_REPLY", sizeof(struct mp_stats_reply),
+	  MP_FROM_MUX, check_stats_reply },
+	{ MP_ERROR_REPLY, "ERROR_REPLY", sizeof(struct bp_status), MP_FROM_MUX,
 	  check_status_reply },
-	{ { MP_MAD_SEND, "MAD_SEND", sizeof(struct mp_mad_send),
-	    MP_FROM_WORKER },
+	{ MP_MAD_SEND, "MAD_SEND", sizeof(struct mp_mad_send), MP_FROM_WORKER,
 	  check_mad_send },
-	{ { MP_MAD_RECV, "MAD_RECV", sizeof(struct mp_mad_recv), MP_FROM_MUX },
+	{ MP_MAD_RECV, "MAD_RECV", sizeof(struct mp_mad_recv), MP_FROM_MUX,
 	  check_mad_recv },
 };
 
-static const struct mp_row *row_of(uint32_t type)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(rows); i++)
-		if (rows[i].info.type == type)
-			return &rows[i];
-	return NULL;
-}
-
-const struct mp_type_info *mp_type_info(uint32_t type)
-{
-	const struct mp_row *r = row_of(type);
-
-	return r ? &r->info : NULL;
-}
-
-const char *mp_type_name(uint32_t type)
-{
-	const struct mp_row *r = row_of(type);
-
-	return r ? r->info.name : "unknown";
-}
-
-static const char *from_name(enum mp_from from)
+static const char *from_name(uint32_t from)
 {
 	switch (from) {
 	case MP_FROM_BROKER:
@@ -349,102 +300,42 @@ static const char *from_name(enum mp_from from)
 	return "nobody";
 }
 
+static const struct msg_proto proto = {
+	.name = "mux",
+	.version = RDMAGATE_MUX_VERSION,
+	.payload_offset = offsetof(struct mp_msg, u),
+	.container_size = sizeof(struct mp_msg),
+	.max_datagram = MP_MSG_MAX,
+	.types = rows,
+	.n_types = ARRAY_SIZE(rows),
+	.from_name = from_name,
+};
+_Static_assert(sizeof(struct mp_msg) <= MSG_CONTAINER_MAX, "mp_msg");
+
+const struct msg_type *mp_type_info(uint32_t type)
+{
+	return msg_type_of(&proto, type);
+}
+
+const char *mp_type_name(uint32_t type)
+{
+	const struct msg_type *t = msg_type_of(&proto, type);
+
+	return t ? t->name : "unknown";
+}
+
 int mp_decode(const void *buf, size_t len, enum mp_from from,
 	      struct mp_msg *ret, char *err)
 {
-	const struct mp_row *r;
-	struct mp_msg m;
-	int rc;
-
-	if (len < sizeof(m.h)) {
-		set_err(err, "short message: %zu bytes, the header is %zu", len,
-			sizeof(m.h));
-		return -EBADMSG;
-	}
-	if (len > MP_MSG_MAX) {
-		set_err(err, "long message: %zu bytes, at most %zu", len,
-			MP_MSG_MAX);
-		return -EMSGSIZE;
-	}
-	memset(&m, 0, sizeof(m));
-	memcpy(&m.h, buf, sizeof(m.h));
-	if (m.h.version != RDMAGATE_MUX_VERSION) {
-		set_err(err, "protocol version %u, this side speaks %u",
-			m.h.version, RDMAGATE_MUX_VERSION);
-		return -EPROTONOSUPPORT;
-	}
-	r = row_of(m.h.type);
-	if (!r) {
-		set_err(err, "unknown message type %u", m.h.type);
-		return -EOPNOTSUPP;
-	}
-	if (r->info.from != from) {
-		set_err(err, "%s: sent by %s, not by %s", r->info.name,
-			from_name(r->info.from), from_name(from));
-		return -EOPNOTSUPP;
-	}
-	if (m.h.len != len - sizeof(m.h)) {
-		set_err(err,
-			"%s: header says %u payload bytes, the message has "
-			"%zu",
-			r->info.name, m.h.len, len - sizeof(m.h));
-		return -EBADMSG;
-	}
-	if (m.h.len != r->info.size) {
-		set_err(err, "%s: payload of %u bytes, it has %u", r->info.name,
-			m.h.len, r->info.size);
-		return -EBADMSG;
-	}
-	memcpy(&m.u, (const uint8_t *)buf + sizeof(m.h), m.h.len);
-	rc = r->check(&m, err);
-	if (rc < 0)
-		return rc;
-	memcpy(ret, &m, sizeof(m));
-	return 0;
+	return msg_decode_from(&proto, buf, len, (uint32_t)from, ret, err);
 }
 
 size_t mp_init(struct mp_msg *m, uint32_t type)
 {
-	const struct mp_row *r = row_of(type);
-
-	if (!r)
-		return 0;
-	memset(m, 0, sizeof(*m));
-	m->h.version = RDMAGATE_MUX_VERSION;
-	m->h.type = type;
-	m->h.len = r->info.size;
-	return sizeof(m->h) + r->info.size;
+	return msg_init(&proto, m, type);
 }
 
 int mp_send(int fd, const struct mp_msg *m, int flags, int fd_pass)
 {
-	struct iovec iov[2] = {
-		{ (void *)&m->h, sizeof(m->h) },
-		{ (void *)&m->u, m->h.len },
-	};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-	ssize_t n;
-
-	if (m->h.len > sizeof(m->u))
-		return -EINVAL;
-	if (fd_pass >= 0) {
-		struct cmsghdr *c;
-
-		memset(&cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf.buf;
-		mh.msg_controllen = sizeof(cbuf.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd_pass, sizeof(int));
-	}
-	do
-		n = sendmsg(fd, &mh, flags | MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : 0;
+	return msg_send(&proto, fd, m, fd_pass, flags);
 }

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "common/broker_proto.h"
+#include "common/msg_frame.h"
 
 #define RDMAGATE_MUX_VERSION 1
 
@@ -77,12 +78,9 @@ enum mp_from {
 	MP_FROM_WORKER,	    /* MAD_SEND */
 };
 
-struct mp_header {
-	uint32_t version; /* RDMAGATE_MUX_VERSION */
-	uint32_t type;	  /* enum mp_type */
-	uint32_t len;	  /* payload bytes after the header */
-};
-_Static_assert(sizeof(struct mp_header) == 12, "mp_header");
+/* {version = RDMAGATE_MUX_VERSION, type = enum mp_type, len}: the framing
+ * of common/msg_frame.h */
+#define mp_header msg_header
 
 struct mp_hello_reply {
 	struct bp_status st;
@@ -206,16 +204,9 @@ struct mp_msg {
 /* The longest datagram: the header and the largest payload. */
 #define MP_MSG_MAX (sizeof(struct mp_header) + sizeof(struct mp_stats_reply))
 
-/* One row of the table. */
-struct mp_type_info {
-	uint32_t type;
-	const char *name;
-	uint32_t size; /* exact payload size */
-	enum mp_from from;
-};
-
-/* The row of type, or NULL for a type the protocol does not have. */
-const struct mp_type_info *mp_type_info(uint32_t type);
+/* The row of type (from: enum mp_from), or NULL for a type the protocol
+ * does not have. */
+const struct msg_type *mp_type_info(uint32_t type);
 /* "GID_ADD", or "unknown" */
 const char *mp_type_name(uint32_t type);
 

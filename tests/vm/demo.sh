@@ -3,7 +3,9 @@
 # demo.sh: what rdmagate can show today, run inside the test VM with two
 # Soft-RoCE devices (`./dev demo`, or: tests/vm/rdmagate-vm -n 2 --
 # tests/vm/demo.sh BUILD_DIR). Every line it prints comes from a command
-# that really ran; later issues add the broker and the workers as new steps.
+# that really ran: the tracer, the broker as its unit starts it, two
+# workers spawned through the libvirt hook, guests claiming addresses and
+# exchanging RDMA, the broker's stats, bpftool on the pinned maps.
 set -u
 
 build=${1:?usage: $0 BUILD_DIR}
@@ -71,10 +73,13 @@ PIDS="$PIDS $TPID"
 for _ in $(seq 200); do grep -q '^Tracing' "$D/trace.err" && break; sleep 0.1; done
 cat "$D/trace.err"
 
-heading "rdmagate-broker: the policy authority spawns one sandboxed worker per VM"
+heading "rdmagate-broker, started as its systemd unit starts it"
+unit=$build/systemd/rdmagate-broker.service
+[ -f "$unit" ] && grep -E '^(Type|ExecStart|RuntimeDirectory|KillMode|CapabilityBoundingSet)=' "$unit" | sed 's/^/    (unit) /'
+A=10.99.0.10 B=10.99.0.11
 cat > "$D/policy.conf" <<EOP
 [broker]
-control_socket = $D/control.sock
+control_socket = /run/rdmagate/control
 cgroup_parent = /rdmagate
 
 [defaults]
@@ -85,57 +90,77 @@ max_pinned = 64M
 
 [vm vm-a]
 device = $RDMAGATE_VM_DEV0
+addresses = $A
 
 [vm vm-b]
 device = $RDMAGATE_VM_DEV1
+addresses = $B
 EOP
 chmod 644 "$D/policy.conf"
 sed 's/^/    /' "$D/policy.conf"
+mkdir -p /run/rdmagate/vm
+echo "\$ rdmagate-broker --policy $D/policy.conf --worker $build/worker/rdmagate-worker &"
 "$build/broker/rdmagate-broker" --policy "$D/policy.conf" \
-	--worker "$build/worker/rdmagate-worker" --state-dir "$D/state" \
-	--stop-workers-on-exit > "$D/broker.log" 2>&1 &
+	--worker "$build/worker/rdmagate-worker" > "$D/broker.log" 2>&1 &
 BPID=$!
 PIDS="$PIDS $BPID"
-for _ in $(seq 50); do [ -S "$D/control.sock" ] && break; sleep 0.1; done
-ctl() { echo "\$ rdmagatectl $*"; "$build/broker/rdmagatectl" --control "$D/control.sock" "$@"; }
-ctl spawn --vm vm-a --socket "$D/vm-a.sock" || exit 1
-ctl spawn --vm vm-b --socket "$D/vm-b.sock" || exit 1
+ctl() { echo "\$ rdmagatectl $*"; "$build/broker/rdmagatectl" "$@"; }
+for _ in $(seq 100); do "$build/broker/rdmagatectl" list >/dev/null 2>&1 && break; sleep 0.1; done
+sed 's/^/  /' "$D/broker.log"
+
+heading "libvirt starts two VMs: its hook asks the broker for their workers"
+for vm in vm-a vm-b; do
+	if [ $vm = vm-a ]; then dev=$RDMAGATE_VM_DEV0 addr=$A; else dev=$RDMAGATE_VM_DEV1 addr=$B; fi
+	cat > "$D/$vm.xml" <<EOX
+<domain type='kvm'>
+  <name>$vm</name>
+  <memory unit='GiB'>4</memory>
+  <metadata>
+    <rdmagate:device xmlns:rdmagate="https://rdmagate.dev/xmlns/libvirt/1" name="$dev" port="1" socket="/run/rdmagate/vm/$vm.sock">
+      <rdmagate:address>$addr</rdmagate:address>
+    </rdmagate:device>
+  </metadata>
+  <os><type arch='x86_64' machine='q35'>hvm</type></os>
+</domain>
+EOX
+done
+sed 's/^/    /' "$D/vm-a.xml"
+for vm in vm-a vm-b; do
+	echo "\$ /etc/libvirt/hooks/qemu.d/rdmagate $vm prepare begin - < $vm.xml"
+	"$build/hook/rdmagate-libvirt-hook" "$vm" prepare begin - < "$D/$vm.xml" || exit 1
+done
 ctl list || exit 1
 for vm in vm-a vm-b; do
-	pid=$(pgrep -f -- "--vm $vm " | head -n 1)
+	pid=$("$build/broker/rdmagatectl" list --json | jq -r ".[] | select(.vm == \"$vm\") | .pid")
 	for _ in $(seq 100); do grep -q '^Seccomp:.*2' /proc/$pid/status 2>/dev/null && break; sleep 0.1; done
 	printf '%s worker pid %s: %s\n' "$vm" "$pid" "$(grep -E '^(Uid|CapEff|NoNewPrivs|Seccomp):' /proc/$pid/status | tr -s '\t ' ' ' | paste -sd ';')"
 	printf '%s cgroup rdma.max: %s\n' "$vm" "$(cat /sys/fs/cgroup/rdmagate/$vm/rdma.max)"
 done
+grep 'ready [0-9]* ms after' "$D/broker.log" | sed 's/^/  /'
 
-heading "two guests exchange RDMA through their workers (rc_pingpong, host QPNs on the wire)"
-set -- $(host_gid "$RDMAGATE_VM_DEV0") || exit 1
-ga=$1 gida=$2
-set -- $(host_gid "$RDMAGATE_VM_DEV1") || exit 1
-gb=$1 gidb=$2
-echo "\$ rdmagate-guest --socket vm-a.sock --gid $ga=$gida rc_pingpong -g $ga -n 500 -s 4096 &"
-"$build/guest/rdmagate-guest" --socket "$D/vm-a.sock" --gid "$ga=$gida" \
-	rc_pingpong -g "$ga" -n 500 -s 4096 > "$D/a.out" 2>&1 &
+heading "two guests claim their addresses and exchange RDMA (rc_pingpong, host QPNs on the wire)"
+route_pair "$A" "$B"
+echo "(the fabric routes $A <-> $B across the veth pair, as an operator would)"
+echo "\$ rdmagate-guest --socket vm-a.sock --gid 1=::ffff:$A rc_pingpong -g 1 -n 500 -s 4096 &"
+"$build/guest/rdmagate-guest" --socket /run/rdmagate/vm/vm-a.sock --gid "1=::ffff:$A" \
+	rc_pingpong -g 1 -n 500 -s 4096 > "$D/a.out" 2>&1 &
 pa=$!
 for _ in $(seq 200); do grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null && break; sleep 0.05; done
-echo "\$ rdmagate-guest --socket vm-b.sock --gid $gb=$gidb rc_pingpong -g $gb -n 500 -s 4096 $RDMAGATE_VM_IP0"
-"$build/guest/rdmagate-guest" --socket "$D/vm-b.sock" --gid "$gb=$gidb" \
-	rc_pingpong -g "$gb" -n 500 -s 4096 "$RDMAGATE_VM_IP0" > "$D/b.out" 2>&1
+echo "(the broker added the guests' addresses to the netdevs:)"
+run ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV0"
+echo "\$ rdmagate-guest --socket vm-b.sock --gid 1=::ffff:$B rc_pingpong -g 1 -n 500 -s 4096 127.0.0.1"
+"$build/guest/rdmagate-guest" --socket /run/rdmagate/vm/vm-b.sock --gid "1=::ffff:$B" \
+	rc_pingpong -g 1 -n 500 -s 4096 127.0.0.1 > "$D/b.out" 2>&1
 rb=$?
 wait $pa
 ra=$?
 sed 's/^/  guest vm-a: /' "$D/a.out"
 sed 's/^/  guest vm-b: /' "$D/b.out"
 [ $ra = 0 ] && [ $rb = 0 ] || { cat "$D/broker.log"; exit 1; }
+grep -E 'added|removed' "$D/broker.log" | sed 's/^/  /'
 
-heading "a native ibv_rc_pingpong on $RDMAGATE_VM_DEV1 talks to guest vm-a"
-"$build/guest/rdmagate-guest" --socket "$D/vm-a.sock" --gid "$ga=$gida" \
-	rc_pingpong -g "$ga" -n 200 > "$D/a2.out" 2>&1 &
-pa=$!
-for _ in $(seq 200); do grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null && break; sleep 0.05; done
-run ibv_rc_pingpong -d "$RDMAGATE_VM_DEV1" -g "$gb" -n 200 "$RDMAGATE_VM_IP0" || exit 1
-wait $pa || exit 1
-sed 's/^/  guest vm-a: /' "$D/a2.out"
+heading "the workers' counters, gathered by the broker"
+ctl stats --vm vm-a || exit 1
 
 heading "the tracer's pinned maps, read with bpftool"
 kill -INT "$TPID"; wait "$TPID" 2>/dev/null
@@ -145,13 +170,15 @@ echo "\$ bpftool map dump pinned /sys/fs/bpf/rdmagate/counters   (first entry)"
 bpftool map dump pinned /sys/fs/bpf/rdmagate/counters | head -n 30
 rm -rf /sys/fs/bpf/rdmagate
 
-heading "stopping the workers; the broker reaps them and removes their cgroups"
-ctl stop --vm vm-a
-ctl stop --vm vm-b
+heading "libvirt stops the VMs: the hook stops their workers; the broker cleans up"
+for vm in vm-a vm-b; do
+	echo "\$ /etc/libvirt/hooks/qemu.d/rdmagate $vm release end - < $vm.xml"
+	"$build/hook/rdmagate-libvirt-hook" "$vm" release end - < "$D/$vm.xml"
+done
 kill -TERM "$BPID"; wait "$BPID" 2>/dev/null
 sed 's/^/  /' "$D/broker.log"
 ls /sys/fs/cgroup/rdmagate 2>/dev/null | sed 's/^/  left in the cgroup: /'
 
 heading "not there yet"
-echo "GID ownership by the broker, the MAD mux (rdma_cm inside guests), the"
-echo "SELinux module, systemd units and the libvirt hook come with later issues."
+echo "rdma_cm inside guests: the mux runs (tests/vm/mux), the worker's QP1"
+echo "emulation and the broker's side of the mux come next."

@@ -116,6 +116,8 @@ for i in $(seq 50); do
 	ctl stats --vm a --json | grep -q '"fresh": true' && break
 	sleep 0.1
 done
+grep -o 'worker/a: ready [0-9]* ms after the spawn request' "$T/broker.log" |
+	sed 's/^/# spawn-to-ready: /'
 out=$(ctl stats --vm a --json)
 check "stats: worker a answers over its broker channel: $out" \
 	grep -q '"vm": "a", "pid": '"$pid"', "fresh": true, "connects": 0' <<<"$out"

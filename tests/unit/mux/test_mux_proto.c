@@ -388,7 +388,7 @@ static void test_table(void **state)
 	size_t i, len;
 
 	for (i = 0; i < ARRAY_SIZE(empty_ok); i++) {
-		const struct mp_type_info *t = mp_type_info(empty_ok[i]);
+		const struct msg_type *t = mp_type_info(empty_ok[i]);
 
 		len = mp_init(&m, empty_ok[i]);
 		assert_int_equal(len, 12 + t->size);
@@ -397,7 +397,7 @@ static void test_table(void **state)
 			fail_msg("%s: %s", mp_type_name(empty_ok[i]), err);
 	}
 	for (i = 0; i < 32; i++) {
-		const struct mp_type_info *t = mp_type_info((uint32_t)i);
+		const struct msg_type *t = mp_type_info((uint32_t)i);
 
 		if (!t)
 			continue;

@@ -125,6 +125,11 @@ for vm in a b c d; do
 	check "spawn $vm: $out" grep -q "worker/$vm: pid" <<<"$out"
 done
 
+# spawn-to-ready (docs/broker.md): the broker logs each worker's first HELLO
+wait_for 20 test "$(grep -c 'ready [0-9]* ms after the spawn request' "$T/broker1.log")" = 4
+grep -o 'worker/[a-d]: ready [0-9]* ms after the spawn request' "$T/broker1.log" |
+	sed 's/^/# spawn-to-ready: /'
+
 # ---- claim, traffic, release --------------------------------------------
 guest a 18600 "$A" 300 &
 ga=$!
@@ -224,8 +229,8 @@ wait "$BPID"
 BPID=
 check "broker 1 stopped with c's traffic running" kill -0 "$gc"
 check "broker 2 is up" start_broker "$T/broker2.log"
-check "it re-adopted c and d" \
-	test "$(grep -c 're-adopted with 1 addresses' "$T/broker2.log")" = 2
+check "it re-adopted c and d, each with its address" \
+	test "$(grep -cE 'worker/[cd] \(pid [0-9]+, uid [0-9]+\) re-adopted with 1 addresses' "$T/broker2.log")" = 2
 wait "$gc"
 rc=$?
 wait "$gd"
