@@ -15,15 +15,8 @@
 set -u
 
 BROKER=$1 CTL=$2 WORKER=$3 HOOK=$4 GUEST=$5 HOOKS=$6 DOMAINS=$7
-n=0 failed=0
+. "$(dirname "$0")/../../tap.sh"
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { # check DESCRIPTION COMMAND...
-	local d=$1; shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (the broker spawns workers under their own uids)"
 [ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device through rdmagate:test-echo)"

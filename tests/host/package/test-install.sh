@@ -10,11 +10,7 @@ SRC=$1 BUILD=$2 PREFIX=$3
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PREFIX/$1" ;; esac; }
 SBIN=$(abs "$4") BIN=$(abs "$5") LIBEXEC=$(abs "$6") MAN=$(abs "$7")
 DATA=$(abs "$8") ETC=$(abs "$9")
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-diag() { sed 's/^/# /'; }
+. "$(dirname "$0")/../../tap.sh"
 
 T=$(mktemp -d /tmp/rdmagate-install.XXXXXX)
 trap 'rm -rf "$T"' EXIT

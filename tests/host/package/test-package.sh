@@ -8,15 +8,7 @@
 # Usage: test-package.sh SRC BUILD
 set -u
 SRC=$1 BUILD=$2
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { # check DESCRIPTION COMMAND...
-	local d=$1; shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-diag() { sed 's/^/# /'; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+. "$(dirname "$0")/../../tap.sh"
 
 for c in dpkg-buildpackage:dpkg-dev dh:debhelper; do
 	command -v "${c%%:*}" > /dev/null ||

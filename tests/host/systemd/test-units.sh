@@ -13,11 +13,7 @@
 # Usage: test-units.sh SRC BUILD_SYSTEMD PREFIX MANPAGE,MANPAGE,...
 set -u
 SRC=$1 DIR=$2 PREFIX=$3 PAGES=$4
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-diag() { sed 's/^/# /'; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+. "$(dirname "$0")/../../tap.sh"
 
 command -v systemd-analyze > /dev/null ||
 	skip_all "no systemd-analyze (Debian package systemd)"
