@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ib_cm.h"
+
 #include "worker/rdma/reason.h"
 
 #define CM_MAD_LEN	256 /* every MAD of base version 1 */
@@ -27,27 +29,7 @@
 #define CM_GRH_LEN	40  /* GRH area before a UD receive's payload */
 
 #define CM_BASE_VERSION	 1
-#define CM_MGMT_CLASS	 0x07
-#define CM_CLASS_VERSION 2
-#define CM_METHOD_SEND	 0x03
-
-#define CM_QP1_QKEY	  0x80010000u /* the GSI Q_Key */
 #define CM_LID_PERMISSIVE 0xffff
-
-enum cm_attr_id {
-	CM_ATTR_CLASS_PORT_INFO = 0x0001,
-	CM_ATTR_REQ = 0x0010,
-	CM_ATTR_MRA = 0x0011,
-	CM_ATTR_REJ = 0x0012,
-	CM_ATTR_REP = 0x0013,
-	CM_ATTR_RTU = 0x0014,
-	CM_ATTR_DREQ = 0x0015,
-	CM_ATTR_DREP = 0x0016,
-	CM_ATTR_SIDR_REQ = 0x0017,
-	CM_ATTR_SIDR_REP = 0x0018,
-	CM_ATTR_LAP = 0x0019,
-	CM_ATTR_APR = 0x001a,
-};
 
 /* Private data of each message: what is left of the 232 bytes. */
 #define CM_REQ_PRIVATE_LEN	92

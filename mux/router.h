@@ -20,30 +20,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ib_cm.h"
 #include "common/mux_proto.h"
 
-/* The CM class as the mux registers it. */
-#define ROUTER_CM_CLASS		0x07
-#define ROUTER_CM_CLASS_VERSION 2
-#define ROUTER_METHOD_SEND	0x03
-#define ROUTER_GSI_QPN		1
-#define ROUTER_GSI_QKEY		0x80010000u
-
-/* CM attribute ids (IBTA vol. 1, 16.7). */
-enum router_cm_attr {
-	CM_ATTR_CLASS_PORT_INFO = 0x0001,
-	CM_ATTR_REQ = 0x0010,
-	CM_ATTR_MRA = 0x0011,
-	CM_ATTR_REJ = 0x0012,
-	CM_ATTR_REP = 0x0013,
-	CM_ATTR_RTU = 0x0014,
-	CM_ATTR_DREQ = 0x0015,
-	CM_ATTR_DREP = 0x0016,
-	CM_ATTR_SIDR_REQ = 0x0017,
-	CM_ATTR_SIDR_REP = 0x0018,
-	CM_ATTR_LAP = 0x0019,
-	CM_ATTR_APR = 0x001a,
-};
+/* The CM class as the mux registers it (common/ib_cm.h). */
+#define ROUTER_CM_CLASS		CM_MGMT_CLASS
+#define ROUTER_CM_CLASS_VERSION CM_CLASS_VERSION
+#define ROUTER_METHOD_SEND	CM_METHOD_SEND
+#define ROUTER_GSI_QPN		CM_QP1_QPN
+#define ROUTER_GSI_QKEY		CM_QP1_QKEY
 
 /* Offsets in the MAD (the 24-byte header included). */
 #define CM_OFF_LOCAL_COMM_ID	  24 /* every connection message */
