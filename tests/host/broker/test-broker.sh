@@ -112,7 +112,7 @@ done
 grep -o 'worker/a: ready [0-9]* ms after the spawn request' "$T/broker.log" |
 	sed 's/^/# spawn-to-ready: /'
 out=$(ctl stats --vm a --json)
-check "stats: worker a answers over its broker channel: $out" \
+check "stats: worker a answers over its broker channel: $(tr -d "\n" <<<"$out")" \
 	grep -q '"vm": "a", "pid": '"$pid"', "fresh": true, "connects": 0' <<<"$out"
 check "stats: every pvrdma-level counter is there" \
 	test "$(jq '.[0] | keys | length' <<<"$out")" = 21
