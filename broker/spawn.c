@@ -320,10 +320,10 @@ static void arg_num(struct child_args *a, const char *opt, uint64_t v)
 	arg(a, a->nums[a->nn++]);
 }
 
-/* The worker's limit options; it cannot express 0 (minimum 1). */
+/* The worker's limit options take 0..WORKER_LIMIT_MAX. */
 static uint32_t lim(uint32_t v)
 {
-	return v < 1 ? 1 : v > WORKER_LIMIT_MAX ? WORKER_LIMIT_MAX : v;
+	return v > WORKER_LIMIT_MAX ? WORKER_LIMIT_MAX : v;
 }
 
 static void build_argv(struct broker *b, const struct worker *w,
@@ -350,6 +350,8 @@ static void build_argv(struct broker *b, const struct worker *w,
 		arg_num(a, "--max-ah", lim(q->max_ah));
 		arg_num(a, "--max-cqe", lim(q->max_cqe));
 		arg_num(a, "--max-qp-wr", lim(q->max_qp_wr));
+		arg_num(a, "--max-srq-wr", lim(q->max_srq_wr));
+		arg_num(a, "--max-sge", lim(q->max_sge));
 	}
 #if RDMAGATE_TEST_HOOKS
 	if (req->test_syscall[0]) {

@@ -462,11 +462,13 @@ static void usage(FILE *f)
 		   "NAME (e.g. rxe0)\n"
 		   "  --port N              its port (1)\n"
 		   "  --max-qp N --max-cq N --max-mr N --max-pd N --max-srq N\n"
-		   "  --max-ah N --max-cqe N --max-qp-wr N\n"
-		   "                        limits of the guest's objects "
-		   "(each clamped to the\n"
-		   "                        host device's; defaults 64 64 1024 "
-		   "64 16 256 512 512)\n"
+		   "  --max-ah N --max-cqe N --max-qp-wr N --max-srq-wr N "
+		   "--max-sge N\n"
+		   "                        limits of the guest's objects, 0 "
+		   "allowed (each clamped\n"
+		   "                        to the host device's; defaults 64 "
+		   "64 1024 64 16 256\n"
+		   "                        512 512 512 32)\n"
 		   "  --busy-poll           poll the host CQs instead of "
 		   "sleeping (latency)\n"
 		   "  --socket PATH         listen on PATH (a stale socket is "
@@ -517,9 +519,10 @@ static uint32_t parse_uint(const char *opt, const char *s, uint32_t min,
 /* The limit of option --max-* number i (in the option table's order). */
 static uint32_t *limit_ptr(struct rdma_limits *lim, int i)
 {
-	uint32_t *const p[] = { &lim->max_qp,  &lim->max_cq,   &lim->max_mr,
-				&lim->max_pd,  &lim->max_srq,  &lim->max_ah,
-				&lim->max_cqe, &lim->max_qp_wr };
+	uint32_t *const p[] = { &lim->max_qp,	  &lim->max_cq,	 &lim->max_mr,
+				&lim->max_pd,	  &lim->max_srq, &lim->max_ah,
+				&lim->max_cqe,	  &lim->max_qp_wr,
+				&lim->max_srq_wr, &lim->max_sge };
 
 	return p[i];
 }
@@ -545,6 +548,8 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "max-ah", required_argument, NULL, 261 },
 		{ "max-cqe", required_argument, NULL, 262 },
 		{ "max-qp-wr", required_argument, NULL, 263 },
+		{ "max-srq-wr", required_argument, NULL, 264 },
+		{ "max-sge", required_argument, NULL, 265 },
 		{ "sandbox-debug", no_argument, NULL, 'S' },
 #if RDMAGATE_TEST_HOOKS
 		{ "test-forbidden-syscall", required_argument, NULL, 'X' },
@@ -591,9 +596,10 @@ static void parse(int argc, char **argv, struct options *o)
 			o->test_syscall = optarg;
 			break;
 #endif
-		case 256 ... 263:
+		case 256 ... 265:
+			/* 0 is a quota too: none of that object */
 			*limit_ptr(&o->lim, c - 256) = parse_uint(
-				lo[c - 256 + 10].name, optarg, 1, 1u << 20);
+				lo[c - 256 + 10].name, optarg, 0, 1u << 20);
 			break;
 		case 'v':
 			o->verbose = true;

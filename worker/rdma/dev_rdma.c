@@ -35,6 +35,8 @@ void rdma_limits_default(struct rdma_limits *lim)
 	lim->max_ah = 256;
 	lim->max_cqe = VIRTIO_RDMA_RING_SIZE;
 	lim->max_qp_wr = VIRTIO_RDMA_RING_SIZE;
+	lim->max_srq_wr = VIRTIO_RDMA_RING_SIZE;
+	lim->max_sge = VIRTIO_RDMA_MAX_SGE;
 }
 
 static uint32_t clamp_host(uint32_t want, int host)
@@ -78,7 +80,9 @@ static void fill_config(struct rdma_dev *d)
 	c->max_qp_wr =
 		MIN(clamp_host(l->max_qp_wr, h->max_qp_wr), (uint32_t)RD_RING);
 	c->device_cap_flags = h->device_cap_flags & CAP_PASSED;
-	c->max_send_sge = clamp_host(VIRTIO_RDMA_MAX_SGE, h->max_sge);
+	c->max_send_sge =
+		clamp_host(MIN(l->max_sge, (uint32_t)VIRTIO_RDMA_MAX_SGE),
+			   h->max_sge);
 	c->max_recv_sge = c->max_send_sge;
 	c->max_sge_rd = clamp_host(VIRTIO_RDMA_MAX_SGE, h->max_sge_rd);
 	c->max_cq = d->max_cq;
@@ -96,8 +100,10 @@ static void fill_config(struct rdma_dev *d)
 	c->rg_abi_version = RDMAGATE_VIRTIO_RDMA_ABI_VERSION;
 	c->rg_max_srq = MIN(clamp_host(l->max_srq, h->max_srq), d->num_slots);
 	c->rg_max_srq_wr =
-		MIN(clamp_host(RD_RING, h->max_srq_wr), (uint32_t)RD_RING);
-	c->rg_max_srq_sge = clamp_host(VIRTIO_RDMA_MAX_SGE, h->max_srq_sge);
+		MIN(clamp_host(l->max_srq_wr, h->max_srq_wr), (uint32_t)RD_RING);
+	c->rg_max_srq_sge =
+		clamp_host(MIN(l->max_sge, (uint32_t)VIRTIO_RDMA_MAX_SGE),
+			   h->max_srq_sge);
 	c->rg_num_slots = d->num_slots;
 	d->gid_tbl_len = clamp_host(VIRTIO_RDMA_GID_TBL_LEN,
 				    d->hca->port_attr.gid_tbl_len);

@@ -25,7 +25,7 @@
 /* Worker limits (command line; later the broker's policy quotas). */
 struct rdma_limits {
 	uint32_t max_qp, max_cq, max_mr, max_pd, max_srq, max_ah;
-	uint32_t max_cqe, max_qp_wr;
+	uint32_t max_cqe, max_qp_wr, max_srq_wr, max_sge;
 };
 
 /* What main.c hands the device (struct dev_env.cfg). */
