@@ -39,7 +39,8 @@ static void usage(FILE *f)
 		"Usage: rdmagate-broker [--policy FILE] [--worker PATH] "
 		"[--control PATH]\n"
 		"                       [--cgroup-root PATH] [--state-dir DIR]\n"
-		"                       [--stop-workers-on-exit] [-v]\n"
+		"                       [--mux PATH] [--stop-workers-on-exit] "
+		"[-v]\n"
 		"  --policy FILE       the policy (" DEFAULT_POLICY ")\n"
 		"  --worker PATH       rdmagate-worker (" DEFAULT_WORKER ")\n"
 		"  --control PATH      the control socket (default: the "
@@ -48,6 +49,9 @@ static void usage(FILE *f)
 		"  --state-dir DIR     workers' records and channels, kept "
 		"across restarts\n"
 		"                      (" BROKER_DEFAULT_STATE_DIR ")\n"
+		"  --mux PATH          rdmagate-mux's control socket (default: "
+		"none: no mux,\n"
+		"                      guests' QP1 MADs are dropped)\n"
 		"  --stop-workers-on-exit  stop every worker when the broker "
 		"exits (default:\n"
 		"                      they keep serving and the next broker "
@@ -64,6 +68,7 @@ static void parse(int argc, char **argv, struct broker *b)
 		{ "cgroup-root", required_argument, NULL, 'g' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "stop-workers-on-exit", no_argument, NULL, 'X' },
+		{ "mux", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -94,6 +99,9 @@ static void parse(int argc, char **argv, struct broker *b)
 		case 'X':
 			b->stop_on_exit = true;
 			break;
+		case 'M':
+			b->mux_path = optarg;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -112,6 +120,8 @@ static void parse(int argc, char **argv, struct broker *b)
 	log_init("broker", verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
 	if (b->worker_path[0] != '/')
 		fatalx("--worker %s: give an absolute path", b->worker_path);
+	if (b->mux_path && b->mux_path[0] != '/')
+		fatalx("--mux %s: give an absolute path", b->mux_path);
 	if (b->state_dir[0] != '/')
 		fatalx("--state-dir %s: give an absolute path", b->state_dir);
 }
@@ -283,6 +293,9 @@ static void dispatch(struct broker *b, uint64_t tag)
 	case TAG_PIDFD:
 		workers_pidfd(b, (unsigned int)tag);
 		break;
+	case TAG_MUX:
+		mux_read(b);
+		break;
 	}
 }
 
@@ -304,6 +317,7 @@ static void run(struct broker *b)
 	while (!b->quit) {
 		t = min_timeout(workers_timeout(b), gids_timeout(b));
 		t = min_timeout(t, stats_timeout(b));
+		t = min_timeout(t, mux_timeout(b));
 		n = epoll_wait(b->ep, ev, ARRAY_SIZE(ev), t);
 		if (n < 0 && errno != EINTR)
 			fatal("epoll_wait");
@@ -312,6 +326,7 @@ static void run(struct broker *b)
 		workers_kill_timed_out(b);
 		gids_poll(b);
 		stats_check(b);
+		mux_tick(b);
 	}
 }
 
@@ -321,7 +336,7 @@ int main(int argc, char **argv)
 	char why[BP_TEXT_SIZE];
 	unsigned int i;
 
-	b->lfd = b->sfd = -1;
+	b->lfd = b->sfd = b->mux_fd = -1;
 	for (i = 0; i < BROKER_MAX_CONNS; i++)
 		b->conns[i].fd = -1;
 	parse(argc, argv, b);
@@ -341,6 +356,9 @@ int main(int argc, char **argv)
 		log_warnx("no rtnetlink: guests' GIDs cannot be added");
 	/* workers a previous broker left running */
 	state_adopt(b);
+	/* the mux: connected (or retried) in the loop, never waited for */
+	if (mux_open(b) < 0)
+		fatalx("--mux %s: too long for a socket path", b->mux_path);
 	if (control_open(b) < 0)
 		fatalx("cannot open the control socket");
 	drop_own_caps();
@@ -352,6 +370,7 @@ int main(int argc, char **argv)
 	run(b);
 	sd_notify(0, "STOPPING=1");
 	workers_stop_all(b);
+	mux_close(b);
 	gids_close(b);
 	control_close(b);
 	policy_free(b->pol);

@@ -2,7 +2,8 @@
 /*
  * rdmagate-broker's shared state: its settings, the control connections
  * and the worker table, and the functions its files (broker.c, control.c,
- * spawn.c, workers.c) offer each other.  docs/broker.md describes the daemon.
+ * spawn.c, workers.c, channel.c, gids.c, state.c, mux_link.c) offer each
+ * other.  docs/broker.md describes the daemon.
  */
 #ifndef RDMAGATE_BROKER_BROKER_H
 #define RDMAGATE_BROKER_BROKER_H
@@ -71,6 +72,11 @@ struct worker {
 	bool adopted;
 	int pidfd;		/* adopted workers' exit, or -1 */
 	uint64_t pid_start;	/* /proc/PID/stat starttime: PID reuse */
+	/* the mux (broker/mux_link.c): the worker's end of its mux channel,
+	 * held until the mux accepted the other end and the worker is up */
+	int mux_fd;
+	bool mux_ready;	  /* the mux accepted the other end */
+	uint32_t mux_gen; /* which worker the row holds, for queued requests */
 };
 
 /* One address a VM owns on a device's netdev (hence its GIDs). */
@@ -88,6 +94,8 @@ struct gid_entry {
 	uint32_t gid_type;
 	uint32_t req_seq;
 	uint64_t deadline;
+	/* the mux worker id the mux was told owns the GID (0: not told) */
+	uint32_t mux_worker;
 };
 
 struct broker {
@@ -113,10 +121,20 @@ struct broker {
 	int nl; /* rtnetlink (struct mnl_socket *'s fd), for GIDs */
 	void *mnl;
 	uint32_t nl_seq;
+	/* the mux (broker/mux_link.c) */
+	const char *mux_path; /* --mux, or NULL: no mux */
+	int mux_fd;	      /* the link, or -1 */
 };
 
 /* epoll tags: (tag << 32) | index */
-enum { TAG_SIGNAL = 1, TAG_LISTEN, TAG_CONN, TAG_CHANNEL, TAG_PIDFD };
+enum {
+	TAG_SIGNAL = 1,
+	TAG_LISTEN,
+	TAG_CONN,
+	TAG_CHANNEL,
+	TAG_PIDFD,
+	TAG_MUX,
+};
 
 /* control.c */
 int control_open(struct broker *b);
@@ -156,9 +174,32 @@ int gids_timeout(struct broker *b);
 /* The VM that owns the address, or NULL. */
 const struct gid_entry *gids_owner(const struct broker *b, int family,
 				   const uint8_t addr[16]);
+/* The host GID index of gid (type: enum wp_gid_type) on device/port, or
+ * -ENOENT (not listed), -ENODEV. */
+int gids_host_index(const char *device, uint32_t port, const uint8_t gid[16],
+		    uint32_t type);
 /* Restores an owned address (re-adoption): re-adds it if it vanished. */
 int gids_restore(struct broker *b, const char *vm, int family,
 		 const uint8_t addr[16], const char *device, uint32_t port);
+
+/*
+ * mux_link.c: the link to rdmagate-mux (--mux): ports, workers and their
+ * GIDs, replayed whenever the link comes up; never blocks the loop.
+ */
+int mux_open(struct broker *b);
+void mux_close(struct broker *b);
+void mux_read(struct broker *b);
+int mux_timeout(struct broker *b);
+void mux_tick(struct broker *b);
+/* A new or re-adopted worker. */
+void mux_worker_add(struct broker *b, struct worker *w);
+/* The worker greeted on its broker channel: hand it its mux channel. */
+void mux_worker_hello(struct broker *b, struct worker *w);
+/* The worker is gone (before its row is freed). */
+void mux_worker_gone(struct broker *b, struct worker *w);
+/* An address's GID is in the device's table / is being removed. */
+void mux_gid_ready(struct broker *b, struct gid_entry *e);
+void mux_gid_gone(struct broker *b, struct gid_entry *e);
 
 /* state.c: what a restarted broker needs, under state_dir */
 int state_init(struct broker *b);

@@ -124,8 +124,8 @@ static void bad_message(struct worker *w, unsigned int *n, const char *err)
 					       : "");
 }
 
-static void on_hello(struct worker *w, const struct wp_hello *h,
-		     unsigned int *bad)
+static void on_hello(struct broker *b, struct worker *w,
+		     const struct wp_hello *h, unsigned int *bad)
 {
 	if (strcmp(h->vm, w->vm) || h->pid != (uint32_t)w->pid) {
 		char err[MSG_ERR_LEN];
@@ -146,6 +146,8 @@ static void on_hello(struct worker *w, const struct wp_hello *h,
 	} else {
 		log_debug("worker/%s: channel up", w->vm);
 	}
+	/* its mux channel, if the mux attached it before the worker was up */
+	mux_worker_hello(b, w);
 }
 
 void channel_read(struct broker *b, unsigned int i)
@@ -183,7 +185,7 @@ void channel_read(struct broker *b, unsigned int i)
 		return;
 	}
 	if (m.h.type == WP_HELLO) {
-		on_hello(w, &m.u.hello, &bad[i]);
+		on_hello(b, w, &m.u.hello, &bad[i]);
 		return;
 	}
 	if (!w->hello) {

@@ -110,6 +110,12 @@ static int gid_lookup(const char *device, uint32_t port, const uint8_t *gid,
 	return -ENOENT;
 }
 
+int gids_host_index(const char *device, uint32_t port, const uint8_t gid[16],
+		    uint32_t type)
+{
+	return gid_lookup(device, port, gid, type, NULL);
+}
+
 /* ---- rtnetlink --------------------------------------------------------- */
 
 int gids_open(struct broker *b)
@@ -281,6 +287,7 @@ static void answer_when_listed(struct broker *b, struct worker *w,
 	if (idx >= 0) {
 		RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx, g->gid);
 		reply(b, w, WP_GID_ADD_REPLY, g->seq, 0, (uint32_t)idx, "ok");
+		mux_gid_ready(b, e);
 		return;
 	}
 	e->pending = true;
@@ -390,6 +397,7 @@ static void remove_entry(struct broker *b, struct gid_entry *e)
 		log_info("vm %s: removed %s from ifindex %d", e->vm, txt,
 			 e->ifindex);
 	RDMAGATE_GID_DEL(e->vm, e->port, 0, e->gid);
+	mux_gid_gone(b, e);
 	e->used = false;
 }
 
@@ -440,6 +448,7 @@ void gids_poll(struct broker *b)
 						 e->gid);
 				reply(b, w, WP_GID_ADD_REPLY, e->req_seq, 0,
 				      (uint32_t)idx, "ok");
+				mux_gid_ready(b, e);
 			}
 			continue;
 		}

@@ -338,6 +338,7 @@ static void adopt(struct broker *b, struct record *r)
 			  "running until stopped",
 			  w->vm);
 	state_save(b, w);
+	mux_worker_add(b, w);
 	log_info("worker/%s (pid %d, uid %u) re-adopted with %d addresses",
 		 w->vm, (int)w->pid, (unsigned int)w->uid, r->n_addr);
 }

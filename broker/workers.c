@@ -59,6 +59,7 @@ struct worker *workers_add(struct broker *b)
 			b->workers[i].stop_conn = -1;
 			b->workers[i].chan_fd = -1;
 			b->workers[i].pidfd = -1;
+			b->workers[i].mux_fd = -1;
 			return &b->workers[i];
 		}
 	return NULL;
@@ -148,8 +149,8 @@ static void describe(int status, char *buf, size_t len)
 }
 
 /*
- * Removes what the broker made for w: its addresses, its sockets, its
- * cgroup, its state record.
+ * Removes what the broker made for w: its addresses, its place in the mux,
+ * its sockets, its cgroup, its state record.
  */
 static void cleanup(struct broker *b, struct worker *w)
 {
@@ -161,6 +162,7 @@ static void cleanup(struct broker *b, struct worker *w)
 		w->pidfd = safe_close(w->pidfd);
 	}
 	gids_release_vm(b, w->vm);
+	mux_worker_gone(b, w);
 	if (lstat(w->socket, &st) == 0 && S_ISSOCK(st.st_mode) &&
 	    st.st_uid == w->uid && unlink(w->socket) < 0)
 		log_warn("worker/%s: removing its socket %s", w->vm, w->socket);

@@ -69,8 +69,8 @@ check "rdmagate-guest (a test instrument) is not installed" \
 	bash -c "! grep -q rdmagate-guest '$T/files'"
 
 U=$R$UNITS/rdmagate-broker.service
-check "the broker's unit runs $SBIN/rdmagate-broker --policy $ETC/rdmagate/policy.conf" \
-	grep -qxF "ExecStart=$SBIN/rdmagate-broker --policy $ETC/rdmagate/policy.conf" "$U"
+check "the broker's unit runs $SBIN/rdmagate-broker --policy $ETC/rdmagate/policy.conf --mux /run/rdmagate/mux.sock" \
+	grep -qxF "ExecStart=$SBIN/rdmagate-broker --policy $ETC/rdmagate/policy.conf --mux /run/rdmagate/mux.sock" "$U"
 check "no @VARIABLE@ left in the installed units and pages" \
 	bash -c "! grep -l '@[A-Z_]*@' '$R$UNITS'/rdmagate-*.service '$R$MAN'/man*/rdmagate* | grep -q ."
 check "rdmagate-broker(8) names the installed worker $LIBEXEC/rdmagate/rdmagate-worker" \
