@@ -143,7 +143,7 @@ check "the packaged broker's default worker is /usr/libexec/rdmagate/rdmagate-wo
 	grep -q '(/usr/libexec/rdmagate/rdmagate-worker)' <<< "$out"
 U=$T/x/lib/systemd/system/rdmagate-broker.service
 check "the broker's unit runs /usr/sbin/rdmagate-broker with /etc/rdmagate/policy.conf" \
-	grep -qx 'ExecStart=/usr/sbin/rdmagate-broker --policy /etc/rdmagate/policy.conf' "$U"
+	grep -qx 'ExecStart=/usr/sbin/rdmagate-broker --policy /etc/rdmagate/policy.conf --mux /run/rdmagate/mux.sock' "$U"
 depends=$(dpkg-deb -f "$deb" Depends)
 check "Depends has the libraries ($depends)" \
 	grep -q -e libibverbs -e libseccomp <<< "$depends"
