@@ -82,15 +82,7 @@ static int check_empty(const void *msg, char *err)
 	return 0;
 }
 
-static bool all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len--)
-		if (*b++)
-			return false;
-	return true;
-}
+#define all_zero msg_all_zero
 
 static int check_addrs(const struct bp_spawn *s, char *err)
 {

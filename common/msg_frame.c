@@ -38,6 +38,16 @@ int msg_field_len(const char *f, size_t size)
 	return (int)(nul - f);
 }
 
+bool msg_all_zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	while (len--)
+		if (*b++)
+			return false;
+	return true;
+}
+
 static bool name_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||

@@ -113,6 +113,9 @@ void msg_set_err(char *err, const char *fmt, ...)
  * has bytes other than NUL after it. */
 int msg_field_len(const char *f, size_t size);
 
+/* Every one of the len bytes at p is 0 (padding, unused entries). */
+bool msg_all_zero(const void *p, size_t len);
+
 /* [A-Za-z0-9_.-]{1,max}, not starting with '.' or '-' */
 bool msg_name_ok(const char *s, size_t max);
 

@@ -21,15 +21,7 @@ _Static_assert(RDMAGATE_MUX_DROP_MAX < MP_DROP_SLOTS,
 
 #define set_err msg_set_err
 
-static bool all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len--)
-		if (*b++)
-			return false;
-	return true;
-}
+#define all_zero msg_all_zero
 
 /* NUL-terminated, and only NULs after the NUL. */
 static bool field_ok(const char *f, size_t size)
