@@ -82,21 +82,46 @@ static void answer_stats(struct broker_link *bl, const struct wp_msg *req)
 		log_warnx("broker channel: cannot answer STATS");
 }
 
+/* MUX_CHANNEL: exactly one fd must come with it (fd: -1 if none). */
+static void take_mux_channel(struct broker_link *bl, const struct wp_msg *m,
+			     int fd)
+{
+	if (fd < 0) {
+		log_warnx("broker channel: MUX_CHANNEL (seq %u) came without "
+			  "its fd; refused",
+			  m->u.mux_channel.seq);
+		return;
+	}
+	if (!bl->on_mux_channel) {
+		log_warnx("broker channel: MUX_CHANNEL, but this worker has "
+			  "no QP1 to serve (no verbs device); fd closed");
+		close(fd);
+		return;
+	}
+	log_info("broker channel: new mux channel (mux worker id %u)",
+		 m->u.mux_channel.mux_worker_id);
+	bl->on_mux_channel(bl->mux_arg, fd, m->u.mux_channel.mux_worker_id);
+}
+
 /*
  * Reads one message from the broker.  Returns 1 with *m for a reply the
  * caller may want, 0 when it was handled or ignored (or nothing was
- * there), -1 when the connection is gone.
+ * there), -1 when the connection is gone.  An fd may come only with
+ * MUX_CHANNEL: with anything else it is closed and the message refused.
  */
 static int read_one(struct broker_link *bl, struct wp_msg *m)
 {
 	uint8_t buf[WP_MSG_MAX + 1];
 	char err[MSG_ERR_LEN] = "";
 	ssize_t n;
+	int fd = -1;
 
-	n = msg_recv(bl->cfd, buf, sizeof(buf), NULL, MSG_DONTWAIT);
+	n = msg_recv(bl->cfd, buf, sizeof(buf), &fd, MSG_DONTWAIT);
 	if (n == -EAGAIN || n == -EINTR)
 		return 0;
 	if (n <= 0) {
+		if (fd >= 0)
+			close(fd);
 		drop_conn(bl,
 			  n == 0 ? "the broker went away" : strerror((int)-n));
 		return -1;
@@ -105,6 +130,19 @@ static int read_one(struct broker_link *bl, struct wp_msg *m)
 	    wp_type_info(m->h.type)->from != WP_FROM_BROKER) {
 		log_warnx("broker channel: bad message: %s",
 			  err[0] ? err : "not a broker's message");
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	if (m->h.type == WP_MUX_CHANNEL) {
+		take_mux_channel(bl, m, fd);
+		return 0;
+	}
+	if (fd >= 0) {
+		log_warnx("broker channel: an fd came with %s; closed, the "
+			  "message refused",
+			  wp_type_name(m->h.type));
+		close(fd);
 		return 0;
 	}
 	if (m->h.type == WP_STATS) {

@@ -27,6 +27,13 @@ struct broker_link {
 	const char *vm;
 	struct wp_counters *counters;
 	uint32_t seq;
+	/*
+	 * WP_MUX_CHANNEL: the broker handed the worker its end of the mux
+	 * channel.  fd is the callee's (to keep or close); without a
+	 * callback it is closed.
+	 */
+	void (*on_mux_channel)(void *arg, int fd, uint32_t mux_worker_id);
+	void *mux_arg;
 };
 
 /* No broker: GID requests fail with -ENOTCONN (the device then uses the
@@ -40,7 +47,7 @@ static inline bool broker_link_on(const struct broker_link *bl)
 
 /* A broker connects: accept it (root only), replacing any older one. */
 void broker_link_accept(struct broker_link *bl);
-/* The broker connection is readable: STATS requests. */
+/* The broker connection is readable: STATS requests, MUX_CHANNEL. */
 void broker_link_readable(struct broker_link *bl);
 
 /*

@@ -30,6 +30,7 @@
 #include "worker/broker_link.h"
 #include "worker/device.h"
 #include "worker/rdma/dev_rdma.h"
+#include "worker/rdma/qp1.h"
 #include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/selinux.h"
 #include "worker/vu_proto.h"
@@ -41,7 +42,7 @@
 #define MAX_DEV_WATCHES 8
 
 enum tag { TAG_LISTEN = 1, TAG_CONN, TAG_KICK, TAG_DEV, TAG_BROKER_LISTEN,
-	   TAG_BROKER };
+	   TAG_BROKER, TAG_MUX };
 
 struct dev_watch {
 	int fd; /* -1: free */
@@ -57,6 +58,8 @@ struct loop {
 	struct vu_dev *dev;
 	struct dev_watch watches[MAX_DEV_WATCHES];
 	struct broker_link broker;
+	/* the mux channel (QP1): its fd, and the device that gets its MADs */
+	struct qp1_chan mux;
 };
 
 /* What the broker's STATS gets: this process's counters, all frontends. */
@@ -147,6 +150,35 @@ static struct dev_env dev_env = {
 	.watch_fd = watch_fd,
 	.unwatch_fd = unwatch_fd,
 };
+
+/* ---- the mux channel (QP1) ------------------------------------------ */
+
+static void mux_close(struct loop *l)
+{
+	if (l->mux.fd < 0)
+		return;
+	epoll_ctl(l->ep, EPOLL_CTL_DEL, l->mux.fd, NULL);
+	l->mux.fd = safe_close(l->mux.fd);
+	log_info("mux channel closed: QP1 sends fail until the broker "
+		 "hands a new one");
+}
+
+/* The broker's MUX_CHANNEL: the new channel replaces the old one. */
+static void mux_channel(void *arg, int fd, uint32_t mux_worker_id)
+{
+	struct loop *l = arg;
+	int fl = fcntl(fd, F_GETFL);
+
+	mux_close(l);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    ep_add(l->ep, fd, mktag(TAG_MUX, 0)) < 0) {
+		log_warn("mux channel: cannot watch the new channel");
+		safe_close(fd);
+		return;
+	}
+	l->mux.fd = fd;
+	l->mux.mux_worker_id = mux_worker_id;
+}
 
 /* ---- receiving one message ------------------------------------------- */
 
@@ -363,6 +395,11 @@ static void dispatch(struct loop *l, uint64_t tag)
 		break;
 	case TAG_BROKER:
 		broker_link_readable(&l->broker);
+		break;
+	case TAG_MUX:
+		/* stale events of a channel replaced in this round: harmless */
+		if (l->mux.fd >= 0 && qp1_chan_readable(&l->mux) < 0)
+			mux_close(l);
 		break;
 	case TAG_DEV:
 		/* Stale events of an fd unwatched in this round are skipped. */
@@ -652,6 +689,10 @@ static const struct device_ops *pick_device(const struct options *o,
 		cfg.busy_poll = o->busy_poll;
 		cfg.counters = &counters;
 		cfg.broker = &l->broker;
+		cfg.mux = &l->mux;
+		l->mux.counters = &counters;
+		l->broker.on_mux_channel = mux_channel;
+		l->broker.mux_arg = l;
 		dev_env.cfg = &cfg;
 		*ret_cmd_fd = hca.ctx->cmd_fd;
 		return &rdma_device_ops;
@@ -737,7 +778,10 @@ int main(int argc, char **argv)
 {
 	int cmd_fd = -1;
 	struct options o = { .fd = -1, .broker_fd = -1, .port = 1 };
-	struct loop l = { .lfd = -1, .cfd = -1, .broker = BROKER_LINK_NONE };
+	struct loop l = { .lfd = -1,
+			  .cfd = -1,
+			  .broker = BROKER_LINK_NONE,
+			  .mux = QP1_CHAN_NONE };
 	char why[256];
 	unsigned int i;
 

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/probes.h"
 #include "worker/rdma/dev_rdma.h"
+#include "worker/rdma/qp1.h"
 
 /* Refused work requests logged per connection before we go quiet. */
 #define MAX_LOGGED_WR 32
@@ -27,7 +28,8 @@ static void wr_log(struct rdma_dev *d, const char *what, uint32_t s,
 				  : "");
 }
 
-/* An element refused before any host post ends here (wr_complete probe). */
+/* An element refused before any host post, or one that never goes to the
+ * host (QP1), ends here (wr_complete probe). */
 static void trace_refused(const struct rdma_dev *d, uint32_t s,
 			  const struct rd_pend *p, bool recv)
 {
@@ -390,15 +392,13 @@ static void send_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 	p->emit = q->sq_sig_all ||
 		  (d->swr.send_flags & VIRTIO_RDMA_SEND_SIGNALED);
 	if (q->qp_type == VIRTIO_RDMA_QPT_GSI) {
-		if (!d->gsi_warned)
-			log_warnx("GSI (QP1) sends complete with an error "
-				  "until the MAD mux exists; counted");
-		d->gsi_warned = true;
-		d->st->mad_errors++;
-		RDMAGATE_MAD_DROP(rdmagate_probe_vm, RDMAGATE_MAD_DROP_NO_MUX,
-				  d->swr.total_len);
-		p->c.status = VIRTIO_RDMA_WC_LOC_QP_OP_ERR;
-		p->emit = true;
+		/* QP1: a MAD for the mux, done at once (qp1.c) */
+		st = qp1_send(d, s, &d->swr, &reason);
+		if (st) {
+			wr_log(d, "QP1 send", s, reason);
+			p->emit = true;
+		}
+		p->c.status = st;
 		p->done = true;
 		trace_refused(d, s, p, false);
 		return;
@@ -441,15 +441,37 @@ void rd_sq_kicked(struct rdma_dev *d, uint32_t s, struct vq *vq)
 
 /* ---- receive ---- */
 
+/*
+ * Copies the receive element popped into d->elem and decodes it into
+ * d->rwr (slot s's SGE limit).  0, or -EINVAL with why filled.
+ */
+static int rq_elem_decode(struct rdma_dev *d, uint32_t s,
+			  struct rdma_reason *why)
+{
+	const struct rd_slot *q = &d->slot[s];
+	struct vq_elem *el = &d->elem;
+	uint32_t max_sge =
+		q->kind == RD_SLOT_SRQ ? q->srq_max_sge : q->max_recv_sge;
+
+	if (el->out_len > sizeof(d->wqe_buf)) {
+		snprintf(why->msg, sizeof(why->msg),
+			 "receive element of %llu bytes (at most %zu)",
+			 (unsigned long long)el->out_len, sizeof(d->wqe_buf));
+		return -EINVAL;
+	}
+	iov_to_buf(vq_elem_out(el), el->out_num, d->wqe_buf, el->out_len);
+	return rdma_rq_wqe_decode(d->wqe_buf, el->out_len, max_sge, &d->rwr,
+				  why) < 0
+		       ? -EINVAL
+		       : 0;
+}
+
 static void recv_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 {
 	struct rd_slot *q = &d->slot[s];
-	struct vq_elem *el = &d->elem;
 	struct ibv_sge sge[VIRTIO_RDMA_MAX_SGE];
 	struct ibv_recv_wr wr, *bad;
 	struct rdma_reason why;
-	uint32_t max_sge =
-		q->kind == RD_SLOT_SRQ ? q->srq_max_sge : q->max_recv_sge;
 	int ret;
 
 	p->cqn = q->kind == RD_SLOT_SRQ ? UINT32_MAX : q->rcqn;
@@ -457,15 +479,7 @@ static void recv_one(struct rdma_dev *d, uint32_t s, struct rd_pend *p)
 	p->c.opcode = VIRTIO_RDMA_WC_RECV;
 	p->c.port_num = VIRTIO_RDMA_PORT;
 	p->emit = true;
-	if (el->out_len > sizeof(d->wqe_buf)) {
-		snprintf(why.msg, sizeof(why.msg),
-			 "receive element of %llu bytes (at most %zu)",
-			 (unsigned long long)el->out_len, sizeof(d->wqe_buf));
-		goto refuse;
-	}
-	iov_to_buf(vq_elem_out(el), el->out_num, d->wqe_buf, el->out_len);
-	if (rdma_rq_wqe_decode(d->wqe_buf, el->out_len, max_sge, &d->rwr,
-			       &why) < 0)
+	if (rq_elem_decode(d, s, &why) < 0)
 		goto refuse;
 	p->c.wr_id = d->rwr.wr_id;
 	if (map_sges(d, q->pdn, d->rwr.sge, d->rwr.num_sge, sge) < 0) {
@@ -505,15 +519,157 @@ void rd_rq_kicked(struct rdma_dev *d, uint32_t s, struct vq *vq)
 {
 	struct rd_slot *q = &d->slot[s];
 
+	/* QP1's receive elements wait in the ring for MADs (rd_gsi_deliver) */
 	if (q->kind == RD_SLOT_FREE || q->srq_handle ||
 	    (q->kind == RD_SLOT_QP && q->qp_type == VIRTIO_RDMA_QPT_GSI))
-		return; /* GSI receives stay posted until the MAD mux */
+		return;
 	while (q->rq.count < RD_RING && vq_pop(vq, &d->elem) == 1) {
 		struct rd_pend *p = fifo_push(&q->rq, d->elem.head);
 
 		recv_one(d, s, p);
 		fifo_drain(d, &q->rq, vq);
 	}
+}
+
+/* ---- guest memory through SGEs (QP1) ---- */
+
+/*
+ * The host address of [addr, addr + len) under the guest's lkey on PD pdn
+ * (a REG_USER_MR key: an IOVA range; the DMA MR's: a GPA inside one guest
+ * RAM region), or NULL.  write: the MR must allow local writes.
+ */
+static uint8_t *sge_host(const struct rdma_dev *d, uint32_t pdn, uint32_t lkey,
+			 uint64_t addr, uint32_t len, bool write)
+{
+	uint32_t i;
+	unsigned int k;
+
+	for (i = 1; i <= d->cfg->lim.max_mr; i++) {
+		const struct rd_mr *mr = &d->mr[i];
+
+		if (!mr->used || mr->pdn != pdn || mr->lkey != lkey)
+			continue;
+		if (write && !(mr->access & VIRTIO_RDMA_ACCESS_LOCAL_WRITE))
+			return NULL;
+		for (k = 0; k < mr->nmaps; k++) {
+			const struct rd_map *m = &mr->maps[k];
+			uint64_t base = mr->dma ? m->gpa : mr->iova;
+			uint64_t size = mr->dma ? m->len : m->mr->length;
+			uint8_t *host = mr->dma ? (uint8_t *)m->reserve
+						: (uint8_t *)m->mr->addr;
+
+			if (addr >= base && addr - base <= size &&
+			    len <= size - (addr - base))
+				return host + (addr - base);
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+int rd_sge_copy(const struct rdma_dev *d, uint32_t pdn,
+		const struct virtio_rdma_sge *sge, uint32_t num_sge, void *buf,
+		uint32_t len, bool to_guest, const char **why)
+{
+	uint8_t *b = buf;
+	uint32_t i;
+
+	for (i = 0; i < num_sge && len > 0; i++) {
+		uint32_t n = sge[i].length < len ? sge[i].length : len;
+		uint8_t *host;
+
+		if (!n)
+			continue;
+		host = sge_host(d, pdn, sge[i].lkey, sge[i].addr, n, to_guest);
+		if (!host) {
+			*why = to_guest ? "an SGE is not inside a writable "
+					  "memory region of the QP's PD"
+					: "an SGE is not inside a memory region "
+					  "of the QP's PD";
+			return VIRTIO_RDMA_WC_LOC_PROT_ERR;
+		}
+		/* one side is our private buffer: no guest-to-guest copy */
+		if (to_guest)
+			memcpy(host, b, n);
+		else
+			memcpy(b, host, n);
+		b += n;
+		len -= n;
+	}
+	if (len) {
+		*why = to_guest ? "the receive buffer is too short"
+				: "the SGEs hold fewer bytes than the length";
+		return VIRTIO_RDMA_WC_LOC_LEN_ERR;
+	}
+	return VIRTIO_RDMA_WC_SUCCESS;
+}
+
+/* The QP slot of the GSI QP, or -1. */
+static int gsi_slot(const struct rdma_dev *d)
+{
+	uint32_t s;
+
+	for (s = 0; s < d->num_slots; s++)
+		if (d->slot[s].kind == RD_SLOT_QP &&
+		    d->slot[s].qp_type == VIRTIO_RDMA_QPT_GSI)
+			return (int)s;
+	return -1;
+}
+
+int rd_gsi_deliver(struct rdma_dev *d, void *data, uint32_t len,
+		   const struct rdma_completion *c)
+{
+	int gs = gsi_slot(d);
+	struct rd_slot *q;
+	struct vq *vq;
+
+	if (gs < 0)
+		return -ENOENT;
+	q = &d->slot[gs];
+	if (q->state != VIRTIO_RDMA_QPS_RTR && q->state != VIRTIO_RDMA_QPS_RTS)
+		return -ENOENT;
+	vq = rd_rq_vq(d, (uint32_t)gs);
+	if (!vq)
+		return -ENOBUFS;
+	/* a malformed element completes with an error; the next is tried */
+	while (q->rq.count < RD_RING && vq_pop(vq, &d->elem) == 1) {
+		struct rd_pend *p = fifo_push(&q->rq, d->elem.head);
+		const char *reason = NULL;
+		struct rdma_reason why;
+		int st;
+
+		p->cqn = q->rcqn;
+		p->emit = true;
+		p->done = true;
+		p->c = *c;
+		if (rq_elem_decode(d, (uint32_t)gs, &why) < 0) {
+			memset(&p->c, 0, sizeof(p->c));
+			p->c.status = VIRTIO_RDMA_WC_LOC_QP_OP_ERR;
+			p->c.opcode = VIRTIO_RDMA_WC_RECV;
+			p->c.qp_num = q->qpn;
+			p->c.port_num = VIRTIO_RDMA_PORT;
+			d->st->recv_errors++;
+			wr_log(d, "QP1 receive element", (uint32_t)gs, why.msg);
+			trace_refused(d, (uint32_t)gs, p, true);
+			fifo_drain(d, &q->rq, vq);
+			continue;
+		}
+		d->st->recvs++;
+		p->c.wr_id = d->rwr.wr_id;
+		st = rd_sge_copy(d, q->pdn, d->rwr.sge, d->rwr.num_sge, data,
+				 len, true, &reason);
+		if (st) {
+			p->c.status = st;
+			p->c.byte_len = 0;
+			p->c.wc_flags = 0;
+			p->c.src_qp = 0;
+			wr_log(d, "QP1 receive", (uint32_t)gs, reason);
+		}
+		trace_refused(d, (uint32_t)gs, p, true);
+		fifo_drain(d, &q->rq, vq);
+		return st ? -EIO : 0;
+	}
+	return -ENOBUFS;
 }
 
 /* ---- completions ---- */

@@ -17,6 +17,7 @@
 #include "common/probes.h"
 #include "worker/broker_link.h"
 #include "worker/rdma/dev_rdma.h"
+#include "worker/rdma/qp1.h"
 
 /* Refused commands logged per connection before we go quiet. */
 #define MAX_LOGGED_CMD 256
@@ -337,6 +338,7 @@ static int do_reg_user_mr(struct rdma_dev *d, const union rdma_cmd_args *a,
 
 	if (ret < 0)
 		return ret;
+	d->mr[mrn].iova = a->reg_user_mr.virt_addr; /* QP1 copies by it */
 	r->mr.mrn = mrn;
 	r->mr.lkey = d->mr[mrn].lkey;
 	r->mr.rkey = d->mr[mrn].rkey;
@@ -1116,7 +1118,6 @@ static void free_all(struct rdma_dev *d)
 	release_gids(d);
 	d->qp_count = 0;
 	d->srq_count = 0;
-	d->gsi_warned = false;
 }
 
 static void log_stats(const struct rdma_dev *d)
@@ -1126,7 +1127,8 @@ static void log_stats(const struct rdma_dev *d)
 	/* the worker's counters since it started (all its connections) */
 	log_info("device stats: %llu commands (%llu refused), %llu sends, "
 		 "%llu receives, %llu CQEs, %llu work requests refused, "
-		 "%llu CQ overflows, %llu MADs dropped",
+		 "%llu CQ overflows, %llu MADs sent, %llu received, "
+		 "%llu dropped",
 		 (unsigned long long)c->commands,
 		 (unsigned long long)c->command_errors,
 		 (unsigned long long)c->sends,
@@ -1134,6 +1136,8 @@ static void log_stats(const struct rdma_dev *d)
 		 (unsigned long long)c->completions,
 		 (unsigned long long)(c->send_errors + c->recv_errors),
 		 (unsigned long long)c->cq_overflows,
+		 (unsigned long long)c->mads_sent,
+		 (unsigned long long)c->mads_received,
 		 (unsigned long long)c->mad_errors);
 }
 
@@ -1143,6 +1147,8 @@ static void rdma_destroy(void *priv)
 
 	if (!d)
 		return;
+	if (d->cfg && d->cfg->mux && d->cfg->mux->dev == d)
+		d->cfg->mux->dev = NULL; /* MADs for us are dropped from now */
 	log_stats(d);
 	/* free_slot() reads the vqs: they are gone by now. */
 	memset(d->vqs, 0, sizeof(d->vqs));
@@ -1204,6 +1210,8 @@ static int rdma_create(const struct dev_env *env, void **ret_priv)
 		d->chan = NULL;
 		goto fail;
 	}
+	if (cfg->mux)
+		cfg->mux->dev = d; /* the one connected device gets the MADs */
 	*ret_priv = d;
 	return 0;
 fail:

@@ -31,6 +31,7 @@ struct rdma_limits {
 /* What main.c hands the device (struct dev_env.cfg). */
 struct broker_link;
 struct wp_counters;
+struct qp1_chan;
 
 struct rdma_dev_cfg {
 	struct rdma_hca *hca; /* opened before any guest input */
@@ -40,6 +41,9 @@ struct rdma_dev_cfg {
 	struct wp_counters *counters;
 	/* GID requests go to the broker when it is on (broker_link_on()) */
 	struct broker_link *broker;
+	/* the mux channel for QP1 (worker/rdma/qp1.h), or NULL; the device
+	 * registers itself in it while it lives */
+	struct qp1_chan *mux;
 };
 
 /* Fills the defaults of the worker limits. */
@@ -77,6 +81,7 @@ struct rd_mr {
 	uint32_t pdn;
 	uint32_t access; /* VIRTIO_RDMA_ACCESS_* */
 	uint32_t lkey, rkey;
+	uint64_t iova;	    /* REG_USER_MR: where maps[0].mr starts */
 	unsigned int nmaps; /* 1 for REG_USER_MR; one per region for DMA */
 	uint32_t mappings;  /* charged to rdma_dev.mappings */
 	struct rd_map maps[GM_MAX_REGIONS];
@@ -159,7 +164,6 @@ struct rdma_dev {
 	uint32_t mappings; /* host mappings held by MRs (RD_MAX_MAPPINGS) */
 	int16_t guest_gid[VIRTIO_RDMA_GID_TBL_LEN]; /* host index, or -1 */
 	uint32_t gid_tbl_len;			    /* advertised */
-	bool gsi_warned;
 	/* the process's counters (cfg->counters, else own_st) */
 	struct wp_counters *st;
 	struct wp_counters own_st;
@@ -211,6 +215,26 @@ void rd_slot_flush(struct rdma_dev *d, uint32_t s);
 void rd_ah_flush(struct rdma_dev *d, uint32_t pdn);
 /* Cached AHs on PD pdn. */
 uint32_t rd_ah_count(const struct rdma_dev *d, uint32_t pdn);
+
+/*
+ * Copies len bytes between buf and the guest memory the SGEs name (keys of
+ * MRs on PD pdn; to_guest: the MRs must allow local writes).  Returns
+ * VIRTIO_RDMA_WC_SUCCESS, or LOC_PROT_ERR (an SGE outside its MR) /
+ * LOC_LEN_ERR (the SGEs hold fewer than len bytes) with *why.
+ */
+int rd_sge_copy(const struct rdma_dev *d, uint32_t pdn,
+		const struct virtio_rdma_sge *sge, uint32_t num_sge, void *buf,
+		uint32_t len, bool to_guest, const char **why);
+/*
+ * Delivers a received datagram (data, len bytes: the GRH area and the
+ * MAD) into the GSI QP's next posted receive element, completing it on
+ * its receive CQ with c (wr_id filled in) in posting order.  Returns 0;
+ * -ENOENT without a GSI QP in RTR or RTS; -ENOBUFS when no receive is
+ * posted; -EIO when the element took it with an error completion
+ * (buffer too short, SGE outside its MR).
+ */
+int rd_gsi_deliver(struct rdma_dev *d, void *data, uint32_t len,
+		   const struct rdma_completion *c);
 
 /* Ring lookups: the running vq of a CQ / SQ / RQ, or NULL. */
 static inline struct vq *rd_cq_vq(struct rdma_dev *d, uint32_t cqn)
