@@ -6,8 +6,9 @@
  * towards the peer's GID and remote QPN 1, receives of 256-byte MADs
  * behind the 40-byte GRH area. Run by rdmagate-guest cm_pingpong.
  *
- * The worker does not emulate QP1 yet: today the first send completes
- * with an error, which cm_qp1_ops reports (the MAD counts as lost).
+ * The worker emulates QP1 over its channel to rdmagate-mux; a worker
+ * without a mux completes the send with an error, which cm_qp1_ops
+ * reports (the MAD counts as lost).
  */
 #ifndef RDMAGATE_GUEST_CM_QP1_H
 #define RDMAGATE_GUEST_CM_QP1_H

@@ -6,9 +6,9 @@
  * instead of rdma-core's TCP exchange. The data exchange is
  * tool_pingpong.c's.
  *
- * It needs the worker's QP1 emulation (issue 6): until then the REQ's
- * send completes with an error and the active side gives up after the CM
- * retries.
+ * It needs the worker's QP1 emulation and rdmagate-mux: a worker with no
+ * mux completes the REQ's send with an error and the active side gives up
+ * after the CM retries.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -288,10 +288,9 @@ int gv_tool_cm_pingpong(const struct gv_tool_opts *o, int argc, char **argv)
 			"timers, 4.6 s)\n"
 			"  --cm-retries=N         resends of a CM MAD (default "
 			"15, at most 15)\n"
-			" This needs the worker's QP1 emulation, which does "
-			"not exist yet:\n"
-			" until then the REQ is lost and the client gives up "
-			"after the retries.)\n",
+			" It needs a worker with a mux (rdmagate-mux): "
+			"without one the REQ is lost\n"
+			" and the client gives up after the retries.)\n",
 	};
 
 	log_init("rdmagate-guest", LOG_LVL_INFO);
