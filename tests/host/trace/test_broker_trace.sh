@@ -63,14 +63,14 @@ if ! grep -q '^Tracing' "$T/trace.err"; then
 	echo "FAIL: the tracer did not start"
 	exit 1
 fi
-# worker: its 6 placed probes; broker: worker_spawn, worker_exit,
-# policy_refuse, gid_add, gid_del (an error if one were missing: --broker
-# was given); the mux's mad_route and mad_route_drop when the tracer finds
-# the build's mux by default
-want=11
-[ -x "$(dirname "$TRACE")/../mux/rdmagate-mux" ] && want=13
+# worker: its 8 probes; broker: worker_spawn, worker_exit, policy_refuse,
+# gid_add, gid_del (an error if one were missing: --broker was given); the
+# mux's mad_route and mad_route_drop when the tracer finds the build's mux
+# by default
+want=13
+[ -x "$(dirname "$TRACE")/../mux/rdmagate-mux" ] && want=15
 grep -q "^Tracing $want rdmagate USDT probes" "$T/trace.err" &&
-	ok "tracer attached $want probes (6 worker, 5 broker, the mux's)" ||
+	ok "tracer attached $want probes (8 worker, 5 broker, the mux's)" ||
 	fail "tracer (want $want probes): $(cat "$T/trace.err")"
 
 # ---- the broker and its requests -----------------------------------------
