@@ -35,25 +35,7 @@
 #include "guest/cm.h"
 #include "guest/cm_qp1.h"
 #include "guest/verbs.h"
-
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			printf("# %s:%d: check failed: %s\n", __FILE__,        \
-			       __LINE__, #c);                                  \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
-
-#define CHECK_EQ(a, b)                                                         \
-	do {                                                                   \
-		long long a_ = (long long)(a), b_ = (long long)(b);            \
-		if (a_ != b_) {                                                \
-			printf("# %s:%d: %s = %lld, expected %lld\n",          \
-			       __FILE__, __LINE__, #a, a_, b_);                \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
+#include "check.h"
 
 static const char *worker_path;
 static char **extra_args;

@@ -22,6 +22,7 @@
 
 #include "common/virtio_rdma.h"
 #include "guest/guest_dev.h"
+#include "check.h"
 
 #define TMO	 5000
 #define RAM_SIZE (16ull << 20)
@@ -32,24 +33,6 @@
 
 static const char *worker_path;
 static char **extra_args; /* more worker options (e.g. --busy-poll) */
-
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			printf("# %s:%d: check failed: %s\n", __FILE__,        \
-			       __LINE__, #c);                                  \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
-#define CHECK_EQ(a, b)                                                         \
-	do {                                                                   \
-		long long a_ = (long long)(a), b_ = (long long)(b);            \
-		if (a_ != b_) {                                                \
-			printf("# %s:%d: %s = %lld, expected %s = %lld\n",     \
-			       __FILE__, __LINE__, #a, a_, #b, b_);            \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
 
 /* ---- workers ---- */
 
