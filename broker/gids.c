@@ -344,6 +344,13 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 		      BROKER_GIDS_PER_VM);
 		return;
 	}
+	/* a worker waits for each answer: a second add while one is pending
+	 * is not a guest's, and would only multiply the broker's polling */
+	if (pending) {
+		reply(b, w, WP_GID_ADD_REPLY, g->seq, EBUSY, 0,
+		      "another address of vm %s is still being added", w->vm);
+		return;
+	}
 	ret = gid_lookup(w->device, w->port, NULL, 0, &ifindex);
 	if (ret < 0) {
 		log_warnx("worker/%s: no netdev behind %s port %u: %s", w->vm,
