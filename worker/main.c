@@ -250,9 +250,9 @@ static ssize_t read_msg(int cfd, uint8_t *buf, int *fds, unsigned int *nfds)
 		return n < 0 ? -errno : 0;
 	take_fds(&mh, fds, nfds);
 	if (mh.msg_flags & MSG_CTRUNC) {
-		log_warnx("frontend sent more than %d fds with one message; "
-			  "dropping the connection",
-			  VHOST_USER_MAX_FDS);
+		log_peer_warnx("frontend sent more than %d fds with one message; "
+			       "dropping the connection",
+			       VHOST_USER_MAX_FDS);
 		return -EPROTO;
 	}
 	ret = read_full(cfd, buf + n, sizeof(h) - (size_t)n);
@@ -291,8 +291,8 @@ static void conn_close(struct loop *l)
 	l->cfd = safe_close(l->cfd);
 	if (l->lfd >= 0 && ep_add(l->ep, l->lfd, mktag(TAG_LISTEN, 0)) < 0)
 		fatal("watching the listening socket again");
-	log_info("frontend disconnected%s",
-		 l->lfd >= 0 ? "; waiting for the next one" : "");
+	log_peer_info("frontend disconnected%s",
+		      l->lfd >= 0 ? "; waiting for the next one" : "");
 }
 
 static int conn_open(struct loop *l, int cfd)
@@ -315,7 +315,7 @@ static int conn_open(struct loop *l, int cfd)
 	/* One frontend at a time: the next waits in the backlog. */
 	if (l->lfd >= 0)
 		epoll_ctl(l->ep, EPOLL_CTL_DEL, l->lfd, NULL);
-	log_info("frontend connected");
+	log_peer_info("frontend connected");
 	return 0;
 }
 
@@ -343,8 +343,8 @@ static void on_conn(struct loop *l)
 	n = read_msg(l->cfd, buf, fds, &nfds);
 	if (n <= 0) {
 		if (n < 0 && n != -EPIPE && n != -EPROTO)
-			log_warnx("reading from the frontend: %s",
-				  strerror((int)-n));
+			log_peer_warnx("reading from the frontend: %s",
+				       strerror((int)-n));
 		for (i = 0; i < nfds; i++)
 			safe_close(fds[i]);
 		conn_close(l);
@@ -353,7 +353,7 @@ static void on_conn(struct loop *l)
 	vu_handle(l->dev, buf, (size_t)n, fds, nfds, &res);
 	if (res.reply_len &&
 	    send_full(l->cfd, res.reply.bytes, res.reply_len) < 0) {
-		log_warn("replying to the frontend");
+		log_peer_warn("replying to the frontend");
 		res.disconnect = true;
 	}
 	if (res.disconnect)
@@ -372,7 +372,7 @@ static void on_kick(struct loop *l, unsigned int q)
 	if (fd < 0)
 		return;
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_warn("reading the kick fd of queue %u", q);
+		log_peer_warn("reading the kick fd of queue %u", q);
 	RDMAGATE_KICK(rdmagate_probe_vm, q);
 	vu_kick(l->dev, q);
 }

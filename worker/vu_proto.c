@@ -261,21 +261,17 @@ const char *vu_check_framing(const void *buf, size_t len, unsigned int nfds)
 static void vlog(struct vu_dev *dev, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* One warning per violation, at most VU_MAX_LOGGED_VIOLATIONS each time. */
+/*
+ * One warning per violation, through the process's limiter for lines a
+ * peer causes: a frontend that reconnects, or a guest that breaks its
+ * rings again after each reset, cannot flood the log (docs/vhost-user.md).
+ */
 static void vlog(struct vu_dev *dev, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (dev->nlogged > VU_MAX_LOGGED_VIOLATIONS)
-		return;
-	if (++dev->nlogged > VU_MAX_LOGGED_VIOLATIONS) {
-		log_warnx("more than %u violations on this connection; no "
-			  "longer logging them",
-			  VU_MAX_LOGGED_VIOLATIONS);
-		return;
-	}
 	va_start(ap, fmt);
-	log_vemit(LOG_LVL_WARN, 0, fmt, ap);
+	log_peer_vemit(LOG_LVL_WARN, 0, fmt, ap);
 	va_end(ap);
 }
 

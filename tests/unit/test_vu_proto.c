@@ -57,6 +57,14 @@ static void unwatch(void *ctx, unsigned int q, int fd)
 
 static const struct vu_host_ops host = { watch, unwatch };
 
+/* The limiters' clock: tests move it by hand. */
+static uint64_t fake_ms = 1000;
+
+static uint64_t fake_now(void)
+{
+	return fake_ms;
+}
+
 static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
@@ -67,6 +75,8 @@ static int setup(void **state)
 	assert_int_equal(vu_dev_new(&echo_device_ops, &host, f, &f->dev), 0);
 	assert_int_equal(pipe2(f->logp, O_NONBLOCK | O_CLOEXEC), 0);
 	log_init("test", LOG_LVL_INFO);
+	log_set_clock(fake_now);
+	log_peer_reset();
 	log_set_fd(f->logp[1]);
 	*state = f;
 	return 0;
@@ -78,6 +88,7 @@ static int teardown(void **state)
 
 	vu_dev_free(f->dev);
 	log_set_fd(2);
+	log_set_clock(NULL);
 	close(f->logp[0]);
 	close(f->logp[1]);
 	ram_close(&f->ram);
@@ -100,6 +111,8 @@ static void expect_log(struct fix *f, const char *what)
 
 	if (!strstr(l, what))
 		fail_msg("log '%s' does not mention '%s'", l, what);
+	/* The next check sees its own line whatever the rate limit. */
+	log_peer_reset();
 }
 
 static void send_raw(struct fix *f, uint32_t req, uint32_t flags,
@@ -148,7 +161,6 @@ static void expect_drop(struct fix *f, const char *what)
 {
 	assert_true(f->res.disconnect);
 	expect_log(f, what);
-	f->dev->nlogged = 0;
 }
 
 static uint64_t reply_u64(struct fix *f)
@@ -803,21 +815,59 @@ static void test_ring_without_kick_fd_is_polled(void **state)
 	close(call);
 }
 
-static void test_violation_logging_is_bounded(void **state)
+static unsigned int count_lines(const char *p)
+{
+	unsigned int lines = 0;
+
+	for (; (p = strchr(p, '\n')); p++)
+		lines++;
+	return lines;
+}
+
+/* A refused request, answered with a failure ack: one warning each. */
+static void refused_request(struct fix *f)
+{
+	send_raw(f, VHOST_USER_SET_VRING_NUM,
+		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
+		 &(struct vhost_user_vring_state){ 999, 8 }, 8, NULL, 0);
+	assert_int_equal(reply_u64(f), 1);
+}
+
+/*
+ * The budget is the process's (the VM's), not the connection's: a frontend
+ * that reconnects gets no new lines, and the count of what was dropped is
+ * reported when lines flow again.
+ */
+static void test_violation_logging_is_rate_limited_per_vm(void **state)
 {
 	struct fix *f = *state;
-	unsigned int i, lines = 0;
-	const char *p;
+	unsigned int conn, i;
+	const char *l;
 
-	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
-	for (i = 0; i < 3 * VU_MAX_LOGGED_VIOLATIONS; i++)
-		send_raw(f, VHOST_USER_SET_VRING_NUM,
-			 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
-			 &(struct vhost_user_vring_state){ 999, 8 }, 8, NULL,
-			 0);
-	for (p = logged(f); (p = strchr(p, '\n')); p++)
-		lines++;
-	assert_int_equal(lines, VU_MAX_LOGGED_VIOLATIONS + 1);
+	for (conn = 0; conn < 3; conn++) {
+		vu_dev_free(f->dev);
+		assert_int_equal(vu_dev_new(&echo_device_ops, &host, f,
+					    &f->dev),
+				 0);
+		negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+		for (i = 0; i < 30; i++)
+			refused_request(f);
+	}
+	assert_int_equal(count_lines(logged(f)), LOG_PEER_BURST);
+	fake_ms += LOG_PEER_INTERVAL_MS - 1;
+	refused_request(f);
+	assert_int_equal(count_lines(logged(f)), 0);
+	fake_ms += 1;
+	refused_request(f);
+	l = logged(f);
+	assert_int_equal(count_lines(l), 2);
+	if (!strstr(l, "81 similar lines suppressed by the rate limit"))
+		fail_msg("no count of the suppressed lines in '%s'", l);
+	assert_non_null(strstr(l, "queue index 999"));
+	refused_request(f);
+	l = logged(f);
+	assert_int_equal(count_lines(l), 1);
+	assert_null(strstr(l, "suppressed"));
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -854,7 +904,7 @@ int main(void)
 		T(test_new_mem_table_restarts_running_rings),
 		T(test_add_and_remove_mem_region),
 		T(test_ring_without_kick_fd_is_polled),
-		T(test_violation_logging_is_bounded),
+		T(test_violation_logging_is_rate_limited_per_vm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
