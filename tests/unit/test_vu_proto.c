@@ -815,6 +815,122 @@ static void test_ring_without_kick_fd_is_polled(void **state)
 	close(call);
 }
 
+/* ---- call and err fds, per-kick budget ------------------------------- */
+
+/* A blocking pipe whose buffer is full: a blocking write would hang. */
+static void full_pipe(int p[2])
+{
+	static char page[4096];
+	int size;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	size = fcntl(p[1], F_SETPIPE_SZ, 4096);
+	assert_true(size >= 4096);
+	while (size > 0) {
+		ssize_t n = write(p[1], page, (size_t)size < sizeof(page)
+						      ? (size_t)size
+						      : sizeof(page));
+		assert_true(n > 0);
+		size -= (int)n;
+	}
+	assert_int_equal(fcntl(p[1], F_GETFL) & O_NONBLOCK, 0);
+}
+
+static void set_call(struct fix *f, uint32_t req, unsigned int q, int fd)
+{
+	int copy = dup(fd);
+
+	send_raw(f, req, VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
+		 &(uint64_t){ q }, 8, &copy, 1);
+}
+
+static void test_full_blocking_call_pipe_does_not_block(void **state)
+{
+	struct fix *f = *state;
+	struct ring g = guest_ring(f);
+	int kick, call, p[2];
+
+	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+	mem_table(f);
+	call = ring_up(f, 0, &kick);
+	full_pipe(p);
+	set_call(f, VHOST_USER_SET_VRING_CALL, 0, p[1]);
+	assert_int_equal(reply_u64(f), 0);
+	/* The shared open file is non-blocking now: the write cannot wait. */
+	assert_int_not_equal(fcntl(p[1], F_GETFL) & O_NONBLOCK, 0);
+	set_call(f, VHOST_USER_SET_VRING_ERR, 0, p[1]);
+	assert_int_equal(reply_u64(f), 0);
+	post_hello(f, &g);
+	alarm(10); /* a hang fails the test instead of stalling the suite */
+	vu_kick(f->dev, 0);
+	alarm(0);
+	assert_int_equal(ring_used_idx(&g), 1);
+	close(p[0]);
+	close(p[1]);
+	close(kick);
+	close(call);
+}
+
+static void test_call_fd_must_be_a_writable_eventfd_kind(void **state)
+{
+	struct fix *f = *state;
+	int p[2], memfd;
+
+	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	set_call(f, VHOST_USER_SET_VRING_CALL, 0, p[0]);
+	assert_int_equal(reply_u64(f), 1);
+	expect_log(f, "SET_VRING_CALL: queue 0 call fd: not open for writing");
+	memfd = f->ram.fd;
+	set_call(f, VHOST_USER_SET_VRING_ERR, 1, memfd);
+	assert_int_equal(reply_u64(f), 1);
+	expect_log(f, "queue 1 err fd: a file or block device, not an eventfd");
+	assert_int_equal(f->dev->rings[0].vq.call_fd, -1);
+	assert_int_equal(f->dev->rings[1].err_fd, -1);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * A full ring is served a budget at a time: the rest waits for the loop's
+ * poll round, so the worker returns to its other fds in between.
+ */
+static void test_kick_serves_a_bounded_number_of_chains(void **state)
+{
+	enum { BIG = 128 };
+	struct vhost_user_vring_addr a = { 0,	       0,	    UVA + DESC,
+					   UVA + USED, UVA + AVAIL, 0 };
+	struct fix *f = *state;
+	struct ring g = { f->ram.map + DESC, f->ram.map + AVAIL,
+			  f->ram.map + USED, BIG, 0 };
+	int kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	int kickfd = dup(kick);
+	unsigned int i;
+
+	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+	mem_table(f);
+	send_state(f, VHOST_USER_SET_VRING_NUM, 0, BIG);
+	send_msg(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
+	expect_ok(f);
+	send_msg(f, VHOST_USER_SET_VRING_KICK, &(uint64_t){ 0 }, 8, &kickfd,
+		 1);
+	send_state(f, VHOST_USER_SET_VRING_ENABLE, 0, 1);
+	expect_ok(f);
+	for (i = 0; i < BIG; i++) {
+		ring_desc(&g, i, BUF + 16 * i, 16, VRING_DESC_F_WRITE, 0);
+		ring_publish(&g, (uint16_t)i);
+	}
+	vu_kick(f->dev, 0);
+	assert_true(ring_used_idx(&g) > 0);
+	assert_true(ring_used_idx(&g) < BIG);
+	assert_true(echo_device_ops.wants_poll(f->dev->priv));
+	for (i = 0; i < BIG && echo_device_ops.wants_poll(f->dev->priv); i++)
+		echo_device_ops.poll(f->dev->priv);
+	assert_int_equal(ring_used_idx(&g), BIG);
+	assert_false(echo_device_ops.wants_poll(f->dev->priv));
+	close(kick);
+}
+
 static unsigned int count_lines(const char *p)
 {
 	unsigned int lines = 0;
@@ -905,6 +1021,9 @@ int main(void)
 		T(test_add_and_remove_mem_region),
 		T(test_ring_without_kick_fd_is_polled),
 		T(test_violation_logging_is_rate_limited_per_vm),
+		T(test_full_blocking_call_pipe_does_not_block),
+		T(test_call_fd_must_be_a_writable_eventfd_kind),
+		T(test_kick_serves_a_bounded_number_of_chains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
