@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -411,6 +412,20 @@ static void dispatch(struct loop *l, uint64_t tag)
 	}
 }
 
+/* A page of guest memory vanished under us: this frontend is done. */
+static void check_lost_memory(struct loop *l)
+{
+	unsigned int n = gm_sigbus_lost();
+
+	if (!n || !l->dev)
+		return;
+	log_peer_warnx("guest memory: %u page(s) vanished under a live "
+		       "mapping (the frontend shrank a region's file); "
+		       "dropping the connection",
+		       n);
+	conn_close(l);
+}
+
 static bool dev_wants_poll(const struct loop *l)
 {
 	return l->dev && l->ops->wants_poll && l->ops->wants_poll(l->dev->priv);
@@ -439,6 +454,7 @@ static int run(struct loop *l)
 			vu_poll(l->dev);
 		if (dev_wants_poll(l))
 			l->ops->poll(l->dev->priv);
+		check_lost_memory(l);
 	}
 }
 
@@ -655,6 +671,22 @@ static void parse(int argc, char **argv, struct options *o)
 	}
 }
 
+/*
+ * Defence in depth for guest RAM, besides MADV_DONTDUMP on every guest
+ * mapping and the broker's limit at spawn: no core file at all, so a
+ * crash or a SIGSYS kill never writes what the guest had in memory.  And a
+ * frontend that shrinks a mapped file must not kill us (guest_mem.h).
+ */
+static void harden_process(void)
+{
+	const struct rlimit zero = { 0, 0 };
+
+	if (setrlimit(RLIMIT_CORE, &zero) < 0)
+		fatal("setrlimit(RLIMIT_CORE, 0)");
+	if (gm_sigbus_install() < 0)
+		fatal("installing the SIGBUS handler");
+}
+
 static void set_log_tag(const struct options *o)
 {
 	char tag[64];
@@ -790,6 +822,7 @@ int main(int argc, char **argv)
 	rdma_limits_default(&o.lim);
 	parse(argc, argv, &o);
 	set_log_tag(&o);
+	harden_process();
 	if (o.vm)
 		rdmagate_probe_vm = o.vm; /* argv: lives as long as we do */
 	if (o.print_caps) {

@@ -8,10 +8,12 @@
  * (3) is still alive and (4) serves the next frontend end to end.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/virtio_config.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -678,6 +680,56 @@ static int needs_reset_then_reset_recovers(struct worker *w)
 	return 0;
 }
 
+/*
+ * The frontend shrinks the (unsealed) memfd behind the ring's region while
+ * the ring runs, then kicks: the worker's next access to the ring faults.
+ * It must survive (SIGBUS handler), drop this frontend with a line saying
+ * why, and serve the next one.
+ */
+static int attack_memory_shrunk_under_live_ring(struct hostile *h)
+{
+	const struct guest_slot *slot = &h->d->ram.slots[0];
+	int fd = h->d->ram.blocks[slot->block].fd;
+	struct stat st;
+
+	CHECK(fstat(fd, &st) == 0);
+	CHECK(fcntl(fd, F_GET_SEALS) < 0 ||
+	      !(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK));
+	CHECK(ftruncate(fd, 0) == 0);
+	/* The eventfd itself: guest_vq_kick() reads the (gone) ring. */
+	CHECK(eventfd_write(h->q->kick_fd, 1) == 0);
+	CHECK(expect_hangup(h->d) == 0);
+	/* Our own mapping works again (new zero pages) for the cleanup. */
+	CHECK(ftruncate(fd, st.st_size) == 0);
+	return 0;
+}
+HOSTILE(memory_shrunk_under_live_ring, S_RING, "vanished",
+	"shrank a region's file", "dropping the connection")
+
+/* Guest RAM never reaches a core file: the worker set RLIMIT_CORE to 0. */
+static int worker_writes_no_core(struct worker *w)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)w->pid);
+	f = fopen(path, "re");
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long soft, hard;
+
+		if (sscanf(line, "Max core file size %lu %lu", &soft, &hard) !=
+		    2)
+			continue;
+		printf("# %s", line);
+		found = soft == 0 && hard == 0;
+	}
+	fclose(f);
+	CHECK(found);
+	return 0;
+}
+
 static const struct h_case cases[] = {
 #define C(x)                                                                   \
 	{                                                                      \
@@ -719,6 +771,8 @@ static const struct h_case cases[] = {
 	C(kick_fd_not_pollable),
 	C(truncated_header_then_hangup),
 	C(needs_reset_then_reset_recovers),
+	C(memory_shrunk_under_live_ring),
+	C(worker_writes_no_core),
 #undef C
 };
 
