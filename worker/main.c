@@ -302,6 +302,8 @@ static int conn_open(struct loop *l, int cfd)
 	int ret;
 
 	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* A frontend that stops reading its replies cannot hold us either. */
+	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	dev_env.loop_ctx = l;
 	ret = vu_dev_new_env(l->ops, &host_ops, l, &dev_env, &l->dev);
 	if (ret < 0) {

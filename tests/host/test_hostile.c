@@ -706,6 +706,56 @@ static int attack_memory_shrunk_under_live_ring(struct hostile *h)
 HOSTILE(memory_shrunk_under_live_ring, S_RING, "vanished",
 	"shrank a region's file", "dropping the connection")
 
+/*
+ * The frontend sends requests and never reads the replies: once the socket
+ * buffers are full the worker's reply cannot be sent; it must give up on
+ * this frontend (send timeout) instead of blocking in send() for ever.
+ */
+static int attack_replies_never_read(struct hostile *h)
+{
+	struct vhost_user_header hdr = { VHOST_USER_GET_FEATURES,
+					 VHOST_USER_VERSION, 0 };
+	struct pollfd pfd = { .fd = h->d->vc.fd, .events = POLLOUT };
+	unsigned int sent = 0;
+
+	CHECK(fcntl(h->d->vc.fd, F_SETFL, O_NONBLOCK) == 0);
+	/* Until the worker has stopped reading for a second: it is stuck
+	 * sending a reply into our full receive buffer. */
+	for (;;) {
+		ssize_t n = send(h->d->vc.fd, &hdr, sizeof(hdr), MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EAGAIN) {
+			int r = poll(&pfd, 1, 1000);
+
+			CHECK(r >= 0);
+			if (r == 0)
+				break;
+			continue;
+		}
+		CHECK(n == (ssize_t)sizeof(hdr));
+		CHECK(++sent < 10000000);
+	}
+	printf("# %u requests sent before the worker stopped reading\n",
+	       sent);
+	/* Its send timeout is 5 s: it hangs up within that; our socket
+	 * reads EOF once we drain the replies we left unread. */
+	sleep(7);
+	pfd.events = POLLIN;
+	for (int i = 0; i < 1000; i++) {
+		char buf[65536];
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			break;
+		n = recv(h->d->vc.fd, buf, sizeof(buf), 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return 0;
+	}
+	printf("# the worker kept the connection\n");
+	return 1;
+}
+HOSTILE(replies_never_read, S_INIT, "replying to the frontend")
+
 /* Guest RAM never reaches a core file: the worker set RLIMIT_CORE to 0. */
 static int worker_writes_no_core(struct worker *w)
 {
@@ -772,6 +822,7 @@ static const struct h_case cases[] = {
 	C(truncated_header_then_hangup),
 	C(needs_reset_then_reset_recovers),
 	C(memory_shrunk_under_live_ring),
+	C(replies_never_read),
 	C(worker_writes_no_core),
 #undef C
 };
