@@ -19,8 +19,8 @@ static void assert_one_printable_line(const char *err)
 {
 	for (const char *c = err; *c; c++)
 		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
-			fail_msg("byte 0x%02x at %zu in '%s'", (unsigned char)*c,
-				 (size_t)(c - err), err);
+			fail_msg("byte 0x%02x at %zu in '%s'",
+				 (unsigned char)*c, (size_t)(c - err), err);
 }
 
 static void test_set_err_replaces_control_and_high_bytes(void **state)
