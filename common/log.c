@@ -69,21 +69,22 @@ void log_vemit(enum log_level lvl, int errnum, const char *fmt, va_list ap)
 		return;
 }
 
-#define LOG_FN(name, lvl, with_errno)                                  \
+/* name(fmt, ...): emit(lvl, errno or 0, fmt, ap), errno preserved. */
+#define LOG_FN(name, emit, lvl, with_errno)                            \
 	void name(const char *fmt, ...)                                \
 	{                                                              \
 		int saved = errno;                                     \
 		va_list ap;                                            \
 		va_start(ap, fmt);                                     \
-		log_vemit(lvl, with_errno ? saved : 0, fmt, ap);       \
+		emit(lvl, with_errno ? saved : 0, fmt, ap);            \
 		va_end(ap);                                            \
 		errno = saved;                                         \
 	}
 
-LOG_FN(log_warn, LOG_LVL_WARN, 1)
-LOG_FN(log_warnx, LOG_LVL_WARN, 0)
-LOG_FN(log_info, LOG_LVL_INFO, 0)
-LOG_FN(log_debug, LOG_LVL_DEBUG, 0)
+LOG_FN(log_warn, log_vemit, LOG_LVL_WARN, 1)
+LOG_FN(log_warnx, log_vemit, LOG_LVL_WARN, 0)
+LOG_FN(log_info, log_vemit, LOG_LVL_INFO, 0)
+LOG_FN(log_debug, log_vemit, LOG_LVL_DEBUG, 0)
 
 void fatal(const char *fmt, ...)
 {
@@ -198,17 +199,6 @@ void log_peer_vemit(enum log_level lvl, int errnum, const char *fmt,
 	log_rl_vemit(&log_peer_rl, lvl, errnum, fmt, ap);
 }
 
-#define LOG_PEER_FN(name, lvl, with_errno)                                 \
-	void name(const char *fmt, ...)                                    \
-	{                                                                  \
-		int saved = errno;                                         \
-		va_list ap;                                                \
-		va_start(ap, fmt);                                         \
-		log_peer_vemit(lvl, with_errno ? saved : 0, fmt, ap);      \
-		va_end(ap);                                                \
-		errno = saved;                                             \
-	}
-
-LOG_PEER_FN(log_peer_warn, LOG_LVL_WARN, 1)
-LOG_PEER_FN(log_peer_warnx, LOG_LVL_WARN, 0)
-LOG_PEER_FN(log_peer_info, LOG_LVL_INFO, 0)
+LOG_FN(log_peer_warn, log_peer_vemit, LOG_LVL_WARN, 1)
+LOG_FN(log_peer_warnx, log_peer_vemit, LOG_LVL_WARN, 0)
+LOG_FN(log_peer_info, log_peer_vemit, LOG_LVL_INFO, 0)

@@ -27,34 +27,30 @@
 
 #if FUZZ_PROTO == 1
 typedef struct bp_msg container;
-#define ERR_LEN BP_ERR_LEN
-static int decode(const void *b, size_t n, uint8_t from, container *m,
-		  char *err)
-{
-	return bp_decode(b, n, m, err);
-}
-#define type_info bp_type_info
+#define ERR_LEN			   BP_ERR_LEN
+#define DECODE(b, n, from, m, err) bp_decode(b, n, m, err)
+#define type_info		   bp_type_info
 #elif FUZZ_PROTO == 2
 typedef struct wp_msg container;
-#define ERR_LEN	  MSG_ERR_LEN
-static int decode(const void *b, size_t n, uint8_t from, container *m,
-		  char *err)
-{
-	return wp_decode(b, n, m, err);
-}
-#define type_info wp_type_info
+#define ERR_LEN			   MSG_ERR_LEN
+#define DECODE(b, n, from, m, err) wp_decode(b, n, m, err)
+#define type_info		   wp_type_info
 #elif FUZZ_PROTO == 3
 typedef struct mp_msg container;
-#define ERR_LEN	  MP_ERR_LEN
-static int decode(const void *b, size_t n, uint8_t from, container *m,
-		  char *err)
-{
-	return mp_decode(b, n, (enum mp_from)(from % 3 + 1), m, err);
-}
+#define ERR_LEN MP_ERR_LEN
+/* every sender the protocol has: broker, mux, worker */
+#define DECODE(b, n, from, m, err)                                             \
+	mp_decode(b, n, (enum mp_from)((from) % 3 + 1), m, err)
 #define type_info mp_type_info
 #else
 #error "FUZZ_PROTO must be 1, 2 or 3"
 #endif
+
+static int decode(const void *b, size_t n, uint8_t from, container *m,
+		  char *err)
+{
+	return DECODE(b, n, from, m, err);
+}
 
 #define PAYLOAD offsetof(container, u)
 
