@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -250,9 +251,9 @@ static ssize_t read_msg(int cfd, uint8_t *buf, int *fds, unsigned int *nfds)
 		return n < 0 ? -errno : 0;
 	take_fds(&mh, fds, nfds);
 	if (mh.msg_flags & MSG_CTRUNC) {
-		log_warnx("frontend sent more than %d fds with one message; "
-			  "dropping the connection",
-			  VHOST_USER_MAX_FDS);
+		log_peer_warnx("frontend sent more than %d fds with one message; "
+			       "dropping the connection",
+			       VHOST_USER_MAX_FDS);
 		return -EPROTO;
 	}
 	ret = read_full(cfd, buf + n, sizeof(h) - (size_t)n);
@@ -291,8 +292,8 @@ static void conn_close(struct loop *l)
 	l->cfd = safe_close(l->cfd);
 	if (l->lfd >= 0 && ep_add(l->ep, l->lfd, mktag(TAG_LISTEN, 0)) < 0)
 		fatal("watching the listening socket again");
-	log_info("frontend disconnected%s",
-		 l->lfd >= 0 ? "; waiting for the next one" : "");
+	log_peer_info("frontend disconnected%s",
+		      l->lfd >= 0 ? "; waiting for the next one" : "");
 }
 
 static int conn_open(struct loop *l, int cfd)
@@ -301,6 +302,8 @@ static int conn_open(struct loop *l, int cfd)
 	int ret;
 
 	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* A frontend that stops reading its replies cannot hold us either. */
+	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	dev_env.loop_ctx = l;
 	ret = vu_dev_new_env(l->ops, &host_ops, l, &dev_env, &l->dev);
 	if (ret < 0) {
@@ -315,7 +318,7 @@ static int conn_open(struct loop *l, int cfd)
 	/* One frontend at a time: the next waits in the backlog. */
 	if (l->lfd >= 0)
 		epoll_ctl(l->ep, EPOLL_CTL_DEL, l->lfd, NULL);
-	log_info("frontend connected");
+	log_peer_info("frontend connected");
 	return 0;
 }
 
@@ -343,8 +346,8 @@ static void on_conn(struct loop *l)
 	n = read_msg(l->cfd, buf, fds, &nfds);
 	if (n <= 0) {
 		if (n < 0 && n != -EPIPE && n != -EPROTO)
-			log_warnx("reading from the frontend: %s",
-				  strerror((int)-n));
+			log_peer_warnx("reading from the frontend: %s",
+				       strerror((int)-n));
 		for (i = 0; i < nfds; i++)
 			safe_close(fds[i]);
 		conn_close(l);
@@ -353,7 +356,7 @@ static void on_conn(struct loop *l)
 	vu_handle(l->dev, buf, (size_t)n, fds, nfds, &res);
 	if (res.reply_len &&
 	    send_full(l->cfd, res.reply.bytes, res.reply_len) < 0) {
-		log_warn("replying to the frontend");
+		log_peer_warn("replying to the frontend");
 		res.disconnect = true;
 	}
 	if (res.disconnect)
@@ -372,7 +375,7 @@ static void on_kick(struct loop *l, unsigned int q)
 	if (fd < 0)
 		return;
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_warn("reading the kick fd of queue %u", q);
+		log_peer_warn("reading the kick fd of queue %u", q);
 	RDMAGATE_KICK(rdmagate_probe_vm, q);
 	vu_kick(l->dev, q);
 }
@@ -411,6 +414,20 @@ static void dispatch(struct loop *l, uint64_t tag)
 	}
 }
 
+/* A page of guest memory vanished under us: this frontend is done. */
+static void check_lost_memory(struct loop *l)
+{
+	unsigned int n = gm_sigbus_lost();
+
+	if (!n || !l->dev)
+		return;
+	log_peer_warnx("guest memory: %u page(s) vanished under a live "
+		       "mapping (the frontend shrank a region's file); "
+		       "dropping the connection",
+		       n);
+	conn_close(l);
+}
+
 static bool dev_wants_poll(const struct loop *l)
 {
 	return l->dev && l->ops->wants_poll && l->ops->wants_poll(l->dev->priv);
@@ -439,6 +456,7 @@ static int run(struct loop *l)
 			vu_poll(l->dev);
 		if (dev_wants_poll(l))
 			l->ops->poll(l->dev->priv);
+		check_lost_memory(l);
 	}
 }
 
@@ -655,6 +673,22 @@ static void parse(int argc, char **argv, struct options *o)
 	}
 }
 
+/*
+ * Defence in depth for guest RAM, besides MADV_DONTDUMP on every guest
+ * mapping and the broker's limit at spawn: no core file at all, so a
+ * crash or a SIGSYS kill never writes what the guest had in memory.  And a
+ * frontend that shrinks a mapped file must not kill us (guest_mem.h).
+ */
+static void harden_process(void)
+{
+	const struct rlimit zero = { 0, 0 };
+
+	if (setrlimit(RLIMIT_CORE, &zero) < 0)
+		fatal("setrlimit(RLIMIT_CORE, 0)");
+	if (gm_sigbus_install() < 0)
+		fatal("installing the SIGBUS handler");
+}
+
 static void set_log_tag(const struct options *o)
 {
 	char tag[64];
@@ -790,6 +824,7 @@ int main(int argc, char **argv)
 	rdma_limits_default(&o.lim);
 	parse(argc, argv, &o);
 	set_log_tag(&o);
+	harden_process();
 	if (o.vm)
 		rdmagate_probe_vm = o.vm; /* argv: lives as long as we do */
 	if (o.print_caps) {

@@ -57,6 +57,14 @@ static void unwatch(void *ctx, unsigned int q, int fd)
 
 static const struct vu_host_ops host = { watch, unwatch };
 
+/* The limiters' clock: tests move it by hand. */
+static uint64_t fake_ms = 1000;
+
+static uint64_t fake_now(void)
+{
+	return fake_ms;
+}
+
 static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
@@ -67,6 +75,8 @@ static int setup(void **state)
 	assert_int_equal(vu_dev_new(&echo_device_ops, &host, f, &f->dev), 0);
 	assert_int_equal(pipe2(f->logp, O_NONBLOCK | O_CLOEXEC), 0);
 	log_init("test", LOG_LVL_INFO);
+	log_set_clock(fake_now);
+	log_peer_reset();
 	log_set_fd(f->logp[1]);
 	*state = f;
 	return 0;
@@ -78,6 +88,7 @@ static int teardown(void **state)
 
 	vu_dev_free(f->dev);
 	log_set_fd(2);
+	log_set_clock(NULL);
 	close(f->logp[0]);
 	close(f->logp[1]);
 	ram_close(&f->ram);
@@ -100,6 +111,8 @@ static void expect_log(struct fix *f, const char *what)
 
 	if (!strstr(l, what))
 		fail_msg("log '%s' does not mention '%s'", l, what);
+	/* The next check sees its own line whatever the rate limit. */
+	log_peer_reset();
 }
 
 static void send_raw(struct fix *f, uint32_t req, uint32_t flags,
@@ -148,7 +161,6 @@ static void expect_drop(struct fix *f, const char *what)
 {
 	assert_true(f->res.disconnect);
 	expect_log(f, what);
-	f->dev->nlogged = 0;
 }
 
 static uint64_t reply_u64(struct fix *f)
@@ -803,21 +815,175 @@ static void test_ring_without_kick_fd_is_polled(void **state)
 	close(call);
 }
 
-static void test_violation_logging_is_bounded(void **state)
+/* ---- call and err fds, per-kick budget ------------------------------- */
+
+/* A blocking pipe whose buffer is full: a blocking write would hang. */
+static void full_pipe(int p[2])
+{
+	static char page[4096];
+	int size;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	size = fcntl(p[1], F_SETPIPE_SZ, 4096);
+	assert_true(size >= 4096);
+	while (size > 0) {
+		ssize_t n = write(p[1], page, (size_t)size < sizeof(page)
+						      ? (size_t)size
+						      : sizeof(page));
+		assert_true(n > 0);
+		size -= (int)n;
+	}
+	assert_int_equal(fcntl(p[1], F_GETFL) & O_NONBLOCK, 0);
+}
+
+static void set_call(struct fix *f, uint32_t req, unsigned int q, int fd)
+{
+	int copy = dup(fd);
+
+	send_raw(f, req, VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
+		 &(uint64_t){ q }, 8, &copy, 1);
+}
+
+static void test_full_blocking_call_pipe_does_not_block(void **state)
 {
 	struct fix *f = *state;
-	unsigned int i, lines = 0;
-	const char *p;
+	struct ring g = guest_ring(f);
+	int kick, call, p[2];
 
 	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
-	for (i = 0; i < 3 * VU_MAX_LOGGED_VIOLATIONS; i++)
-		send_raw(f, VHOST_USER_SET_VRING_NUM,
-			 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
-			 &(struct vhost_user_vring_state){ 999, 8 }, 8, NULL,
-			 0);
-	for (p = logged(f); (p = strchr(p, '\n')); p++)
+	mem_table(f);
+	call = ring_up(f, 0, &kick);
+	full_pipe(p);
+	set_call(f, VHOST_USER_SET_VRING_CALL, 0, p[1]);
+	assert_int_equal(reply_u64(f), 0);
+	/* The shared open file is non-blocking now: the write cannot wait. */
+	assert_int_not_equal(fcntl(p[1], F_GETFL) & O_NONBLOCK, 0);
+	set_call(f, VHOST_USER_SET_VRING_ERR, 0, p[1]);
+	assert_int_equal(reply_u64(f), 0);
+	post_hello(f, &g);
+	alarm(10); /* a hang fails the test instead of stalling the suite */
+	vu_kick(f->dev, 0);
+	alarm(0);
+	assert_int_equal(ring_used_idx(&g), 1);
+	close(p[0]);
+	close(p[1]);
+	close(kick);
+	close(call);
+}
+
+static void test_call_fd_must_be_a_writable_eventfd_kind(void **state)
+{
+	struct fix *f = *state;
+	int p[2], memfd;
+
+	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	set_call(f, VHOST_USER_SET_VRING_CALL, 0, p[0]);
+	assert_int_equal(reply_u64(f), 1);
+	expect_log(f, "SET_VRING_CALL: queue 0 call fd: not open for writing");
+	memfd = f->ram.fd;
+	set_call(f, VHOST_USER_SET_VRING_ERR, 1, memfd);
+	assert_int_equal(reply_u64(f), 1);
+	expect_log(f, "queue 1 err fd: a file or block device, not an eventfd");
+	assert_int_equal(f->dev->rings[0].vq.call_fd, -1);
+	assert_int_equal(f->dev->rings[1].err_fd, -1);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * A full ring is served a budget at a time: the rest waits for the loop's
+ * poll round, so the worker returns to its other fds in between.
+ */
+static void test_kick_serves_a_bounded_number_of_chains(void **state)
+{
+	enum { BIG = 128 };
+	struct vhost_user_vring_addr a = { 0,	       0,	    UVA + DESC,
+					   UVA + USED, UVA + AVAIL, 0 };
+	struct fix *f = *state;
+	struct ring g = { f->ram.map + DESC, f->ram.map + AVAIL,
+			  f->ram.map + USED, BIG, 0 };
+	int kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	int kickfd = dup(kick);
+	unsigned int i;
+
+	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+	mem_table(f);
+	send_state(f, VHOST_USER_SET_VRING_NUM, 0, BIG);
+	send_msg(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
+	expect_ok(f);
+	send_msg(f, VHOST_USER_SET_VRING_KICK, &(uint64_t){ 0 }, 8, &kickfd,
+		 1);
+	send_state(f, VHOST_USER_SET_VRING_ENABLE, 0, 1);
+	expect_ok(f);
+	for (i = 0; i < BIG; i++) {
+		ring_desc(&g, i, BUF + 16 * i, 16, VRING_DESC_F_WRITE, 0);
+		ring_publish(&g, (uint16_t)i);
+	}
+	vu_kick(f->dev, 0);
+	assert_true(ring_used_idx(&g) > 0);
+	assert_true(ring_used_idx(&g) < BIG);
+	assert_true(echo_device_ops.wants_poll(f->dev->priv));
+	for (i = 0; i < BIG && echo_device_ops.wants_poll(f->dev->priv); i++)
+		echo_device_ops.poll(f->dev->priv);
+	assert_int_equal(ring_used_idx(&g), BIG);
+	assert_false(echo_device_ops.wants_poll(f->dev->priv));
+	close(kick);
+}
+
+static unsigned int count_lines(const char *p)
+{
+	unsigned int lines = 0;
+
+	for (; (p = strchr(p, '\n')); p++)
 		lines++;
-	assert_int_equal(lines, VU_MAX_LOGGED_VIOLATIONS + 1);
+	return lines;
+}
+
+/* A refused request, answered with a failure ack: one warning each. */
+static void refused_request(struct fix *f)
+{
+	send_raw(f, VHOST_USER_SET_VRING_NUM,
+		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
+		 &(struct vhost_user_vring_state){ 999, 8 }, 8, NULL, 0);
+	assert_int_equal(reply_u64(f), 1);
+}
+
+/*
+ * The budget is the process's (the VM's), not the connection's: a frontend
+ * that reconnects gets no new lines, and the count of what was dropped is
+ * reported when lines flow again.
+ */
+static void test_violation_logging_is_rate_limited_per_vm(void **state)
+{
+	struct fix *f = *state;
+	unsigned int conn, i;
+	const char *l;
+
+	for (conn = 0; conn < 3; conn++) {
+		vu_dev_free(f->dev);
+		assert_int_equal(vu_dev_new(&echo_device_ops, &host, f,
+					    &f->dev),
+				 0);
+		negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+		for (i = 0; i < 30; i++)
+			refused_request(f);
+	}
+	assert_int_equal(count_lines(logged(f)), LOG_PEER_BURST);
+	fake_ms += LOG_PEER_INTERVAL_MS - 1;
+	refused_request(f);
+	assert_int_equal(count_lines(logged(f)), 0);
+	fake_ms += 1;
+	refused_request(f);
+	l = logged(f);
+	assert_int_equal(count_lines(l), 2);
+	if (!strstr(l, "81 similar lines suppressed by the rate limit"))
+		fail_msg("no count of the suppressed lines in '%s'", l);
+	assert_non_null(strstr(l, "queue index 999"));
+	refused_request(f);
+	l = logged(f);
+	assert_int_equal(count_lines(l), 1);
+	assert_null(strstr(l, "suppressed"));
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -854,7 +1020,10 @@ int main(void)
 		T(test_new_mem_table_restarts_running_rings),
 		T(test_add_and_remove_mem_region),
 		T(test_ring_without_kick_fd_is_polled),
-		T(test_violation_logging_is_bounded),
+		T(test_violation_logging_is_rate_limited_per_vm),
+		T(test_full_blocking_call_pipe_does_not_block),
+		T(test_call_fd_must_be_a_writable_eventfd_kind),
+		T(test_kick_serves_a_bounded_number_of_chains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
