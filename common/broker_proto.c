@@ -24,12 +24,28 @@ bool bp_vm_name_ok(const char *s)
 	return name_ok(s, BP_VM_NAME_MAX);
 }
 
-/* Absolute, no "." or ".." component, no empty last component. */
+/* No byte a log line, a record or a terminal would read as a control:
+ * the broker writes paths into its state records and logs. */
+static bool ctl_char(char c)
+{
+	return (unsigned char)c < 0x20 || c == 0x7f;
+}
+
+static bool printable(const char *s)
+{
+	for (; *s; s++)
+		if (ctl_char(*s))
+			return false;
+	return true;
+}
+
+/* Absolute, no "." or ".." component, no empty last component, no
+ * control character. */
 static bool path_ok(const char *s)
 {
 	const char *c = s;
 
-	if (s[0] != '/' || s[strlen(s) - 1] == '/')
+	if (s[0] != '/' || s[strlen(s) - 1] == '/' || !printable(s))
 		return false;
 	while (c) {
 		c++;
@@ -138,10 +154,18 @@ static int check_spawn(const void *msg, char *err)
 	FIELD(*s, device, "device");
 	FIELD(*s, test_syscall, "test syscall");
 	if (!path_ok(s->socket)) {
+		char shown[BP_PATH_SIZE];
+
+		/* the message is logged: no control character of the
+		 * caller's reaches the log */
+		for (size_t i = 0; i < sizeof(shown); i++)
+			shown[i] = s->socket[i] && ctl_char(s->socket[i])
+					   ? '?'
+					   : s->socket[i];
 		set_err(err,
 			"socket path '%.107s': not an absolute path "
-			"without . or .. components",
-			s->socket);
+			"without . or .. components or control characters",
+			shown);
 		return -EINVAL;
 	}
 	if (s->device[0] && !name_ok(s->device, BP_DEVICE_SIZE - 1)) {

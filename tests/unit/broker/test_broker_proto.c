@@ -178,6 +178,23 @@ static void m_socket_trailing_slash(struct bp_msg *m, uint8_t *b, size_t *len)
 	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "/run/");
 }
 
+/* a newline would inject lines into the broker's records and logs */
+static void m_socket_newline(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	bp_set_str(PAY(b)->socket, BP_PATH_SIZE,
+		   "/run/x.sock\naddr 10.0.0.1\npid 1");
+}
+
+static void m_socket_escape(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "/run/\x1b[2Jx.sock");
+}
+
+static void m_socket_del(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "/run/x\x7f.sock");
+}
+
 static void m_device_unterminated(struct bp_msg *m, uint8_t *b, size_t *len)
 {
 	memset(PAY(b)->device, 'x', BP_DEVICE_SIZE);
@@ -270,6 +287,12 @@ static const struct bad_case bad[] = {
 	{ "socket_dot", m_socket_dot, -EINVAL, "socket path '/run/./x'" },
 	{ "socket_trailing_slash", m_socket_trailing_slash, -EINVAL,
 	  "socket path '/run/'" },
+	/* shown with '?' for each control character */
+	{ "socket_newline", m_socket_newline, -EINVAL,
+	  "socket path '/run/x.sock?addr 10.0.0.1?pid 1'" },
+	{ "socket_escape", m_socket_escape, -EINVAL,
+	  "socket path '/run/?[2Jx.sock'" },
+	{ "socket_del", m_socket_del, -EINVAL, "socket path '/run/x?.sock'" },
 	{ "device_unterminated", m_device_unterminated, -EINVAL,
 	  "device: not NUL-terminated" },
 	{ "device_bad_name", m_device_bad, -EINVAL,
