@@ -15,15 +15,16 @@
 
 #include "common/broker_proto.h"
 #include "common/worker_proto.h"
+#include "broker/state_record.h"
 #include "policy/policy.h"
 
 #define BROKER_MAX_CONNS   32
 #define BROKER_MAX_WORKERS 1024
-#define BROKER_CGROUP_MAX  512
+#define BROKER_CGROUP_MAX  STATE_CGROUP_MAX
 /* A stopped worker gets SIGKILL if it has not exited after this long. */
 #define BROKER_STOP_GRACE_MS 5000
 /* Addresses (GIDs) one VM may hold at once, whatever its policy allows. */
-#define BROKER_GIDS_PER_VM 16
+#define BROKER_GIDS_PER_VM STATE_ADDRS_MAX
 #define BROKER_MAX_GIDS	   4096
 /* How long a new address may take to appear in the device's GID table. */
 #define BROKER_GID_WAIT_MS 2000
@@ -70,7 +71,9 @@ struct worker {
 	struct wp_counters stats;
 	/* re-adopted after a broker restart: not our child */
 	bool adopted;
-	int pidfd;		/* adopted workers' exit, or -1 */
+	/* every signal goes through it, never a raw pid; adopted workers'
+	 * exit is watched on it */
+	int pidfd;
 	uint64_t pid_start;	/* /proc/PID/stat starttime: PID reuse */
 	/* the mux (broker/mux_link.c): the worker's end of its mux channel,
 	 * held until the mux accepted the other end and the worker is up */
@@ -178,6 +181,10 @@ const struct gid_entry *gids_owner(const struct broker *b, int family,
  * -ENOENT (not listed), -ENODEV. */
 int gids_host_index(const char *device, uint32_t port, const uint8_t gid[16],
 		    uint32_t type);
+/* Removes an address rdmagate added that no VM may own any more
+ * (re-adoption under a changed policy); never one a VM owns. */
+void gids_drop(struct broker *b, int family, const uint8_t addr[16],
+	       const char *device, uint32_t port);
 /* Restores an owned address (re-adoption): re-adds it if it vanished. */
 int gids_restore(struct broker *b, const char *vm, int family,
 		 const uint8_t addr[16], const char *device, uint32_t port);
@@ -219,6 +226,8 @@ void workers_pidfd(struct broker *b, unsigned int i);
 /* Cleans up after a worker that is gone and frees its row. */
 void workers_forget(struct broker *b, struct worker *w);
 int workers_stop(struct broker *b, struct worker *w, int conn);
+/* Sends sig through w's pidfd: 0 or -errno (-ESRCH without one). */
+int workers_signal(struct worker *w, int sig);
 void workers_conn_gone(struct broker *b, int conn);
 int workers_timeout(struct broker *b);
 void workers_kill_timed_out(struct broker *b);

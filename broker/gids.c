@@ -526,3 +526,20 @@ int gids_restore(struct broker *b, const char *vm, int family,
 		log_warnx("vm %s: restoring %s: %s", vm, txt, strerror(-ret));
 	return 0;
 }
+
+void gids_drop(struct broker *b, int family, const uint8_t addr[16],
+	       const char *device, uint32_t port)
+{
+	char txt[INET6_ADDRSTRLEN];
+	int ifindex, ret;
+
+	if (gids_owner(b, family, addr))
+		return; /* another VM's now: never taken from it */
+	if (gid_lookup(device, port, NULL, 0, &ifindex) < 0)
+		return;
+	addr_text(family, addr, txt, sizeof(txt));
+	ret = nl_addr(b, RTM_DELADDR, ifindex, family, addr);
+	if (ret < 0 && ret != -EADDRNOTAVAIL)
+		log_warnx("removing %s from ifindex %d: %s", txt, ifindex,
+			  strerror(-ret));
+}

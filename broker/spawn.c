@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -466,6 +467,11 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 	}
 	safe_close(p[1]);
 	w->pid = pid;
+	/* our child, not reaped before the loop sees SIGCHLD: the pid is
+	 * its until then, and the pidfd names it for every later signal */
+	w->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (w->pidfd < 0)
+		log_warn("worker/%s: pidfd_open", w->vm);
 	do
 		n = read(p[0], &f, sizeof(f));
 	while (n < 0 && errno == EINTR);
@@ -475,6 +481,7 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 	/* the child failed before exec: reap it here */
 	waitpid(pid, NULL, 0);
 	w->pid = 0;
+	w->pidfd = safe_close(w->pidfd);
 	if (n != sizeof(f) || f.step < 0 ||
 	    f.step >= (int)ARRAY_SIZE(step_names)) {
 		snprintf(e->why, sizeof(e->why), "the child failed");

@@ -6,11 +6,13 @@
  * after a grace period).
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -259,12 +261,24 @@ void workers_pidfd(struct broker *b, unsigned int i)
 	reaped(b, w, -1);
 }
 
+int workers_signal(struct worker *w, int sig)
+{
+	if (w->pidfd < 0)
+		return -ESRCH;
+	if (syscall(SYS_pidfd_send_signal, w->pidfd, sig, NULL, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 int workers_stop(struct broker *b, struct worker *w, int conn)
 {
+	int ret;
+
 	if (w->stop_conn >= 0)
 		return -EALREADY;
-	if (kill(w->pid, SIGTERM) < 0)
-		return -errno;
+	ret = workers_signal(w, SIGTERM);
+	if (ret < 0)
+		return ret;
 	log_info("worker/%s (pid %d): SIGTERM sent", w->vm, (int)w->pid);
 	w->state = BP_STATE_STOPPING;
 	w->stop_conn = conn;
@@ -313,20 +327,25 @@ void workers_kill_timed_out(struct broker *b)
 		log_warnx("worker/%s (pid %d) still runs %d ms after SIGTERM: "
 			  "SIGKILL",
 			  w->vm, (int)w->pid, BROKER_STOP_GRACE_MS);
-		kill(w->pid, SIGKILL);
+		workers_signal(w, SIGKILL);
 		w->kill_at = UINT64_MAX;
 	}
 }
 
-/* Adopted workers that have ended (they are no child to wait for). */
+/* Adopted workers that have ended (they are no child to wait for): their
+ * pidfd is readable. */
 static void reap_adopted(struct broker *b)
 {
 	unsigned int i;
 
-	for (i = 0; i < BROKER_MAX_WORKERS; i++)
-		if (b->workers[i].used && b->workers[i].adopted &&
-		    kill(b->workers[i].pid, 0) < 0 && errno == ESRCH)
-			reaped(b, &b->workers[i], -1);
+	for (i = 0; i < BROKER_MAX_WORKERS; i++) {
+		struct worker *w = &b->workers[i];
+
+		if (w->used && w->adopted &&
+		    (w->pidfd < 0 ||
+		     poll(&(struct pollfd){ w->pidfd, POLLIN, 0 }, 1, 0) > 0))
+			reaped(b, w, -1);
+	}
 }
 
 /*
@@ -356,7 +375,7 @@ void workers_stop_all(struct broker *b)
 		if (b->workers[i].used) {
 			b->workers[i].stop_conn = -2;
 			b->workers[i].state = BP_STATE_STOPPING;
-			kill(b->workers[i].pid, SIGTERM);
+			workers_signal(&b->workers[i], SIGTERM);
 		}
 	while (workers_count(b) && now_ms() < deadline) {
 		workers_reap(b);
@@ -365,7 +384,7 @@ void workers_stop_all(struct broker *b)
 	}
 	for (i = 0; i < BROKER_MAX_WORKERS; i++)
 		if (b->workers[i].used)
-			kill(b->workers[i].pid, SIGKILL);
+			workers_signal(&b->workers[i], SIGKILL);
 	usleep(10000);
 	reap_adopted(b);
 	while (workers_count(b)) {
