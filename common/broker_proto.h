@@ -25,6 +25,9 @@
 
 /* Where the broker listens unless its policy's [broker] control_socket says. */
 #define RDMAGATE_CTL_DEFAULT_SOCKET "/run/rdmagate/control"
+/* Where the VMs' sockets live unless the policy's [broker] socket_dir says:
+ * the broker's directory; a VM names at most a file in it. */
+#define RDMAGATE_DEFAULT_SOCKET_DIR "/run/rdmagate/vm"
 
 #define BP_VM_SIZE	72 /* a VM name: 1..64 bytes + NUL, padded */
 #define BP_VM_NAME_MAX	64
