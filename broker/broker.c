@@ -352,6 +352,9 @@ int main(int argc, char **argv)
 	cgroup_detect(b);
 	if (state_init(b) < 0)
 		fatalx("cannot use the state directory %s", b->state_dir);
+	if (socket_dir_make(b) < 0)
+		log_warnx("spawns will be refused unless root names a socket "
+			  "in a directory only root may change");
 	if (gids_open(b) < 0)
 		log_warnx("no rtnetlink: guests' GIDs cannot be added");
 	/* workers a previous broker left running */

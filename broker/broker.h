@@ -50,7 +50,13 @@ struct conn {
 struct worker {
 	bool used;
 	char vm[BP_VM_SIZE];
-	char socket[BP_PATH_SIZE];
+	char socket[BP_PATH_SIZE]; /* the whole path, for LIST and logs */
+	/* the socket's directory (root's alone) and name in it: every
+	 * operation on the socket goes through them */
+	int sock_dfd;
+	char sock_name[BP_PATH_SIZE];
+	ino_t sock_ino; /* the socket made, or 0 (adopted) */
+	uint32_t frontend; /* enum bp_frontend, never 0 */
 	char device[BP_DEVICE_SIZE];
 	char cgroup[BROKER_CGROUP_MAX]; /* "" when it has none */
 	pid_t pid;
@@ -146,10 +152,22 @@ void control_apply_group(struct broker *b);
 void control_accept(struct broker *b);
 void control_read(struct broker *b, unsigned int i);
 void control_reply(struct broker *b, int conn, const struct bp_msg *m);
+/* May caller c act for vm (SPAWN, STOP, STATS)?  Root, or the VM's QEMU
+ * identity (vmm_uid, or a member of vmm_gid); vm NULL: root only. */
+bool control_caller_owns(const struct conn *c, const struct policy_vm *vm);
+/* Why c may not (for a refusal). */
+void control_not_owner(const struct conn *c, const char *vm, char *why,
+		       size_t len);
 int broker_reload(struct broker *b, char *why, size_t why_len);
 
 /* spawn.c */
 void cgroup_detect(struct broker *b);
+/* The broker's socket_dir, made if missing; 0 or -errno (-EPERM: not
+ * root's alone). */
+int socket_dir_make(struct broker *b);
+/* An O_PATH fd of the directory path if only root may change it, or
+ * -errno (-EPERM: someone else may). */
+int socket_dir_open(const char *path);
 int spawn_worker(struct broker *b, const struct conn *c,
 		 const struct bp_spawn *req, struct bp_spawn_reply *rep);
 
@@ -223,6 +241,9 @@ int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
 		     uid_t *ret_uid, gid_t *ret_gid, char *why, size_t len);
 void workers_reap(struct broker *b);
 void workers_pidfd(struct broker *b, unsigned int i);
+/* Removes w's socket (by name in its directory, if it is the socket the
+ * broker made) and closes the directory. */
+void socket_unlink(struct worker *w);
 /* Cleans up after a worker that is gone and frees its row. */
 void workers_forget(struct broker *b, struct worker *w);
 int workers_stop(struct broker *b, struct worker *w, int conn);

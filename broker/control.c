@@ -160,6 +160,28 @@ static bool peer_in_group(int fd, gid_t gid, gid_t pgid)
 	return false;
 }
 
+bool control_caller_owns(const struct conn *c, const struct policy_vm *vm)
+{
+	if (c->uid == 0)
+		return true;
+	if (!vm)
+		return false;
+	if (vm->has_vmm_uid && c->uid == vm->vmm_uid)
+		return true;
+	return vm->has_vmm_gid && c->fd >= 0 &&
+	       peer_in_group(c->fd, vm->vmm_gid, c->gid);
+}
+
+void control_not_owner(const struct conn *c, const char *vm, char *why,
+		       size_t len)
+{
+	snprintf(why, len,
+		 "uid %u is not the QEMU identity of vm %s (its vmm_uid or "
+		 "vmm_gid in the policy): only that identity and root act "
+		 "for it",
+		 (unsigned int)c->uid, vm);
+}
+
 static void conn_drop(struct broker *b, unsigned int i)
 {
 	workers_conn_gone(b, (int)i);
@@ -324,10 +346,21 @@ static void on_spawn(struct broker *b, int conn, const struct bp_msg *req)
 static void on_stop(struct broker *b, int conn, const struct bp_msg *req)
 {
 	struct worker *w = workers_find(b, req->u.stop.vm);
+	const struct conn *c = &b->conns[conn];
 	struct bp_msg m;
 	int ret;
 
 	bp_init(&m, BP_STOP_REPLY);
+	if (!control_caller_owns(c, policy_lookup_vm(b->pol, req->u.stop.vm))) {
+		char why[BP_TEXT_SIZE];
+
+		control_not_owner(c, req->u.stop.vm, why, sizeof(why));
+		log_warnx("control: pid %d: STOP refused: %s", (int)c->pid,
+			  why);
+		bp_set_status(&m.u.status, EPERM, "%s", why);
+		control_reply(b, conn, &m);
+		return;
+	}
 	if (!w) {
 		bp_set_status(&m.u.status, ESRCH, "vm %s has no worker",
 			      req->u.stop.vm);

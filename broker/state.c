@@ -282,6 +282,22 @@ static unsigned int restore_addrs(struct broker *b,
 	return n;
 }
 
+/* The socket's directory again, if only root may change it (else the
+ * broker never touches the socket: it may not be the one it made). */
+static void adopt_socket(struct worker *w)
+{
+	char dir[BP_PATH_SIZE];
+	const char *slash = strrchr(w->socket, '/');
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - w->socket), w->socket);
+	snprintf(w->sock_name, sizeof(w->sock_name), "%s", slash + 1);
+	w->sock_dfd = socket_dir_open(dir[0] ? dir : "/");
+	if (w->sock_dfd < 0)
+		log_warnx("worker/%s: the directory of %s is not root's alone: "
+			  "its socket is left there at its end",
+			  w->vm, w->socket);
+}
+
 static void adopt(struct broker *b, const struct state_record *r)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -315,6 +331,8 @@ static void adopt(struct broker *b, const struct state_record *r)
 	w->start = (time_t)r->start;
 	w->state = BP_STATE_RUNNING;
 	w->adopted = true;
+	w->frontend = BP_FRONTEND_VIRTIO_RDMA; /* informational only */
+	adopt_socket(w);
 	n_addrs = restore_addrs(b, r);
 	pidfd = worker_pidfd(r);
 	if (pidfd < 0) {

@@ -6,6 +6,7 @@
  * after a grace period).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,6 +63,7 @@ struct worker *workers_add(struct broker *b)
 			b->workers[i].chan_fd = -1;
 			b->workers[i].pidfd = -1;
 			b->workers[i].mux_fd = -1;
+			b->workers[i].sock_dfd = -1;
 			return &b->workers[i];
 		}
 	return NULL;
@@ -150,14 +152,25 @@ static void describe(int status, char *buf, size_t len)
 	}
 }
 
+void socket_unlink(struct worker *w)
+{
+	struct stat st;
+
+	if (w->sock_dfd >= 0 &&
+	    fstatat(w->sock_dfd, w->sock_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISSOCK(st.st_mode) &&
+	    (!w->sock_ino || st.st_ino == w->sock_ino) &&
+	    unlinkat(w->sock_dfd, w->sock_name, 0) < 0)
+		log_warn("worker/%s: removing its socket %s", w->vm, w->socket);
+	w->sock_dfd = safe_close(w->sock_dfd);
+}
+
 /*
  * Removes what the broker made for w: its addresses, its place in the mux,
  * its sockets, its cgroup, its state record.
  */
 static void cleanup(struct broker *b, struct worker *w)
 {
-	struct stat st;
-
 	channel_close(b, w);
 	if (w->pidfd >= 0) {
 		epoll_ctl(b->ep, EPOLL_CTL_DEL, w->pidfd, NULL);
@@ -165,9 +178,7 @@ static void cleanup(struct broker *b, struct worker *w)
 	}
 	gids_release_vm(b, w->vm);
 	mux_worker_gone(b, w);
-	if (lstat(w->socket, &st) == 0 && S_ISSOCK(st.st_mode) &&
-	    st.st_uid == w->uid && unlink(w->socket) < 0)
-		log_warn("worker/%s: removing its socket %s", w->vm, w->socket);
+	socket_unlink(w);
 	if (w->cgroup[0] && rmdir(w->cgroup) < 0 && errno != ENOENT)
 		log_warn("worker/%s: removing its cgroup %s", w->vm, w->cgroup);
 	state_remove(b, w);

@@ -855,27 +855,22 @@ static int parse_addrs(struct parser *ps, const struct key_desc *k,
 	return 0;
 }
 
-static const char *const frontend_names[] = {
-	[POLICY_FRONTEND_VIRTIO_RDMA] = "virtio-rdma",
-	[POLICY_FRONTEND_PVRDMA] = "pvrdma",
-};
+/* the control protocol's names and numbers */
+_Static_assert((int)POLICY_FRONTEND_VIRTIO_RDMA ==
+			       (int)BP_FRONTEND_VIRTIO_RDMA &&
+		       (int)POLICY_FRONTEND_PVRDMA == (int)BP_FRONTEND_PVRDMA,
+	       "frontend numbers");
 
 const char *policy_frontend_name(uint32_t frontend)
 {
-	return frontend < ARRAY_SIZE(frontend_names) ? frontend_names[frontend]
-						     : NULL;
+	return bp_frontend_name(frontend);
 }
 
 static int parse_frontend(struct parser *ps, const struct key_desc *k,
 			  const char *v, void *base)
 {
-	uint32_t i;
-
-	for (i = 0; i < ARRAY_SIZE(frontend_names); i++)
-		if (frontend_names[i] && !strcmp(v, frontend_names[i])) {
-			*(uint32_t *)((char *)base + k->off) = i;
-			return 0;
-		}
+	if (bp_frontend_parse(v, (uint32_t *)((char *)base + k->off)) == 0)
+		return 0;
 	perr(ps, ps->lineno,
 	     "%s = %s: not a frontend (expected virtio-rdma or pvrdma)",
 	     k->name, show(v).s);

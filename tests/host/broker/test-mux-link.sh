@@ -28,6 +28,7 @@ trap cleanup EXIT
 cat > "$T/policy.conf" <<EOF
 [broker]
 control_socket = $T/control.sock
+socket_dir = $T/vm
 worker_ids = 62300-62399
 
 [defaults]

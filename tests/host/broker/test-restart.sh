@@ -46,6 +46,7 @@ trap cleanup EXIT
 cat > "$T/policy.conf" <<EOF
 [broker]
 control_socket = $T/control.sock
+socket_dir = $T/vm
 worker_ids = 62200-62299
 cgroup_parent = $CG_PARENT
 

@@ -20,6 +20,7 @@ CG=/sys/fs/cgroup/rdmagate
 cat > "$T/policy.conf" <<EOF
 [broker]
 control_socket = $T/control.sock
+socket_dir = $T/vm
 cgroup_parent = /rdmagate
 
 [defaults]
