@@ -122,6 +122,7 @@ struct broker {
 	gid_t control_gid;
 	bool cg_ok;   /* cgroup_root is a cgroup2 mount */
 	bool cg_rdma; /* and has the rdma controller */
+	bool cg_memory, cg_pids; /* ... the memory and pids controllers */
 	int ep, sfd, lfd;
 	bool quit;
 	struct conn conns[BROKER_MAX_CONNS];

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Spawning a worker: the vhost-user listening socket (made by the broker,
- * owned by the worker's uid), the VM's cgroup with rdma.max from the
- * quotas, then fork and, in the child, in this order: join the cgroup,
- * RLIMIT_MEMLOCK, the fds it inherits and no others, the privilege drop,
- * execve of rdmagate-worker.  docs/broker.md explains the order.
+ * Spawning a worker: the VM's listening socket (made by the broker in a
+ * directory only root changes, owned by the VM's QEMU identity), the VM's
+ * cgroup with rdma.max, memory.max and pids.max from the quotas, then fork
+ * and, in the child, in this order: join the cgroup, RLIMIT_MEMLOCK and
+ * RLIMIT_CORE 0 (a core would hold guest memory), the fds it inherits and
+ * no others, the privilege drop, execve of rdmagate-worker.
+ * docs/broker.md explains the order.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,6 +92,12 @@ void cgroup_detect(struct broker *b)
 		   sf.f_type == CGROUP2_SUPER_MAGIC;
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", b->cgroup_root);
 	b->cg_rdma = b->cg_ok && has_word(path, "rdma");
+	b->cg_memory = b->cg_ok && has_word(path, "memory");
+	b->cg_pids = b->cg_ok && has_word(path, "pids");
+	if (b->cg_ok && (!b->cg_memory || !b->cg_pids))
+		log_warnx("no %s controller in %s: the workers' max_memory "
+			  "and max_pids cannot be enforced on this host",
+			  !b->cg_memory ? "memory" : "pids", b->cgroup_root);
 	if (!b->cg_ok)
 		log_warnx("%s is not a cgroup2 mount: workers get no cgroup of "
 			  "their own and rdma quotas cannot be enforced on "
@@ -105,30 +113,54 @@ void cgroup_detect(struct broker *b)
 			 b->cgroup_root);
 }
 
-/* Creates every level of dir below the root; +rdma in each parent. */
+/* The controllers a VM's cgroup gets, those the host has. */
+static int enable_controllers(struct broker *b, const char *dir,
+			      struct spawn_err *e)
+{
+	const struct {
+		bool on;
+		const char *add;
+	} c[] = {
+		{ b->cg_rdma, "+rdma" },
+		{ b->cg_memory, "+memory" },
+		{ b->cg_pids, "+pids" },
+	};
+	char ctl[BROKER_CGROUP_MAX + 32];
+	unsigned int i;
+	int ret;
+
+	snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", dir);
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		if (!c[i].on)
+			continue;
+		ret = write_file(ctl, c[i].add);
+		if (ret < 0) {
+			snprintf(e->why, sizeof(e->why),
+				 "enabling %s in %s: %s", c[i].add + 1, ctl,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Creates every level of dir below the root; the controllers in each
+ * parent. */
 static int cgroup_make(struct broker *b, const char *leaf, struct spawn_err *e)
 {
 	size_t rootlen = strlen(b->cgroup_root);
-	char path[BROKER_CGROUP_MAX], ctl[BROKER_CGROUP_MAX + 32];
+	char path[BROKER_CGROUP_MAX];
 	char *slash;
 	int ret;
 
 	snprintf(path, sizeof(path), "%s", leaf);
 	slash = path + rootlen;
 	for (;;) {
-		if (b->cg_rdma) {
-			*slash = '\0';
-			snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control",
-				 path);
-			*slash = '/';
-			ret = write_file(ctl, "+rdma");
-			if (ret < 0) {
-				snprintf(e->why, sizeof(e->why),
-					 "enabling rdma in %s: %s", ctl,
-					 strerror(-ret));
-				return ret;
-			}
-		}
+		*slash = '\0';
+		ret = enable_controllers(b, path, e);
+		*slash = '/';
+		if (ret < 0)
+			return ret;
 		slash = strchr(slash + 1, '/');
 		if (slash)
 			*slash = '\0';
@@ -166,6 +198,40 @@ static int cgroup_set_rdma(const char *leaf, const char *device,
 	return 0;
 }
 
+/* memory.max and pids.max from the policy: a worker that leaks or is
+ * taken over cannot eat the host's memory or fork-bomb it. */
+static int cgroup_set_limits(struct broker *b, const char *leaf,
+			     const struct policy_quota *q, struct spawn_err *e)
+{
+	const struct {
+		bool on;
+		const char *file;
+		uint64_t v;
+	} lim[] = {
+		{ b->cg_memory, "memory.max", q->max_memory },
+		{ b->cg_pids, "pids.max", q->max_pids },
+	};
+	char path[BROKER_CGROUP_MAX + 16], val[24];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(lim); i++) {
+		if (!lim[i].on)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", leaf, lim[i].file);
+		snprintf(val, sizeof(val), "%llu",
+			 (unsigned long long)lim[i].v);
+		ret = write_file(path, val);
+		if (ret < 0) {
+			snprintf(e->why, sizeof(e->why),
+				 "writing %s to %s: %s", val, path,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* The VM's cgroup <root><cgroup_parent>/<vm>, or "" without cgroup2. */
 static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
 			const struct policy_vm *vm, struct spawn_err *e)
@@ -187,6 +253,8 @@ static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
 		return -ENAMETOOLONG;
 	}
 	ret = cgroup_make(b, w->cgroup, e);
+	if (ret == 0)
+		ret = cgroup_set_limits(b, w->cgroup, q, e);
 	if (ret == 0 && b->cg_rdma) {
 		ret = cgroup_set_rdma(w->cgroup, dev, q, e);
 		/* the echo test device opens no RDMA device: its limit (set
@@ -482,7 +550,8 @@ struct child_fail {
 };
 
 static const char *const step_names[] = {
-	"resetting signals", "joining its cgroup",  "setting RLIMIT_MEMLOCK",
+	"resetting signals", "joining its cgroup",
+	"setting RLIMIT_MEMLOCK and RLIMIT_CORE",
 	"arranging its fds", "dropping privileges", "executing the worker",
 };
 
@@ -542,7 +611,8 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int vu,
 	ret = child_join_cgroup(a->cgroup);
 	if (ret < 0)
 		child_fail(efd, 1, -ret);
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
+	    setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 }) < 0)
 		child_fail(efd, 2, errno);
 	ret = child_fds(vu, efd, chan);
 	if (ret < 0)

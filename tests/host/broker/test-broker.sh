@@ -118,6 +118,8 @@ check "worker NoNewPrivs is 1" test "$(status_field "$pid" NoNewPrivs)" = 1
 check "worker Seccomp is 2 (filter)" test "$(status_field "$pid" Seccomp)" = 2
 check "worker RLIMIT_MEMLOCK is max_pinned (4 MiB)" \
 	grep -q "^Max locked memory *4194304 *4194304 *bytes" "/proc/$pid/limits"
+check "worker RLIMIT_CORE is 0 (a core would hold guest memory)" \
+	grep -q "^Max core file size *0 *0 *bytes" "/proc/$pid/limits"
 # the broker channel is up once STATS gets a fresh answer
 for i in $(seq 50); do
 	ctl stats --vm a --json | grep -q '"fresh": true' && break
