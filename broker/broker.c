@@ -275,7 +275,7 @@ static void on_signal(struct broker *b)
 	}
 }
 
-static void dispatch(struct broker *b, uint64_t tag)
+static void dispatch(struct broker *b, uint64_t tag, uint32_t events)
 {
 	switch (tag >> 32 ? tag >> 32 : tag) {
 	case TAG_SIGNAL:
@@ -285,7 +285,7 @@ static void dispatch(struct broker *b, uint64_t tag)
 		control_accept(b);
 		break;
 	case TAG_CONN:
-		control_read(b, (unsigned int)tag);
+		control_event(b, (unsigned int)tag, events);
 		break;
 	case TAG_CHANNEL:
 		channel_read(b, (unsigned int)tag);
@@ -318,15 +318,17 @@ static void run(struct broker *b)
 		t = min_timeout(workers_timeout(b), gids_timeout(b));
 		t = min_timeout(t, stats_timeout(b));
 		t = min_timeout(t, mux_timeout(b));
+		t = min_timeout(t, control_timeout(b));
 		n = epoll_wait(b->ep, ev, ARRAY_SIZE(ev), t);
 		if (n < 0 && errno != EINTR)
 			fatal("epoll_wait");
 		for (i = 0; i < n; i++)
-			dispatch(b, ev[i].data.u64);
+			dispatch(b, ev[i].data.u64, ev[i].events);
 		workers_kill_timed_out(b);
 		gids_poll(b);
 		stats_check(b);
 		mux_tick(b);
+		control_close_idle(b);
 	}
 }
 

@@ -18,9 +18,15 @@
 #include "broker/state_record.h"
 #include "policy/policy.h"
 
-#define BROKER_MAX_CONNS   32
-#define BROKER_MAX_WORKERS 1024
-#define BROKER_CGROUP_MAX  STATE_CGROUP_MAX
+#define BROKER_MAX_CONNS 32
+/* Connections only root may take: a control group that holds every other
+ * slot does not lock root's hook out. */
+#define BROKER_ROOT_SLOTS 4
+/* A connection with no request, reply or wait in progress this long is
+ * closed: held-open slots do not pile up. */
+#define BROKER_CONN_IDLE_MS 10000
+#define BROKER_MAX_WORKERS  1024
+#define BROKER_CGROUP_MAX   STATE_CGROUP_MAX
 /* A stopped worker gets SIGKILL if it has not exited after this long. */
 #define BROKER_STOP_GRACE_MS 5000
 /* Addresses (GIDs) one VM may hold at once, whatever its policy allows. */
@@ -31,7 +37,7 @@
 /* How often the broker looks at the GID table meanwhile. */
 #define BROKER_GID_POLL_MS 10
 /* How long STATS waits for the workers' counters. */
-#define BROKER_STATS_WAIT_MS 1000
+#define BROKER_STATS_WAIT_MS	 1000
 #define BROKER_DEFAULT_STATE_DIR "/run/rdmagate"
 
 struct conn {
@@ -45,6 +51,11 @@ struct conn {
 	uint32_t stats_seq;
 	uint64_t stats_deadline;
 	char stats_vm[BP_VM_SIZE]; /* "" = every worker */
+	/* replies the socket did not take yet (it is non-blocking): sent
+	 * when it is writable, and no request is read meanwhile */
+	struct bp_msg *out;
+	unsigned int out_n, out_head, out_cap;
+	uint64_t last_ms; /* its last request or reply */
 };
 
 struct worker {
@@ -55,7 +66,7 @@ struct worker {
 	 * operation on the socket goes through them */
 	int sock_dfd;
 	char sock_name[BP_PATH_SIZE];
-	ino_t sock_ino; /* the socket made, or 0 (adopted) */
+	ino_t sock_ino;	   /* the socket made, or 0 (adopted) */
 	uint32_t frontend; /* enum bp_frontend, never 0 */
 	char device[BP_DEVICE_SIZE];
 	char cgroup[BROKER_CGROUP_MAX]; /* "" when it has none */
@@ -80,7 +91,7 @@ struct worker {
 	/* every signal goes through it, never a raw pid; adopted workers'
 	 * exit is watched on it */
 	int pidfd;
-	uint64_t pid_start;	/* /proc/PID/stat starttime: PID reuse */
+	uint64_t pid_start; /* /proc/PID/stat starttime: PID reuse */
 	/* the mux (broker/mux_link.c): the worker's end of its mux channel,
 	 * held until the mux accepted the other end and the worker is up */
 	int mux_fd;
@@ -120,8 +131,8 @@ struct broker {
 	char control_path[BP_PATH_SIZE];
 	bool has_group;
 	gid_t control_gid;
-	bool cg_ok;   /* cgroup_root is a cgroup2 mount */
-	bool cg_rdma; /* and has the rdma controller */
+	bool cg_ok;		 /* cgroup_root is a cgroup2 mount */
+	bool cg_rdma;		 /* and has the rdma controller */
 	bool cg_memory, cg_pids; /* ... the memory and pids controllers */
 	int ep, sfd, lfd;
 	bool quit;
@@ -151,7 +162,10 @@ int control_open(struct broker *b);
 void control_close(struct broker *b);
 void control_apply_group(struct broker *b);
 void control_accept(struct broker *b);
-void control_read(struct broker *b, unsigned int i);
+void control_event(struct broker *b, unsigned int i, uint32_t events);
+/* epoll_wait's timeout for idle connections, and their closing. */
+int control_timeout(struct broker *b);
+void control_close_idle(struct broker *b);
 void control_reply(struct broker *b, int conn, const struct bp_msg *m);
 /* May caller c act for vm (SPAWN, STOP, STATS)?  Root, or the VM's QEMU
  * identity (vmm_uid, or a member of vmm_gid); vm NULL: root only. */
@@ -173,8 +187,8 @@ int spawn_worker(struct broker *b, const struct conn *c,
 		 const struct bp_spawn *req, struct bp_spawn_reply *rep);
 
 /* channel.c: the broker channel to each worker */
-int channel_make(struct broker *b, struct worker *w, int *ret_lfd,
-		 char *why, size_t len);
+int channel_make(struct broker *b, struct worker *w, int *ret_lfd, char *why,
+		 size_t len);
 int channel_connect(struct broker *b, struct worker *w);
 void channel_close(struct broker *b, struct worker *w);
 void channel_read(struct broker *b, unsigned int i);

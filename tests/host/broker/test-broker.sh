@@ -313,6 +313,31 @@ check "uid 65534 gid 100 (not a member) is turned away by SO_PEERCRED: $out" \
 check "the broker logs the refusal" \
 	grep -q "refused pid [0-9]* uid 65534: not root nor in control_group" \
 	"$T/broker.log"
+# ---- control socket stalls ---------------------------------------------------
+HOG="$(dirname "$0")/control-hog.py"
+setpriv --reuid=65534 --regid=65534 --clear-groups \
+	/usr/bin/python3 "$HOG" slots "$T/control.sock" 40 > "$T/hog.out" 2>&1 &
+HOGPID=$!
+for i in $(seq 50); do grep -q served "$T/hog.out" && break; sleep 0.1; done
+check "the control group gets $((32 - 4)) of 40 connections: $(head -n 1 "$T/hog.out")" \
+	grep -q "^served 28 of 40$" "$T/hog.out"
+out=$(ctl list --json 2>&1)
+check "root still gets a slot while they are held: $out" test "$out" = "[]"
+wait "$HOGPID"
+check "idle connections are closed ($(tail -n 1 "$T/hog.out"))" \
+	grep -q "^closed 28$" "$T/hog.out"
+check "and the broker says so" \
+	grep -q "idle for 10000 ms; closing its connection" "$T/broker.log"
+python3 "$HOG" replies "$T/control.sock" > "$T/hog.out" 2>&1 &
+HOGPID=$!
+sleep 1
+out=$(ctl list --json 2>&1)
+check "the broker serves others while a client does not read: $out" \
+	test "$out" = "[]"
+wait "$HOGPID"
+out=$(cat "$T/hog.out")
+check "and that client gets every reply once it reads: $out" \
+	eval '[ "$(awk "{ print \$2 }" <<<"$out")" = "$(awk "{ print \$4 }" <<<"$out")" ] && [ "$(awk "{ print \$2 }" <<<"$out")" -gt 100 ]'
 out=$(nobody reload 2>&1)
 check "RELOAD is root's only: $out" grep -q "RELOAD: not allowed for uid 65534" <<<"$out"
 # a member acts only for the VMs whose QEMU identity it is (m: vmm_uid
