@@ -296,6 +296,9 @@ static void dispatch(struct broker *b, uint64_t tag, uint32_t events)
 	case TAG_MUX:
 		mux_read(b);
 		break;
+	case TAG_WLOG:
+		worker_log_read(b, (unsigned int)tag);
+		break;
 	}
 }
 

@@ -16,6 +16,7 @@
 #include "common/broker_proto.h"
 #include "common/worker_proto.h"
 #include "broker/state_record.h"
+#include "broker/wlog.h"
 #include "policy/policy.h"
 
 #define BROKER_MAX_CONNS 32
@@ -95,7 +96,12 @@ struct worker {
 	/* the mux (broker/mux_link.c): the worker's end of its mux channel,
 	 * held until the mux accepted the other end and the worker is up */
 	int mux_fd;
-	bool mux_ready;	  /* the mux accepted the other end */
+	bool mux_ready; /* the mux accepted the other end */
+	/* its log stream (broker/worker_log.c): the FIFO's reading end, or
+	 * -1 (journald's, or none) */
+	int log_fd;
+	struct wlog wlog;
+	char log_tag[BP_VM_SIZE + 16]; /* "worker/<vm>: " */
 	uint32_t mux_gen; /* which worker the row holds, for queued requests */
 };
 
@@ -155,6 +161,7 @@ enum {
 	TAG_CHANNEL,
 	TAG_PIDFD,
 	TAG_MUX,
+	TAG_WLOG,
 };
 
 /* control.c */
@@ -240,6 +247,16 @@ void mux_worker_gone(struct broker *b, struct worker *w);
 /* An address's GID is in the device's table / is being removed. */
 void mux_gid_ready(struct broker *b, struct gid_entry *e);
 void mux_gid_gone(struct broker *b, struct gid_entry *e);
+
+/* worker_log.c: each worker's own log stream */
+/* The fd the worker gets as stdout and stderr. */
+int worker_log_open(struct broker *b, struct worker *w, int *ret_child_fd,
+		    char *why, size_t len);
+/* A re-adopted worker's FIFO, read again. */
+void worker_log_adopt(struct broker *b, struct worker *w);
+void worker_log_read(struct broker *b, unsigned int i);
+/* Reads what is left and stops; remove: the FIFO too (the worker ended). */
+void worker_log_close(struct broker *b, struct worker *w, bool remove);
 
 /* state.c: what a restarted broker needs, under state_dir */
 int state_init(struct broker *b);

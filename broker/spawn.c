@@ -223,9 +223,8 @@ static int cgroup_set_limits(struct broker *b, const char *leaf,
 			 (unsigned long long)lim[i].v);
 		ret = write_file(path, val);
 		if (ret < 0) {
-			snprintf(e->why, sizeof(e->why),
-				 "writing %s to %s: %s", val, path,
-				 strerror(-ret));
+			snprintf(e->why, sizeof(e->why), "writing %s to %s: %s",
+				 val, path, strerror(-ret));
 			return ret;
 		}
 	}
@@ -469,6 +468,7 @@ struct child_args {
 	char nums[16][24];
 	unsigned int n, nn;
 	const char *cgroup;
+	int log_fd; /* its stdout and stderr */
 	uint64_t memlock;
 	uid_t uid;
 	gid_t gid;
@@ -576,14 +576,17 @@ static int child_join_cgroup(const char *cgroup)
 }
 
 /* vu -> 3, the error pipe -> 4 (close-on-exec), the broker channel -> 5,
- * stdin /dev/null, the rest closed. */
-static int child_fds(int vu, int efd, int chan)
+ * stdin /dev/null, stdout and stderr its log stream, the rest closed. */
+static int child_fds(int vu, int efd, int chan, int lg)
 {
 	int nul, hi_vu = fcntl(vu, F_DUPFD_CLOEXEC, 10);
 	int hi_e = fcntl(efd, F_DUPFD_CLOEXEC, 10);
 	int hi_c = fcntl(chan, F_DUPFD_CLOEXEC, 10);
+	int hi_l = fcntl(lg, F_DUPFD_CLOEXEC, 10);
 
-	if (hi_vu < 0 || hi_e < 0 || hi_c < 0 ||
+	/* its own log stream as stdout and stderr, never the broker's */
+	if (hi_vu < 0 || hi_e < 0 || hi_c < 0 || hi_l < 0 ||
+	    dup2(hi_l, 1) < 0 || dup2(hi_l, 2) < 0 ||
 	    dup2(hi_vu, CHILD_VU_FD) < 0 ||
 	    dup3(hi_e, CHILD_ERR_FD, O_CLOEXEC) < 0 ||
 	    dup2(hi_c, CHILD_BROKER_FD) < 0)
@@ -614,7 +617,7 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int vu,
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
 	    setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 }) < 0)
 		child_fail(efd, 2, errno);
-	ret = child_fds(vu, efd, chan);
+	ret = child_fds(vu, efd, chan, a->log_fd);
 	if (ret < 0)
 		child_fail(efd, 3, -ret);
 	efd = CHILD_ERR_FD;
@@ -766,7 +769,7 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 {
 	const struct policy_vm *vm;
 	struct child_args a = { 0 };
-	int vu = -1, chan = -1, ret;
+	int vu = -1, chan = -1, lg = -1, ret;
 	bool made = false;
 
 	ret = check_request(b, c, req, &vm, e);
@@ -793,11 +796,14 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	}
 	ret = channel_make(b, w, &chan, e->why, sizeof(e->why));
 	if (ret == 0)
+		ret = worker_log_open(b, w, &lg, e->why, sizeof(e->why));
+	if (ret == 0)
 		ret = cgroup_setup(b, w, req->flags & BP_SPAWN_TEST_ECHO, vm,
 				   e);
 	if (ret == 0) {
 		build_argv(b, w, vm, req, &a);
 		a.cgroup = w->cgroup;
+		a.log_fd = lg;
 		a.memlock = vm->quota.max_pinned;
 		a.uid = w->uid;
 		a.gid = w->gid;
@@ -805,7 +811,9 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	}
 	safe_close(vu);
 	safe_close(chan);
+	safe_close(lg);
 	if (ret < 0) {
+		worker_log_close(b, w, true);
 		/* only what this spawn made: never a socket that was there */
 		if (made)
 			socket_unlink(w);

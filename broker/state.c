@@ -348,6 +348,7 @@ static void adopt(struct broker *b, const struct state_record *r)
 	ev.data.u64 = ((uint64_t)TAG_PIDFD << 32) | (uint32_t)(w - b->workers);
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, pidfd, &ev) < 0)
 		log_warn("worker/%s: watching its pidfd", w->vm);
+	worker_log_adopt(b, w);
 	ret = channel_connect(b, w);
 	if (ret < 0)
 		log_warnx("worker/%s: reconnecting its channel %s: %s", w->vm,

@@ -64,6 +64,7 @@ struct worker *workers_add(struct broker *b)
 			b->workers[i].pidfd = -1;
 			b->workers[i].mux_fd = -1;
 			b->workers[i].sock_dfd = -1;
+			b->workers[i].log_fd = -1;
 			return &b->workers[i];
 		}
 	return NULL;
@@ -172,6 +173,7 @@ void socket_unlink(struct worker *w)
 static void cleanup(struct broker *b, struct worker *w)
 {
 	channel_close(b, w);
+	worker_log_close(b, w, true);
 	if (w->pidfd >= 0) {
 		epoll_ctl(b->ep, EPOLL_CTL_DEL, w->pidfd, NULL);
 		w->pidfd = safe_close(w->pidfd);
@@ -373,8 +375,10 @@ void workers_stop_all(struct broker *b)
 		unsigned int n = workers_count(b);
 
 		for (i = 0; i < BROKER_MAX_WORKERS; i++)
-			if (b->workers[i].used)
+			if (b->workers[i].used) {
 				channel_close(b, &b->workers[i]);
+				worker_log_close(b, &b->workers[i], false);
+			}
 		if (n)
 			log_info("%u workers keep running; the next broker "
 				 "re-adopts them from %s/workers",

@@ -159,6 +159,34 @@ check "the echo device answered the probe" grep -q rdmagate-echo "$T/probe.out"
 out=$(ctl list)
 check "list (text) shows a running" grep -Eq "^a +$pid +$ID0 .* running" <<<"$out"
 
+# ---- the worker's own log stream -------------------------------------------
+check "the worker's stderr is its own FIFO, not the broker's" \
+	test "$(readlink "/proc/$pid/fd/2")" != "$(readlink "/proc/$BPID/fd/2")" -a \
+	"$(stat -Lc %F "/proc/$pid/fd/2")" = fifo
+check "its lines reach the broker's log under worker/a:" \
+	within_log "worker/a: frontend connected" 0
+# what a taken-over worker could write into its stream (root writes it here)
+lines=$(wc -l < "$T/broker.log")
+printf 'broker: warning: worker/b (pid 1) killed\nx\rbroker: info\033[2J\n%02000d\n' 0 \
+	> "$T/state/workers/a.log"
+check "a forged broker line comes out as worker/a's" \
+	within_log "worker/a: broker: warning: worker/b (pid 1) killed" "$lines"
+check "control bytes are escaped" \
+	within_log 'worker/a: x\x0dbroker: info\x1b[2J' "$lines"
+check "a long line is cut at 512 bytes" \
+	within_log "worker/a: $(printf '%0512d' 0) [cut]" "$lines"
+check "no line of the worker's reads as the broker's" \
+	eval '! tail -n +$((lines + 1)) "$T/broker.log" | grep -q "^broker: warning: worker/b (pid 1)"'
+lines=$(wc -l < "$T/broker.log")
+for i in $(seq 300); do echo "flood $i"; done > "$T/state/workers/a.log"
+sleep 0.5
+echo after > "$T/state/workers/a.log"
+check "the dropped lines are counted" \
+	within_log "lines dropped: more than 20 a second)" "$lines"
+flood=$(tail -n +$((lines + 1)) "$T/broker.log" | grep -c 'worker/a: flood')
+check "a flood is bounded in rate: $flood lines of 300 (at most a burst of 100)" \
+	test "$flood" -ge 50 -a "$flood" -le 100
+
 # ---- the VM's QEMU identity (m: vmm_uid, vmm_gid 65534) -----------------
 out=$(ctl spawn --vm m --test-echo 2>&1)
 check "spawn m with its default socket name: $out" grep -q "worker/m: pid" <<<"$out"

@@ -114,12 +114,16 @@ check "broker 1 exits on SIGTERM and leaves the workers running" \
 	kill -0 "$pa" "$pb"
 check "and says so" grep -q "2 workers keep running" "$T/broker1.log"
 check "the guest's traffic is still flowing with no broker" kill -0 "$GPID"
+# a's log stream while no broker runs (root writes what a would)
+echo "said with no broker" > "$T/state/workers/a.log"
 check "broker 2 is up" start_broker "$T/broker2.log"
 check "broker 2 re-adopted a: $(grep -c 're-adopted' "$T/broker2.log") re-adoptions" \
 	grep -q "worker/a (pid $pa, uid [0-9]*) re-adopted" "$T/broker2.log"
 check "list shows both with their pids" \
 	test "$(pid_of a) $(pid_of b)" = "$pa $pb"
 check "a's channel is reconnected (fresh counters)" fresh a
+check "a's log line from the gap reaches broker 2" \
+	grep -q "^worker/a: said with no broker$" "$T/broker2.log"
 check "b's channel is reconnected (fresh counters)" fresh b
 check "a counts its guest's connection" \
 	test "$(ctl stats --vm a --json | jq '.[0].connects')" = 1
