@@ -230,6 +230,7 @@ check "a malformed address refused by rdmagatectl: $out" \
 	grep -q "\-\-address 10.99.0.300: not an IPv4 or IPv6 address" <<<"$out"
 out=$(ctl spawn --vm sys --socket "$T/a.sock" --test-echo 2>&1)
 check "socket in use refused: $out" grep -q "something listens there" <<<"$out"
+check "and the refused spawn left a's socket alone" test -S "$T/a.sock"
 out=$(ctl spawn --vm sys --socket "$T/policy.conf" --test-echo 2>&1)
 check "existing non-socket refused: $out" grep -q "exists and is not a socket" <<<"$out"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" \
