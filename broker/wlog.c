@@ -47,6 +47,19 @@ static void escape(const char *in, size_t n, bool cut, char *out)
 	snprintf(out + o, WLOG_OUT_MAX - o, "%s", cut ? " [cut]" : "");
 }
 
+/* What the bucket dropped since the last line, said once. */
+static void say_dropped(struct wlog *l, wlog_emit_fn emit, void *arg)
+{
+	char out[96];
+
+	if (!l->dropped)
+		return;
+	snprintf(out, sizeof(out), "(%u lines dropped: more than %d a second)",
+		 l->dropped, WLOG_RATE);
+	emit(arg, out);
+	l->dropped = 0;
+}
+
 static void line_done(struct wlog *l, uint64_t now_ms, wlog_emit_fn emit,
 		      void *arg)
 {
@@ -58,14 +71,8 @@ static void line_done(struct wlog *l, uint64_t now_ms, wlog_emit_fn emit,
 		l->dropped++;
 		goto reset;
 	}
-	if (l->dropped) {
-		/* the notice costs no token: it says what the bucket did */
-		snprintf(out, sizeof(out),
-			 "(%u lines dropped: more than %d a second)",
-			 l->dropped, WLOG_RATE);
-		emit(arg, out);
-		l->dropped = 0;
-	}
+	/* the notice costs no token: it says what the bucket did */
+	say_dropped(l, emit, arg);
 	l->tokens--;
 	if (sl && l->len >= sl && !memcmp(l->buf, l->strip, sl))
 		skip = sl;
@@ -95,15 +102,7 @@ void wlog_feed(struct wlog *l, const char *data, size_t n, uint64_t now_ms,
 
 void wlog_end(struct wlog *l, uint64_t now_ms, wlog_emit_fn emit, void *arg)
 {
-	char out[96];
-
 	if (l->len || l->cut)
 		line_done(l, now_ms, emit, arg);
-	if (l->dropped) {
-		snprintf(out, sizeof(out),
-			 "(%u lines dropped: more than %d a second)",
-			 l->dropped, WLOG_RATE);
-		emit(arg, out);
-		l->dropped = 0;
-	}
+	say_dropped(l, emit, arg);
 }
