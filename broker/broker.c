@@ -166,6 +166,8 @@ int broker_reload(struct broker *b, char *why, size_t why_len)
 	policy_free(b->pol);
 	b->pol = p;
 	control_apply_group(b);
+	/* a socket_dir the reload names is the broker's from now on */
+	socket_dir_make(b);
 	snprintf(why, why_len, "reloaded %s: %zu VMs", b->policy_path,
 		 policy_vm_count(p));
 	log_info("%s; running workers keep their settings", why);
@@ -358,8 +360,8 @@ int main(int argc, char **argv)
 	if (state_init(b) < 0)
 		fatalx("cannot use the state directory %s", b->state_dir);
 	if (socket_dir_make(b) < 0)
-		log_warnx("spawns will be refused unless root names a socket "
-			  "in a directory only root may change");
+		log_warnx("until socket_dir is usable, only root can spawn, "
+			  "naming a socket in a directory only root may change");
 	if (gids_open(b) < 0)
 		log_warnx("no rtnetlink: guests' GIDs cannot be added");
 	/* workers a previous broker left running */

@@ -44,6 +44,21 @@ static const struct {
 
 /* ---- the socket ---------------------------------------------------------- */
 
+/* The control socket's group is not a VMM's: a QEMU in it could act for
+ * other VMs' workers through the control socket. */
+static void warn_shared_group(const struct broker *b)
+{
+	const struct policy_vm *vm;
+	size_t i;
+
+	for (i = 0; b->has_group && (vm = policy_vm_at(b->pol, i)); i++)
+		if (vm->has_vmm_gid && vm->vmm_gid == b->control_gid)
+			log_warnx("vm %s: its vmm_gid %u is control_group's: "
+				  "its QEMU may use the control socket (give "
+				  "QEMU a group of its own)",
+				  vm->name, vm->vmm_gid);
+}
+
 /* control_group's gid, looked up again at each (re)load. */
 void control_apply_group(struct broker *b)
 {
@@ -63,6 +78,7 @@ void control_apply_group(struct broker *b)
 				name);
 		}
 	}
+	warn_shared_group(b);
 	if (b->lfd >= 0 &&
 	    (chown(b->control_path, 0, b->has_group ? b->control_gid : 0) < 0 ||
 	     chmod(b->control_path, b->has_group ? 0660 : 0600) < 0))

@@ -326,11 +326,22 @@ int socket_dir_open(const char *path)
 int socket_dir_make(struct broker *b)
 {
 	const char *dir = policy_broker(b->pol)->socket_dir;
+	char path[POLICY_SOCKET_PATH_MAX + 1];
+	char *slash = path;
 	int dfd;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		log_warn("socket_dir %s", dir);
-		return -errno;
+	/* each missing level, 0755 root (the policy's path: root's choice) */
+	snprintf(path, sizeof(path), "%s", dir);
+	while ((slash = strchr(slash + 1, '/')) || path[0]) {
+		if (slash)
+			*slash = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			log_warn("socket_dir %s: creating %s", dir, path);
+			return -errno;
+		}
+		if (!slash)
+			break;
+		*slash = '/';
 	}
 	dfd = socket_dir_open(dir);
 	if (dfd < 0) {
@@ -770,7 +781,6 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	const struct policy_vm *vm;
 	struct child_args a = { 0 };
 	int vu = -1, chan = -1, lg = -1, ret;
-	bool made = false;
 
 	ret = check_request(b, c, req, &vm, e);
 	if (ret < 0)
@@ -785,10 +795,11 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	ret = socket_place(b, c, req, w, e);
 	if (ret == 0)
 		ret = socket_make(b, vm, w, &vu, e);
-	made = ret == 0;
 	if (ret < 0) {
 		char tmp[sizeof(e->why) + BP_PATH_SIZE + 16];
 
+		/* nothing made: whatever was at the name stays */
+		w->sock_dfd = safe_close(w->sock_dfd);
 		snprintf(tmp, sizeof(tmp), "socket %s: %s", w->socket, e->why);
 		memcpy(e->why, tmp, sizeof(e->why) - 1);
 		e->why[sizeof(e->why) - 1] = '\0';
@@ -814,10 +825,9 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	safe_close(lg);
 	if (ret < 0) {
 		worker_log_close(b, w, true);
-		/* only what this spawn made: never a socket that was there */
-		if (made)
-			socket_unlink(w);
-		w->sock_dfd = safe_close(w->sock_dfd);
+		/* the socket this spawn made (one that was there was refused
+		 * above, and is left alone) */
+		socket_unlink(w);
 		if (w->chan_path[0])
 			unlink(w->chan_path);
 		if (w->cgroup[0])

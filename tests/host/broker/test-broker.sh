@@ -231,6 +231,10 @@ check "a malformed address refused by rdmagatectl: $out" \
 out=$(ctl spawn --vm sys --socket "$T/a.sock" --test-echo 2>&1)
 check "socket in use refused: $out" grep -q "something listens there" <<<"$out"
 check "and the refused spawn left a's socket alone" test -S "$T/a.sock"
+fds=$(ls "/proc/$BPID/fd" | wc -l)
+for i in 1 2 3 4 5; do ctl spawn --vm sys --socket "$T/a.sock" --test-echo > /dev/null 2>&1; done
+check "refused spawns leave the broker no fd ($fds before, $(ls "/proc/$BPID/fd" | wc -l) after)" \
+	test "$(ls "/proc/$BPID/fd" | wc -l)" = "$fds"
 out=$(ctl spawn --vm sys --socket "$T/policy.conf" --test-echo 2>&1)
 check "existing non-socket refused: $out" grep -q "exists and is not a socket" <<<"$out"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" \
