@@ -561,9 +561,12 @@ struct child_fail {
 };
 
 static const char *const step_names[] = {
-	"resetting signals", "joining its cgroup",
+	"resetting signals",
+	"joining its cgroup",
 	"setting RLIMIT_MEMLOCK and RLIMIT_CORE",
-	"arranging its fds", "dropping privileges", "executing the worker",
+	"arranging its fds",
+	"dropping privileges",
+	"executing the worker",
 };
 
 static __attribute__((noreturn)) void child_fail(int efd, int step, int err)
