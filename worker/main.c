@@ -322,6 +322,31 @@ static int conn_open(struct loop *l, int cfd)
 	return 0;
 }
 
+/* --peer-uid/--peer-gid: the VM's QEMU identity (the broker's policy);
+ * -1: anyone the socket file lets in. */
+static long long peer_uid = -1, peer_gid = -1;
+
+/* The frontend is root or the VM's QEMU identity (SO_PEERCRED): the
+ * socket file's mode is the first fence, this the second. */
+static bool peer_allowed(int cfd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (peer_uid < 0 && peer_gid < 0)
+		return true;
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+		log_warn("SO_PEERCRED");
+		return false;
+	}
+	if (cr.uid == 0 || cr.uid == peer_uid || cr.gid == peer_gid)
+		return true;
+	log_warnx("refused a frontend of uid %u gid %u (pid %d): not the "
+		  "VM's QEMU identity",
+		  (unsigned int)cr.uid, (unsigned int)cr.gid, (int)cr.pid);
+	return false;
+}
+
 static void on_listen(struct loop *l)
 {
 	int cfd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -329,6 +354,10 @@ static void on_listen(struct loop *l)
 	if (cfd < 0) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			log_warn("accept");
+		return;
+	}
+	if (!peer_allowed(cfd)) {
+		safe_close(cfd);
 		return;
 	}
 	if (conn_open(l, cfd) < 0)
@@ -538,6 +567,9 @@ static void usage(FILE *f)
 		   "  --print-capabilities  print the vhost-user backend JSON "
 		   "and exit\n"
 		   "  --vm NAME             log tag worker/NAME\n"
+		   "  --peer-uid N --peer-gid N\n"
+		   "                        accept only a frontend of this uid "
+		   "or gid (and root)\n"
 		   "  --test-device echo    serve the transport TEST device\n"
 		   "  --sandbox-debug       log forbidden syscalls instead of "
 		   "dying (never in\n"
@@ -606,6 +638,8 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "max-srq-wr", required_argument, NULL, 264 },
 		{ "max-sge", required_argument, NULL, 265 },
 		{ "sandbox-debug", no_argument, NULL, 'S' },
+		{ "peer-uid", required_argument, NULL, 'U' },
+		{ "peer-gid", required_argument, NULL, 'G' },
 #if RDMAGATE_TEST_HOOKS
 		{ "test-forbidden-syscall", required_argument, NULL, 'X' },
 #endif
@@ -646,6 +680,14 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'S':
 			o->sandbox_debug = true;
 			break;
+		case 'U':
+			peer_uid = parse_uint("--peer-uid", optarg, 0,
+					      UINT32_MAX - 1);
+			break;
+		case 'G':
+			peer_gid = parse_uint("--peer-gid", optarg, 0,
+					      UINT32_MAX - 1);
+			break;
 #if RDMAGATE_TEST_HOOKS
 		case 'X':
 			o->test_syscall = optarg;
@@ -671,6 +713,9 @@ static void parse(int argc, char **argv, struct options *o)
 		usage(stderr);
 		exit(2);
 	}
+	/* the sandbox lets SO_PEERCRED through for the broker channel */
+	if ((peer_uid >= 0 || peer_gid >= 0) && o->broker_fd < 0)
+		fatalx("--peer-uid and --peer-gid need --broker-fd");
 }
 
 /*
