@@ -34,7 +34,7 @@
  * What the process gives a device at create time: the event loop (for fds
  * the device waits on, e.g. verbs completion channels; callbacks run on the
  * worker's one thread like everything else) and the device's own
- * configuration (dev_rdma: struct rdma_dev_cfg; echo: NULL).
+ * configuration (virtio-rdma: struct vrdma_cfg; echo: NULL).
  */
 struct dev_env {
 	void *loop_ctx;
@@ -72,7 +72,8 @@ struct device_ops {
 
 /* The transport test device (dev_echo.c); see docs/vhost-user.md. */
 extern const struct device_ops echo_device_ops;
-/* The virtio-rdma device on host verbs (rdma/dev_rdma.c, docs/worker.md). */
+/* The virtio-rdma frontend on the verbs backend (virtio_rdma/dev.c,
+ * docs/worker.md). */
 extern const struct device_ops rdma_device_ops;
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * QP1 (GSI) emulation of the virtio-rdma device, in the sandboxed
+ * QP1 (GSI) emulation of the verbs backend, in the sandboxed
  * rdmagate-worker: the guest's QP1 sends become MAD_SEND messages to
  * rdmagate-mux over the worker's mux channel (common/mux_proto.h), and the
  * mux's MAD_RECV messages land in the guest's QP1 receive buffers behind a
@@ -8,18 +8,17 @@
  * receive CQ.  docs/worker.md ("QP1") says what is counted and refused.
  *
  * The channel belongs to the process (main.c watches it; the broker hands
- * a new one with WP_MUX_CHANNEL when the mux restarts); the device of the
+ * a new one with WP_MUX_CHANNEL when the mux restarts); the backend of the
  * connected frontend, if any, registers itself on it.
  */
-#ifndef RDMAGATE_WORKER_RDMA_QP1_H
-#define RDMAGATE_WORKER_RDMA_QP1_H
+#ifndef RDMAGATE_WORKER_BACKEND_QP1_H
+#define RDMAGATE_WORKER_BACKEND_QP1_H
 
 #include <stdint.h>
 
 #include "common/mux_proto.h"
-#include "worker/rdma/wqe.h"
+#include "worker/backend/backend.h"
 
-struct rdma_dev;
 struct wp_counters;
 
 /* The GRH area in front of every UD receive's payload. */
@@ -30,7 +29,7 @@ struct wp_counters;
 struct qp1_chan {
 	int fd;			      /* the worker's end, or -1: no mux */
 	uint32_t mux_worker_id;	      /* what the mux calls us (logs) */
-	struct rdma_dev *dev;	      /* the connected device, or NULL */
+	struct be *be;		      /* the connected backend, or NULL */
 	struct wp_counters *counters; /* the process's (dropped MADs) */
 	/* rate-limited logging of dropped MADs */
 	uint64_t log_ms;     /* when the last line was written */
@@ -43,14 +42,14 @@ struct qp1_chan {
 	}
 
 /*
- * A guest's QP1 send w (decoded, on QP slot s) as MAD_SEND on the mux
- * channel, without blocking.  Returns VIRTIO_RDMA_WC_SUCCESS, or the
+ * A guest's QP1 send w (on the GSI QP, handle h) as MAD_SEND on the mux
+ * channel, without blocking.  Returns IBV_WC_SUCCESS, or the
  * status of the guest's completion with *why saying what went wrong (no
  * mux, its queue full, a bad address vector or length, an SGE outside
  * the guest's memory).  Counts mads_sent or mad_errors.
  */
-int qp1_send(struct rdma_dev *d, uint32_t s, const struct rdma_send_wr *w,
-	     const char **why);
+enum ibv_wc_status qp1_send(struct be *be, uint32_t h,
+			    const struct be_send_wr *w, const char **why);
 
 /*
  * The mux channel is readable: reads up to QP1_RECV_BATCH datagrams and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * QP1 (GSI) emulation of the virtio-rdma device (see worker/rdma/qp1.h),
+ * QP1 (GSI) emulation of the verbs backend (see worker/backend/qp1.h),
  * run by the sandboxed rdmagate-worker on its one thread: guest QP1 sends
  * to MAD_SEND, the mux's MAD_RECV to the guest's QP1 receive buffers.
  * The mux is a peer like any other: every datagram it sends is decoded by
@@ -18,8 +18,8 @@
 
 #include "common/log.h"
 #include "common/probes.h"
-#include "worker/rdma/dev_rdma.h"
-#include "worker/rdma/qp1.h"
+#include "worker/backend/be_impl.h"
+#include "worker/backend/qp1.h"
 
 /* Bytes of a RoCE v2 MAD datagram after the IP header, but the MAD. */
 #define UDP_LEN		      8
@@ -107,60 +107,75 @@ int qp1_grh_build(uint8_t grh[QP1_GRH_LEN], const struct mp_mad_recv *r,
 
 /* ---- send: guest -> mux ---- */
 
-int qp1_send(struct rdma_dev *d, uint32_t s, const struct rdma_send_wr *w,
-	     const char **why)
+/* The MAD's bytes: inline, or the sum of the SGE lengths. */
+static uint64_t send_len(const struct be_send_wr *w)
 {
-	const struct virtio_rdma_av *av = &w->wr.ud.av;
-	struct qp1_chan *c = d->cfg->mux;
-	struct rd_slot *q = &d->slot[s];
+	uint64_t n = 0;
+	uint32_t i;
+
+	if (w->send_flags & IBV_SEND_INLINE)
+		return w->inline_len;
+	for (i = 0; i < w->num_sge; i++)
+		n += w->sge[i].length;
+	return n;
+}
+
+enum ibv_wc_status qp1_send(struct be *be, uint32_t h,
+			    const struct be_send_wr *w, const char **why)
+{
+	const struct be_ah_attr *av = &w->ud.av;
+	struct qp1_chan *c = be->cfg.mux;
+	struct be_qp *q = &be->qp[h];
 	struct mp_mad_send *ms;
 	enum rdmagate_mad_drop reason = RDMAGATE_MAD_DROP_BAD;
+	uint64_t len = send_len(w);
+	enum ibv_wc_status st = IBV_WC_LOC_QP_OP_ERR;
 	struct mp_msg m;
-	int st = VIRTIO_RDMA_WC_LOC_QP_OP_ERR, ret;
+	int ret;
 
 	mp_init(&m, MP_MAD_SEND);
 	ms = &m.u.mad_send;
-	if (w->opcode != VIRTIO_RDMA_WR_SEND) {
+	if (w->opcode != IBV_WR_SEND) {
 		*why = "a QP1 send must be a SEND without immediate data";
 		goto fail;
 	}
-	if (q->state != VIRTIO_RDMA_QPS_RTS) {
+	if (q->state != IBV_QPS_RTS) {
 		*why = "QP1 is not in RTS";
 		goto fail;
 	}
-	if (w->total_len < MP_MAD_HDR || w->total_len > MP_MAD_SIZE) {
+	if (len < MP_MAD_HDR || len > MP_MAD_SIZE) {
 		*why = "a MAD is 24..256 bytes";
-		st = VIRTIO_RDMA_WC_LOC_LEN_ERR;
+		st = IBV_WC_LOC_LEN_ERR;
 		goto fail;
 	}
-	if (d->guest_gid[av->gid_index] < 0) {
+	if (av->sgid_index >= be->gid_tbl_len ||
+	    be->guest_gid[av->sgid_index] < 0) {
 		*why = "the address vector names a GID index the guest never "
 		       "added";
 		goto fail;
 	}
-	if (w->wr.ud.remote_qpn > MP_QPN_MAX) {
+	if (w->ud.remote_qpn > MP_QPN_MAX) {
 		*why = "remote QPN of more than 24 bits";
 		goto fail;
 	}
-	memcpy(ms->sgid, d->gid_raw[av->gid_index], MP_GID_SIZE);
+	memcpy(ms->sgid, be->gid_raw[av->sgid_index], MP_GID_SIZE);
 	memcpy(ms->dgid, av->dgid, MP_GID_SIZE);
-	ms->flow_label = VIRTIO_RDMA_AV_FLOW_LABEL(av->sl_tclass_flowlabel);
-	ms->traffic_class =
-		(uint8_t)VIRTIO_RDMA_AV_TCLASS(av->sl_tclass_flowlabel);
+	ms->flow_label = av->flow_label & MP_FLOW_LABEL_MAX;
+	ms->traffic_class = av->traffic_class;
 	ms->hop_limit = av->hop_limit;
 	ms->pkey_index = 0; /* the device's one P_Key */
-	ms->remote_qpn = w->wr.ud.remote_qpn;
-	ms->remote_qkey = w->wr.ud.remote_qkey;
-	ms->mad_len = (uint32_t)w->total_len;
-	if (w->send_flags & VIRTIO_RDMA_SEND_INLINE) {
+	ms->remote_qpn = w->ud.remote_qpn;
+	ms->remote_qkey = w->ud.remote_qkey;
+	ms->mad_len = (uint32_t)len;
+	if (w->send_flags & IBV_SEND_INLINE) {
 		memcpy(ms->mad, w->inline_data, w->inline_len);
 	} else {
-		st = rd_sge_copy(d, q->pdn, w->sge, w->num_sge, ms->mad,
+		st = be_sge_copy(be, q->pd, w->sge, w->num_sge, ms->mad,
 				 ms->mad_len, false, why);
-		if (st)
+		if (st != IBV_WC_SUCCESS)
 			goto fail;
 	}
-	st = VIRTIO_RDMA_WC_LOC_QP_OP_ERR;
+	st = IBV_WC_LOC_QP_OP_ERR;
 	if (!c || c->fd < 0) {
 		*why = "no MAD mux (the broker has not given this worker its "
 		       "channel)";
@@ -175,12 +190,13 @@ int qp1_send(struct rdma_dev *d, uint32_t s, const struct rdma_send_wr *w,
 					: RDMAGATE_MAD_DROP_NO_MUX;
 		goto fail;
 	}
-	RDMAGATE_MAD_SEND(rdmagate_probe_vm, VIRTIO_RDMA_GSI_QPN, ms->mad_len);
-	d->st->mads_sent++;
-	return VIRTIO_RDMA_WC_SUCCESS;
+	RDMAGATE_MAD_SEND(rdmagate_probe_vm, 1, ms->mad_len);
+	be->st->mads_sent++;
+	return IBV_WC_SUCCESS;
 fail:
-	RDMAGATE_MAD_DROP(rdmagate_probe_vm, reason, (uint32_t)w->total_len);
-	d->st->mad_errors++;
+	RDMAGATE_MAD_DROP(rdmagate_probe_vm, reason,
+			  (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len));
+	be->st->mad_errors++;
 	return st;
 }
 
@@ -219,14 +235,14 @@ static void drop(struct qp1_chan *c, enum rdmagate_mad_drop reason,
 }
 
 /* The guest's GID table index holding gid (RoCE v2 first), or -1. */
-static int guest_gid_of(const struct rdma_dev *d, const uint8_t gid[16])
+static int guest_gid_of(const struct be *be, const uint8_t gid[16])
 {
 	int i, found = -1;
 
-	for (i = 0; i < VIRTIO_RDMA_GID_TBL_LEN; i++) {
-		if (d->guest_gid[i] < 0 || memcmp(d->gid_raw[i], gid, 16))
+	for (i = 0; i < (int)be->gid_tbl_len; i++) {
+		if (be->guest_gid[i] < 0 || memcmp(be->gid_raw[i], gid, 16))
 			continue;
-		if (d->gid_type[i] == WP_GID_ROCE_V2)
+		if (be->gid_type[i] == IBV_GID_TYPE_ROCE_V2)
 			return i;
 		if (found < 0)
 			found = i;
@@ -234,48 +250,45 @@ static int guest_gid_of(const struct rdma_dev *d, const uint8_t gid[16])
 	return found;
 }
 
-static void deliver(struct qp1_chan *c, struct rdma_dev *d,
+static void deliver(struct qp1_chan *c, struct be *be,
 		    const struct mp_mad_recv *r)
 {
 	uint8_t buf[QP1_GRH_LEN + MP_MAD_SIZE];
-	struct rdma_completion cpl;
+	struct be_wc cpl;
 	char gid[48];
 	int i, ret;
 
-	i = guest_gid_of(d, r->dgid);
+	i = guest_gid_of(be, r->dgid);
 	if (i < 0) {
 		inet_ntop(AF_INET6, r->dgid, gid, sizeof(gid));
 		drop(c, RDMAGATE_MAD_DROP_BAD, r->mad_len,
 		     "to GID %s, which is not the guest's", gid);
 		return;
 	}
-	if (r->pkey_index >= VIRTIO_RDMA_PKEY_TBL_LEN) {
+	if (r->pkey_index >= 1) {
 		drop(c, RDMAGATE_MAD_DROP_BAD, r->mad_len,
-		     "P_Key index %u (the table has %u)", r->pkey_index,
-		     VIRTIO_RDMA_PKEY_TBL_LEN);
+		     "P_Key index %u (the table has 1)", r->pkey_index);
 		return;
 	}
-	if (qp1_grh_build(buf, r, d->gid_type[i] == WP_GID_ROCE_V1) < 0) {
+	if (qp1_grh_build(buf, r, be->gid_type[i] == IBV_GID_TYPE_ROCE_V1) <
+	    0) {
 		drop(c, RDMAGATE_MAD_DROP_BAD, r->mad_len,
 		     "one of its GIDs is IPv4-mapped, the other is not");
 		return;
 	}
 	memcpy(buf + QP1_GRH_LEN, r->mad, r->mad_len);
 	memset(&cpl, 0, sizeof(cpl));
-	cpl.status = VIRTIO_RDMA_WC_SUCCESS;
-	cpl.opcode = VIRTIO_RDMA_WC_RECV;
+	cpl.status = IBV_WC_SUCCESS;
+	cpl.opcode = IBV_WC_RECV;
 	cpl.byte_len = QP1_GRH_LEN + r->mad_len;
-	cpl.qp_num = VIRTIO_RDMA_GSI_QPN;
 	cpl.src_qp = r->src_qpn;
-	cpl.wc_flags = VIRTIO_RDMA_WC_GRH;
+	cpl.wc_flags = IBV_WC_GRH;
 	cpl.pkey_index = r->pkey_index;
-	cpl.port_num = VIRTIO_RDMA_PORT;
-	ret = rd_gsi_deliver(d, buf, cpl.byte_len, &cpl);
+	ret = be_gsi_deliver(be, buf, cpl.byte_len, &cpl);
 	switch (ret) {
 	case 0:
-		d->st->mads_received++;
-		RDMAGATE_MAD_RECV(rdmagate_probe_vm, VIRTIO_RDMA_GSI_QPN,
-				  r->mad_len);
+		be->st->mads_received++;
+		RDMAGATE_MAD_RECV(rdmagate_probe_vm, 1, r->mad_len);
 		break;
 	case -ENOENT:
 		drop(c, RDMAGATE_MAD_DROP_QUEUE_FULL, r->mad_len,
@@ -309,12 +322,12 @@ static void handle(struct qp1_chan *c, const uint8_t *buf, size_t len)
 		     mp_type_name(m.h.type));
 		return;
 	}
-	if (!c->dev) {
+	if (!c->be) {
 		drop(c, RDMAGATE_MAD_DROP_QUEUE_FULL, m.u.mad_recv.mad_len,
 		     "no guest is connected");
 		return;
 	}
-	deliver(c, c->dev, &m.u.mad_recv);
+	deliver(c, c->be, &m.u.mad_recv);
 }
 
 int qp1_chan_readable(struct qp1_chan *c)
