@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Helpers of the guest suite's scripts (sourced after tests/tap.sh): QEMU
 # 11.1 and the module cache, waits on files, PCI ids, QMP.
 
@@ -80,15 +81,15 @@ wait_cmd() {
 
 # fabric_guest_gid IP: in the test VM (with -n 2 and tap0 up), the routes
 # for a nested guest whose address IP is also a GID on rxe0's netdev (the
-# broker adds it there for the PVRDMA device; so IP is local in the test
-# VM). Locally generated packets to IP: RoCE from rxe1 (UDP with rxe1's
-# veth1 as the output interface) crosses the veth pair to rxe0, where the
-# worker's QPs are; everything else (TCP, ICMP) goes out tap0 to the
-# guest's vmxnet3. Rules before the local table (at 100, moved there by
-# tests/vm/rdmagate-vm).
+# broker adds it there for the PVRDMA device, so IP is local in the test
+# VM; "addr replace" is harmless when the broker did). Locally generated
+# packets to IP: RoCE from rxe1 (UDP with rxe1's veth1 as the output
+# interface) crosses the veth pair to rxe0, where the worker's QPs are;
+# everything else (TCP, ICMP) goes out tap0 to the guest's vmxnet3. Rules
+# before the local table (at 100, moved there by tests/vm/rdmagate-vm).
 fabric_guest_gid() {
 	ip -batch - <<-EOT
-	addr add $1/32 dev veth0
+	addr replace $1/32 dev veth0
 	rule add pref 8 iif lo oif veth1 to $1 lookup 103
 	route add $1 dev veth1 src 10.99.0.2 table 103
 	neigh replace $1 lladdr 02:00:00:00:00:01 dev veth1 nud permanent

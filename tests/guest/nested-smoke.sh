@@ -15,11 +15,11 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 # ---- level 3, the nested guest: facts as key=value lines. Each program
 # started costs seconds in TCG inside TCG: builtins wherever they do.
 in_guest() {
-	local m n rest dev mnt fs devs=() fns=()
+	local m n rest mnt fs devs=() fns=()
 	while read -r m rest; do
 		case $m in vmxnet3|vmw_pvrdma|ib_uverbs) echo "module_$m=1" ;; esac
 	done < /proc/modules
-	while read -r dev mnt fs rest; do
+	while read -r _ mnt fs rest; do
 		[ "$mnt" != / ] || echo "root_fs=$fs"
 	done < /proc/self/mounts
 	for n in ibv_devices ibv_devinfo ibv_rc_pingpong ib_write_lat rping; do

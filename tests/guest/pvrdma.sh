@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../tap.sh"
 . "$here/lib.sh"
 
-GUEST_IP=10.99.2.2 PEER_IP=10.99.0.2 PEER_DEV=rxe1 PEER_GID=1 ITERS=100
+GUEST_IP=10.99.2.2 PEER_IP=10.99.0.2 PEER_DEV=rxe1 PEER_GID=1 ITERS=20
 # tool: port (one native server each, before the guest boots)
 declare -A PORT=([ibv_rc_pingpong]=18515 [ibv_ud_pingpong]=18516
 	[ibv_srq_pingpong]=18517 [ib_write_lat]=18518 [ib_write_bw]=18519
@@ -52,14 +52,14 @@ in_guest() {
 	echo "gid_index=$gidx"
 	[ -n "$gidx" ] || { cat /tmp/devinfo >&2; return 0; }
 	for t in "${FORWARD[@]}"; do
-		timeout 120 "$t" $(tool_args "$t" "$dev" "$gidx" "${PORT[$t]}") \
+		timeout 300 "$t" $(tool_args "$t" "$dev" "$gidx" "${PORT[$t]}") \
 			"$PEER_IP" > "/tmp/$t.out" 2>&1
 		rc=$?
 		echo "forward_$t=$rc"
 		[ "$rc" = 0 ] || sed "s/^/$t: /" "/tmp/$t.out" >&2
 	done
 	# the reverse direction: the guest serves, the test VM's rxe1 connects
-	timeout 120 ibv_rc_pingpong $(tool_args ibv_rc_pingpong "$dev" "$gidx" \
+	timeout 600 ibv_rc_pingpong $(tool_args ibv_rc_pingpong "$dev" "$gidx" \
 		"$REVERSE_PORT") > /tmp/reverse.out 2>&1 &
 	local srv=$!
 	sleep 1
@@ -84,12 +84,12 @@ in_vm() {
 	check "the vfio-user server listens" wait_file "$S" 30
 	declare -A srv
 	for t in "${FORWARD[@]}"; do
-		timeout 900 "$t" $(tool_args "$t" "$PEER_DEV" "$PEER_GID" \
+		timeout 1400 "$t" $(tool_args "$t" "$PEER_DEV" "$PEER_GID" \
 			"${PORT[$t]}") > "$T/native-$t.out" 2>&1 &
 		srv[$t]=$!
 	done
 	(
-		wait_file "$T/guest-listening" 900 || exit 1
+		wait_file "$T/guest-listening" 1400 || exit 1
 		wait_cmd 60 timeout 120 ibv_rc_pingpong $(tool_args ibv_rc_pingpong \
 			"$PEER_DEV" "$PEER_GID" "$REVERSE_PORT") "$GUEST_IP"
 	) > "$T/native-reverse.out" 2>&1 &
