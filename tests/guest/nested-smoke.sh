@@ -98,4 +98,4 @@ case ${1:-} in
 esac
 
 # ---- level 1, the host
-guest_run_in_test_vm 1100 "$here/nested-smoke.sh" --in-vm
+guest_run_in_test_vm 1700 "$here/nested-smoke.sh" --in-vm

@@ -8,8 +8,9 @@
 #   COMMAND starts the vfio-user server inside the test VM, in the
 #   foreground; '{socket}' in it is replaced by the socket path QEMU 11.1
 #   connects to and '{device}' by the host device (rxe0), e.g.
-#   --worker "$RDMAGATE_BUILD/worker/rdmagate-worker --device {device} \
-#             --pvrdma --socket {socket}"
+#   --worker "$RDMAGATE_BUILD/worker/rdmagate-worker --frontend pvrdma \
+#             --device {device} --socket {socket}"
+# (the option names of wip/pvrdma's worker when this was written)
 # The guest's GID (its vmxnet3 address) is added to rxe0's netdev here, as
 # the broker would; see fabric_guest_gid in lib.sh for the routes.
 #
@@ -134,4 +135,4 @@ case ${1:-} in
 esac
 
 # ---- level 1, the host
-guest_run_in_test_vm 1500 "$here/pvrdma.sh" --in-vm "$2"
+guest_run_in_test_vm 2400 "$here/pvrdma.sh" --in-vm "$2"
