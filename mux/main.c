@@ -537,7 +537,7 @@ static void on_worker(struct mux *m, struct worker *w)
 	}
 }
 
-struct worker *worker_slot(struct mux *m)
+static struct worker *worker_slot(struct mux *m)
 {
 	size_t i;
 
@@ -576,10 +576,48 @@ static int check_channel(int fd, char *why, size_t why_len)
 
 /* ---- the broker ---------------------------------------------------------- */
 
+int worker_claim(struct mux *m, uint32_t id, const char *vm, bool rdmacm,
+		 struct worker **ret, char *why, size_t why_len)
+{
+	struct worker *w = worker_by_id(m, id);
+	int e;
+
+	if (w && (strcmp(w->vm, vm) || !w->rdmacm != !rdmacm)) {
+		snprintf(why, why_len, "worker %u is attached for vm %s%s", id,
+			 w->vm,
+			 w->rdmacm ? " as a QEMU pvrdma VM"
+			 : rdmacm  ? " as a worker"
+				   : "");
+		return -EEXIST;
+	}
+	if (w) {
+		*ret = w;
+		return 1;
+	}
+	w = worker_slot(m);
+	if (!w) {
+		snprintf(why, why_len, "%d workers attached already",
+			 MAX_WORKERS);
+		return -ENOSPC;
+	}
+	e = router_worker_add(m->r, id);
+	if (e < 0) {
+		snprintf(why, why_len, "worker %u: %s", id, strerror(-e));
+		return e;
+	}
+	memset(w, 0, sizeof(*w));
+	w->used = true;
+	w->id = id;
+	w->fd = -1;
+	snprintf(w->vm, sizeof(w->vm), "%s", vm);
+	*ret = w;
+	return 0;
+}
+
 static int do_attach(struct mux *m, const struct mp_worker_attach *a, int *fd,
 		     char *why, size_t why_len)
 {
-	struct worker *w = worker_by_id(m, a->worker_id);
+	struct worker *w;
 	int ret;
 
 	if (*fd < 0) {
@@ -591,33 +629,10 @@ static int do_attach(struct mux *m, const struct mp_worker_attach *a, int *fd,
 	ret = check_channel(*fd, why, why_len);
 	if (ret < 0)
 		return ret;
-	if (w && (strcmp(w->vm, a->vm) || w->rdmacm)) {
-		snprintf(why, why_len, "worker %u is attached for vm %s%s",
-			 a->worker_id, w->vm,
-			 w->rdmacm ? " as a QEMU pvrdma VM" : "");
-		return -EEXIST;
-	}
-	if (!w) {
-		w = worker_slot(m);
-		if (!w) {
-			snprintf(why, why_len, "%d workers attached already",
-				 MAX_WORKERS);
-			return -ENOSPC;
-		}
-		ret = router_worker_add(m->r, a->worker_id);
-		if (ret < 0) {
-			snprintf(why, why_len, "worker %u: %s", a->worker_id,
-				 strerror(-ret));
-			return ret;
-		}
-		memset(w, 0, sizeof(*w));
-		w->used = true;
-		w->id = a->worker_id;
-		w->fd = -1;
-		snprintf(w->vm, sizeof(w->vm), "%s", a->vm);
-	} else {
-		ep_del_close(m, &w->fd); /* replaced: the broker's replay */
-	}
+	ret = worker_claim(m, a->worker_id, a->vm, false, &w, why, why_len);
+	if (ret < 0)
+		return ret;
+	ep_del_close(m, &w->fd); /* replaced: the broker's replay */
 	ret = ep_add(m, *fd, TAG_WORKER | (uint64_t)(w - m->workers) << 8);
 	if (ret < 0) {
 		snprintf(why, why_len, "epoll: %s", strerror(-ret));

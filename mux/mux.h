@@ -96,7 +96,14 @@ struct mux {
 
 uint64_t now_ms(void);
 struct worker *worker_by_id(struct mux *m, uint32_t id);
-struct worker *worker_slot(struct mux *m);
+/*
+ * The worker attached as id for vm (1: a replay), or a new one in the
+ * router and a free slot (0; fd -1, no rdmacm); -EEXIST when id is
+ * attached for another vm or as the other kind (a worker, or with rdmacm
+ * a QEMU pvrdma VM), -ENOSPC; why says which.
+ */
+int worker_claim(struct mux *m, uint32_t id, const char *vm, bool rdmacm,
+		 struct worker **ret, char *why, size_t why_len);
 /* Counts, fires the probes and logs (rate-limited) a MAD's outcome. */
 void outcome(struct mux *m, const struct router_verdict *v);
 /* Sends s on the port and from the GID index the router chose (v);

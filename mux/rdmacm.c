@@ -102,7 +102,7 @@ void rdmacm_release(struct mux *m, struct worker *w)
 int rdmacm_attach(struct mux *m, const struct mp_rdmacm_attach *a, int *fd,
 		  char *why, size_t why_len)
 {
-	struct worker *w = worker_by_id(m, a->worker_id);
+	struct worker *w;
 	int ret;
 
 	if (*fd < 0) {
@@ -114,38 +114,21 @@ int rdmacm_attach(struct mux *m, const struct mp_rdmacm_attach *a, int *fd,
 	ret = check_listener(*fd, why, why_len);
 	if (ret < 0)
 		return ret;
-	if (w && (strcmp(w->vm, a->vm) || !w->rdmacm)) {
-		snprintf(why, why_len, "worker %u is attached for vm %s%s",
-			 a->worker_id, w->vm, w->rdmacm ? "" : " as a worker");
-		return -EEXIST;
-	}
-	if (w) {
+	ret = worker_claim(m, a->worker_id, a->vm, true, &w, why, why_len);
+	if (ret < 0)
+		return ret;
+	if (ret) {
 		/* the broker's replay: a new socket replaces the old one */
 		client_close(m, w, "the broker replaced its socket");
 		ep_del_close(m, &w->rdmacm->lfd);
 	} else {
-		w = worker_slot(m);
-		if (!w) {
-			snprintf(why, why_len, "no room for another VM");
-			return -ENOSPC;
-		}
-		ret = router_worker_add(m->r, a->worker_id);
-		if (ret < 0) {
-			snprintf(why, why_len, "worker %u: %s", a->worker_id,
-				 strerror(-ret));
-			return ret;
-		}
-		memset(w, 0, sizeof(*w));
 		w->rdmacm = calloc(1, sizeof(*w->rdmacm));
 		if (!w->rdmacm) {
 			router_worker_del(m->r, a->worker_id);
+			w->used = false;
 			snprintf(why, why_len, "out of memory");
 			return -ENOMEM;
 		}
-		w->used = true;
-		w->id = a->worker_id;
-		w->fd = -1; /* no worker channel: the QEMU connection is */
-		snprintf(w->vm, sizeof(w->vm), "%s", a->vm);
 		w->rdmacm->lfd = -1;
 		w->rdmacm->cfd = -1;
 	}

@@ -7,7 +7,7 @@
  * destination table, on a clock the input drives.  Any input must be
  * decided without a crash or leak, and consistently (checked below).
  *
- * Input: a sequence of records (gen-seeds.py writes seeds)
+ * Input: a sequence of records (gen-seeds.py writes the seeds)
  *   sel(1) then
  *   sel bit 0 = 0: a QEMU record, RCM_MSG_SIZE bytes (cut by the end,
  *                  the rest zero)
@@ -78,6 +78,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int port;
 
 	router_config_default(&c);
+	/* small tables: allocated for every input */
+	c.max_ports = 2;
+	c.max_workers = 2;
+	c.max_gids = 4;
 	c.max_ids = 64;
 	c.max_ids_per_worker = 32;
 	r = router_new(&c);

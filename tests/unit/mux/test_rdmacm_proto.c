@@ -231,6 +231,12 @@ static void cm(uint8_t *mad, uint16_t attr, uint32_t local, uint32_t remote)
 
 static struct rcm_peers peers;
 
+static int dest(const uint8_t *mad, size_t len, const uint8_t *ours,
+		uint64_t now, uint8_t d[16], char why[160])
+{
+	return rcm_peers_dest(&peers, mad, len, ours, now, d, why, 160);
+}
+
 /* The passive side: a REQ comes in, the REP, DREP go back to its sender. */
 static void test_dest_passive(void **state)
 {
@@ -241,24 +247,16 @@ static void test_dest_passive(void **state)
 	cm(mad, CM_ATTR_REQ, 0x01000001, 0);
 	rcm_peers_learn(&peers, mad, 256, gid_a, gid_b, 1);
 	cm(mad, CM_ATTR_REP, 0x02000002, 0x01000001);
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 256, gid_a, 2, d, why, sizeof(why)),
-		0);
+	assert_int_equal(dest(mad, 256, gid_a, 2, d, why), 0);
 	assert_memory_equal(d, gid_b, 16);
 	/* the same id on another of our GIDs: not learned there */
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 256, gid_c, 2, d, why, sizeof(why)),
-		-ENOENT);
+	assert_int_equal(dest(mad, 256, gid_c, 2, d, why), -ENOENT);
 	assert_non_null(strstr(why, "0x01000001"));
 	cm(mad, CM_ATTR_DREP, 0x02000002, 0x01000001);
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 256, gid_a, 3, d, why, sizeof(why)),
-		0);
+	assert_int_equal(dest(mad, 256, gid_a, 3, d, why), 0);
 	/* forgotten with its GID (UNREG) */
 	rcm_peers_forget(&peers, gid_a);
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 256, gid_a, 4, d, why, sizeof(why)),
-		-ENOENT);
+	assert_int_equal(dest(mad, 256, gid_a, 4, d, why), -ENOENT);
 }
 
 /* The active side: a REQ names its destination; RTU answers the REP. */
@@ -270,41 +268,27 @@ static void test_dest_active(void **state)
 	memset(&peers, 0, sizeof(peers));
 	cm(mad, CM_ATTR_REQ, 0x0a, 0);
 	memcpy(mad + CM_OFF_REQ_PRI_REMOTE_GID, gid_c, 16);
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 256, gid_a, 1, d, why, sizeof(why)),
-		0);
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), 0);
 	assert_memory_equal(d, gid_c, 16);
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 100, gid_a, 1, d, why, sizeof(why)),
-		-EINVAL);
+	assert_int_equal(dest(mad, 100, gid_a, 1, d, why), -EINVAL);
 	cm(mad, CM_ATTR_REP, 0x0b, 0x0a);
 	rcm_peers_learn(&peers, mad, 256, gid_a, gid_c, 2);
 	cm(mad, CM_ATTR_RTU, 0x0a, 0x0b);
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 256, gid_a, 3, d, why, sizeof(why)),
-		0);
+	assert_int_equal(dest(mad, 256, gid_a, 3, d, why), 0);
 	assert_memory_equal(d, gid_c, 16);
 	/* SIDR: the request names no destination, the reply answers one */
 	cm(mad, CM_ATTR_SIDR_REQ, 0x77, 0);
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 256, gid_a, 4, d, why, sizeof(why)),
-		-ENOENT);
+	assert_int_equal(dest(mad, 256, gid_a, 4, d, why), -ENOENT);
 	assert_non_null(strstr(why, "SIDR_REQ"));
 	rcm_peers_learn(&peers, mad, 256, gid_a, gid_b, 4);
 	cm(mad, CM_ATTR_SIDR_REP, 0x77, 0);
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 256, gid_a, 5, d, why, sizeof(why)),
-		0);
+	assert_int_equal(dest(mad, 256, gid_a, 5, d, why), 0);
 	assert_memory_equal(d, gid_b, 16);
 	/* not CM, too short */
 	mad[1] = 0x04;
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 256, gid_a, 6, d, why, sizeof(why)),
-		-EINVAL);
+	assert_int_equal(dest(mad, 256, gid_a, 6, d, why), -EINVAL);
 	cm(mad, CM_ATTR_RTU, 0x0a, 0x0b);
-	assert_int_equal(
-		rcm_peers_dest(&peers, mad, 30, gid_a, 6, d, why, sizeof(why)),
-		-EINVAL);
+	assert_int_equal(dest(mad, 30, gid_a, 6, d, why), -EINVAL);
 }
 
 /* Full: the least recently used entry goes, nothing else. */
@@ -320,23 +304,15 @@ static void test_dest_bounded(void **state)
 		rcm_peers_learn(&peers, mad, 256, gid_a, gid_b, i);
 	}
 	cm(mad, CM_ATTR_REP, 0x999, 1); /* id 1 used again: now the newest */
-	assert_int_equal(rcm_peers_dest(&peers, mad, 256, gid_a, 1000, d, why,
-					sizeof(why)),
-			 0);
+	assert_int_equal(dest(mad, 256, gid_a, 1000, d, why), 0);
 	cm(mad, CM_ATTR_REQ, RCM_PEERS + 1, 0);
 	rcm_peers_learn(&peers, mad, 256, gid_a, gid_c, 1001);
 	cm(mad, CM_ATTR_REP, 0x999, 2); /* the oldest: replaced */
-	assert_int_equal(rcm_peers_dest(&peers, mad, 256, gid_a, 1002, d, why,
-					sizeof(why)),
-			 -ENOENT);
+	assert_int_equal(dest(mad, 256, gid_a, 1002, d, why), -ENOENT);
 	cm(mad, CM_ATTR_REP, 0x999, 1);
-	assert_int_equal(rcm_peers_dest(&peers, mad, 256, gid_a, 1003, d, why,
-					sizeof(why)),
-			 0);
+	assert_int_equal(dest(mad, 256, gid_a, 1003, d, why), 0);
 	cm(mad, CM_ATTR_REP, 0x999, RCM_PEERS + 1);
-	assert_int_equal(rcm_peers_dest(&peers, mad, 256, gid_a, 1004, d, why,
-					sizeof(why)),
-			 0);
+	assert_int_equal(dest(mad, 256, gid_a, 1004, d, why), 0);
 	assert_memory_equal(d, gid_c, 16);
 }
 

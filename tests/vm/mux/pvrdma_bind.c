@@ -9,11 +9,11 @@
  * its MAD multiplexer.  Lines go to the debugcon port (0xe9); at the end
  * it leaves QEMU through isa-debug-exit (exit status 1 + 2 * code).
  *
- * Its command line (multiboot, after the file name): tokens "b:INDEX:GID" (GID as 32 hex
- * digits) to bind, "u:INDEX" to unbind.  Built freestanding for i386
- * (tests/vm/mux/meson.build); the layouts below are the PVRDMA device ABI
- * (Linux drivers/infiniband/hw/vmw_pvrdma/pvrdma_dev_api.h), written out
- * as offsets because only these few fields are used.
+ * Its command line (multiboot, after the file name): tokens
+ * "b:INDEX:GID" (GID as 32 hex digits) to bind, "u:INDEX" to unbind.  Built
+ * freestanding for i386 (tests/vm/mux/meson.build); the layouts below are the
+ * PVRDMA device ABI (Linux drivers/infiniband/hw/vmw_pvrdma/pvrdma_dev_api.h),
+ * written out as offsets because only these few fields are used.
  */
 #include <stdint.h>
 

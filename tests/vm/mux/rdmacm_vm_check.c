@@ -132,11 +132,11 @@ static int request(int q, uint32_t op, const uint8_t *gid, const uint8_t *mad,
 	return (int)m.err_code;
 }
 
-static bool log_has(const char *needle)
+static bool file_has(const char *path, const char *needle)
 {
 	char buf[65536];
 	ssize_t n;
-	int fd = open(MUX_LOG, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return false;
@@ -152,7 +152,7 @@ static bool wait_log(const char *needle, int ms)
 {
 	uint64_t end = mono_ms() + (uint64_t)ms;
 
-	while (!log_has(needle)) {
+	while (!file_has(MUX_LOG, needle)) {
 		if (mono_ms() >= end)
 			return false;
 		usleep(50000);
@@ -333,22 +333,6 @@ static int run_qemu(const char *sock, const char *append, const char *err,
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	return -1;
-}
-
-static bool file_has(const char *path, const char *needle)
-{
-	char buf[16384];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, needle) != NULL;
 }
 
 static void hex(const uint8_t *g, char *out)
