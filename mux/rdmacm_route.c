@@ -18,6 +18,15 @@ enum { KIND_CONN = 1, KIND_SIDR = 2 };
 /* The peer's own id in a MAD it sent: the first field of each. */
 #define OFF_OWN_ID    CM_OFF_LOCAL_COMM_ID
 #define OFF_REMOTE_ID CM_OFF_REMOTE_COMM_ID
+/* A SIDR_REQ: the service id, then the private data, where rdma_cm puts
+ * its header {version, IP version << 4, port, source, destination}. */
+#define OFF_SIDR_SERVICE_ID  32
+#define OFF_SIDR_CMA_VERSION 40
+#define OFF_SIDR_DST	     60
+/* rdma_cm's port spaces: a service id's upper 48 bits */
+#define RDMA_PS_TCP 0x0106u
+#define RDMA_PS_UDP 0x0111u
+#define RDMA_PS_IB  0x013fu
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -96,6 +105,49 @@ void rcm_peers_learn(struct rcm_peers *p, const uint8_t *mad, size_t len,
 	e->last_ms = now_ms;
 }
 
+/*
+ * rdma_cm's SIDR_REQ (a UD "connection") names its destination in its
+ * private data: the rdma_cm header's destination IP address, which on
+ * RoCE v2 is the destination GID (IPv4 as ::ffff:a.b.c.d).  Other
+ * SIDR_REQs name none.
+ */
+static int sidr_dest(const uint8_t *mad, size_t len, uint8_t ret_dgid[16],
+		     char *why, size_t why_len)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	uint64_t ps = 0;
+	size_t i;
+
+	if (len < OFF_SIDR_DST + 16) {
+		snprintf(why, why_len, "SIDR_REQ of %zu bytes: no address",
+			 len);
+		return -EINVAL;
+	}
+	for (i = 0; i < 6; i++) /* the service id's upper 48 bits */
+		ps = ps << 8 | mad[OFF_SIDR_SERVICE_ID + i];
+	if ((ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IB) ||
+	    mad[OFF_SIDR_CMA_VERSION] != 0) {
+		snprintf(why, why_len,
+			 "SIDR_REQ not from rdma_cm: names no destination "
+			 "(QEMU drops the address vector)");
+		return -ENOENT;
+	}
+	switch (mad[OFF_SIDR_CMA_VERSION + 1] >> 4) {
+	case 6:
+		memcpy(ret_dgid, mad + OFF_SIDR_DST, 16);
+		return 0;
+	case 4:
+		memcpy(ret_dgid, v4mapped, 12);
+		memcpy(ret_dgid + 12, mad + OFF_SIDR_DST + 12, 4);
+		return 0;
+	default:
+		snprintf(why, why_len,
+			 "SIDR_REQ: rdma_cm header of IP version %u",
+			 mad[OFF_SIDR_CMA_VERSION + 1] >> 4);
+		return -EINVAL;
+	}
+}
+
 int rcm_peers_dest(struct rcm_peers *p, const uint8_t *mad, size_t len,
 		   const uint8_t ours[16], uint64_t now_ms,
 		   uint8_t ret_dgid[16], char *why, size_t why_len)
@@ -121,10 +173,7 @@ int rcm_peers_dest(struct rcm_peers *p, const uint8_t *mad, size_t len,
 		memcpy(ret_dgid, mad + CM_OFF_REQ_PRI_REMOTE_GID, 16);
 		return 0;
 	case CM_ATTR_SIDR_REQ:
-		snprintf(why, why_len,
-			 "SIDR_REQ: names no destination (QEMU drops the "
-			 "address vector)");
-		return -ENOENT;
+		return sidr_dest(mad, len, ret_dgid, why, why_len);
 	case CM_ATTR_SIDR_REP:
 		kind = KIND_SIDR;
 		off = OFF_OWN_ID; /* the request id it answers */

@@ -5,8 +5,9 @@
  *
  * QEMU's pvrdma drops the destination of the guest's QP1 sends: its
  * MAD record carries the source GID only.  The mux finds the destination
- * in the MAD itself: a REQ names it (its primary path's remote port GID);
- * every other CM message answers an id the peer chose, and the peer sent
+ * in the MAD itself: a REQ names it (its primary path's remote port GID),
+ * rdma_cm's SIDR_REQ too (its destination IP address); every other CM
+ * message answers an id the peer chose, and the peer sent
  * that id to this guest earlier.  So each QEMU connection keeps the ids
  * its guest received, with their sender: this table.  It only ever
  * selects a destination; who may send from which GID stays the router's
@@ -49,11 +50,13 @@ void rcm_peers_learn(struct rcm_peers *p, const uint8_t *mad, size_t len,
 
 /*
  * The destination of a MAD the guest sends from ours: a REQ's primary
- * remote port GID; for the other connection messages the sender of the
- * remote comm id, for a SIDR_REP the sender of the request id.  0 with
- * ret_dgid filled, or -ENOENT (no such id was received, or a SIDR_REQ,
- * which names no destination) / -EINVAL (not a CM MAD, too short) with
- * why (why_len bytes) saying so; ret_dgid untouched then.
+ * remote port GID; an rdma_cm SIDR_REQ's destination IP address (from the
+ * rdma_cm header in its private data); for the other connection messages
+ * the sender of the remote comm id, for a SIDR_REP the sender of the
+ * request id.  0 with ret_dgid filled, or -ENOENT (no such id was
+ * received, or a SIDR_REQ not from rdma_cm, which names no destination) /
+ * -EINVAL (not a CM MAD, too short) with why (why_len bytes) saying so;
+ * ret_dgid untouched then.
  */
 int rcm_peers_dest(struct rcm_peers *p, const uint8_t *mad, size_t len,
 		   const uint8_t ours[16], uint64_t now_ms,

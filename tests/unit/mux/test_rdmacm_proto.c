@@ -276,10 +276,11 @@ static void test_dest_active(void **state)
 	cm(mad, CM_ATTR_RTU, 0x0a, 0x0b);
 	assert_int_equal(dest(mad, 256, gid_a, 3, d, why), 0);
 	assert_memory_equal(d, gid_c, 16);
-	/* SIDR: the request names no destination, the reply answers one */
+	/* SIDR: a request not from rdma_cm names no destination, the reply
+	 * answers one */
 	cm(mad, CM_ATTR_SIDR_REQ, 0x77, 0);
 	assert_int_equal(dest(mad, 256, gid_a, 4, d, why), -ENOENT);
-	assert_non_null(strstr(why, "SIDR_REQ"));
+	assert_non_null(strstr(why, "not from rdma_cm"));
 	rcm_peers_learn(&peers, mad, 256, gid_a, gid_b, 4);
 	cm(mad, CM_ATTR_SIDR_REP, 0x77, 0);
 	assert_int_equal(dest(mad, 256, gid_a, 5, d, why), 0);
@@ -289,6 +290,43 @@ static void test_dest_active(void **state)
 	assert_int_equal(dest(mad, 256, gid_a, 6, d, why), -EINVAL);
 	cm(mad, CM_ATTR_RTU, 0x0a, 0x0b);
 	assert_int_equal(dest(mad, 30, gid_a, 6, d, why), -EINVAL);
+}
+
+/* rdma_cm's SIDR_REQ: the destination IP address in its header. */
+static void test_dest_sidr_rdma_cm(void **state)
+{
+	static const uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 7 };
+	uint8_t mad[256], d[16];
+	char why[160];
+
+	memset(&peers, 0, sizeof(peers));
+	cm(mad, CM_ATTR_SIDR_REQ, 0x77, 0);
+	mad[36] = 0x01; /* service id 0x0000000001110000 + port: RDMA_PS_UDP */
+	mad[37] = 0x11;
+	mad[38] = 0x12;
+	mad[39] = 0x34;
+	mad[40] = 0x00;		     /* cma_version */
+	mad[41] = 0x60;		     /* IPv6 */
+	memcpy(mad + 44, gid_a, 16); /* source */
+	memcpy(mad + 60, gid_c, 16); /* destination */
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), 0);
+	assert_memory_equal(d, gid_c, 16);
+	mad[41] = 0x40; /* IPv4: 10.0.0.7 in the last 4 bytes */
+	memset(mad + 60, 0, 16);
+	mad[72] = 10;
+	mad[75] = 7;
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), 0);
+	assert_memory_equal(d, v4, 16);
+	mad[41] = 0x50;
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), -EINVAL);
+	assert_non_null(strstr(why, "IP version 5"));
+	mad[41] = 0x60;
+	assert_int_equal(dest(mad, 75, gid_a, 1, d, why), -EINVAL);
+	mad[40] = 0x01; /* not rdma_cm's header version */
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), -ENOENT);
+	mad[40] = 0x00;
+	mad[37] = 0x12; /* not one of its port spaces */
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), -ENOENT);
 }
 
 /* Full: the least recently used entry goes, nothing else. */
@@ -318,7 +356,7 @@ static void test_dest_bounded(void **state)
 
 int main(void)
 {
-	struct CMUnitTest t[sizeof(bads) / sizeof(bads[0]) + 5];
+	struct CMUnitTest t[sizeof(bads) / sizeof(bads[0]) + 6];
 	size_t i, n = 0;
 
 	for (i = 0; i < sizeof(bads) / sizeof(bads[0]); i++)
@@ -329,5 +367,6 @@ int main(void)
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_dest_passive);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_dest_active);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_dest_bounded);
+	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_dest_sidr_rdma_cm);
 	return _cmocka_run_group_tests("rdmacm-proto", t, n, NULL, NULL);
 }

@@ -267,12 +267,27 @@ static void raw_client(int c, const struct gids *g, int wb)
 	cm_mad(mad, 0x0017, 0x15, 0x503, 0);
 	ret = request(q, RCM_OP_MAD, g->ga, mad, RCM_REQ);
 	CHECK(ret == RCM_ERR_EINVAL && !mad_recv(wb, 500, &r),
-	      "a SIDR_REQ (its destination unknown): EINVAL (%d)", ret);
+	      "a SIDR_REQ not from rdma_cm (no destination): EINVAL (%d)", ret);
+	/* rdma_cm's: its header names the destination IP, fd99::11 */
+	mad[36] = 0x01; /* service id: RDMA_PS_UDP, port 0x1234 */
+	mad[37] = 0x11;
+	mad[38] = 0x12;
+	mad[39] = 0x34;
+	memset(mad + 40, 0, 36);
+	mad[41] = 0x60; /* IPv6 */
+	memcpy(mad + 44, g->ga, 16);
+	memcpy(mad + 60, g->gb, 16);
+	ret = request(q, RCM_OP_MAD, g->ga, mad, RCM_REQ);
+	CHECK(ret == RCM_ERR_OK && mad_recv(wb, 10000, &r) &&
+		      !memcmp(r.dgid, g->gb, 16) && same_mad(r.mad, mad),
+	      "an rdma_cm SIDR_REQ went to its header's destination, "
+	      "fd99::11 (%d)",
+	      ret);
 	st = stats(c, PV_ID);
-	CHECK(st.routed_out == 2 && st.routed_in == 1 &&
+	CHECK(st.routed_out == 3 && st.routed_in == 1 &&
 		      st.refused_spoofs == 2 &&
 		      st.dropped[RDMAGATE_MUX_DROP_ADDRESS] == 1,
-	      "STATS pv1: routed out 2, in 1, spoofs 2, address 1 (%llu, "
+	      "STATS pv1: routed out 3, in 1, spoofs 2, address 1 (%llu, "
 	      "%llu, %llu, %llu)",
 	      (unsigned long long)st.routed_out,
 	      (unsigned long long)st.routed_in,
