@@ -413,6 +413,65 @@ static void real_qemu(int c, const struct gids *g)
 	      (unsigned long long)after.refused_spoofs);
 }
 
+/*
+ * rdmacm-vm-check --serve MUX [GID...] -- COMMAND...: the broker's part for
+ * one QEMU pvrdma VM (pv1 on rxe0, its socket PV_SOCK, the GIDs given, each
+ * found in rxe0's table), then COMMAND (e.g. a nested guest under QEMU
+ * 7.2), then pv1's counters and the mux's log.  Exits with COMMAND's
+ * status.  For experiments by hand; the test is the default mode.
+ */
+static int serve(int argc, char **argv)
+{
+	const char *dev0 = getenv("RDMAGATE_VM_DEV0");
+	struct mp_msg rep;
+	struct mp_stats st;
+	int c, lfd, i, log, status = 125;
+	pid_t pid, cmd;
+
+	if (!dev0)
+		die("needs rdmagate-vm");
+	mkdir(DIR, 0700);
+	log = open(MUX_LOG, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (log < 0)
+		die("%s: %s", MUX_LOG, strerror(errno));
+	pid = start_mux(NULL, log);
+	close(log);
+	c = connect_mux(pid);
+	if (port_add(c, dev0, &rep))
+		die("PORT_ADD: %s", rep.u.status.text);
+	lfd = listener(PV_SOCK, SOCK_STREAM);
+	if (rdmacm_attach(c, PV_ID, "pv1", lfd, &rep))
+		die("RDMACM_ATTACH: %s", rep.u.status.text);
+	close(lfd);
+	for (i = 0; i < argc && strcmp(argv[i], "--"); i++) {
+		uint8_t g[16];
+
+		if (inet_pton(AF_INET6, argv[i], g) != 1)
+			die("%s: not a GID", argv[i]);
+		if (gid_add(c, PV_ID, dev0, g, gid_index(dev0, g), &rep))
+			die("GID_ADD %s: %s", argv[i], rep.u.status.text);
+	}
+	if (i + 1 >= argc)
+		die("usage: --serve MUX [GID...] -- COMMAND...");
+	cmd = fork();
+	if (cmd == 0) {
+		execvp(argv[i + 1], argv + i + 1);
+		_exit(127);
+	}
+	if (cmd > 0 && waitpid(cmd, &status, 0) == cmd)
+		status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	st = stats(c, PV_ID);
+	printf("pv1: routed in %llu, out %llu, refused spoofs %llu\n",
+	       (unsigned long long)st.routed_in,
+	       (unsigned long long)st.routed_out,
+	       (unsigned long long)st.refused_spoofs);
+	fflush(stdout);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	system("cat " MUX_LOG);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct gids g;
@@ -423,6 +482,10 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	if (argc >= 3 && !strcmp(argv[1], "--serve")) {
+		mux_path = argv[2];
+		return serve(argc - 3, argv + 3);
+	}
 	if (argc != 3) {
 		fprintf(stderr, "usage: rdmacm-vm-check MUX PVRDMA_BIND_ELF\n");
 		return 2;
