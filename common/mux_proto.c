@@ -95,6 +95,18 @@ static int check_attach(const void *msg, char *err)
 	return 0;
 }
 
+static int check_rdmacm_attach(const void *msg, char *err)
+{
+	const struct mp_msg *m = msg;
+	struct mp_msg w;
+
+	/* the same id and name rules as WORKER_ATTACH */
+	memset(&w, 0, sizeof(w));
+	w.u.attach.worker_id = m->u.rdmacm_attach.worker_id;
+	memcpy(w.u.attach.vm, m->u.rdmacm_attach.vm, MP_VM_SIZE);
+	return check_attach(&w, err);
+}
+
 static int check_detach(const void *msg, char *err)
 {
 	const struct mp_msg *m = msg;
@@ -273,6 +285,10 @@ static const struct msg_type rows[] = {
 	  MP_FROM_MUX, check_stats_reply },
 	{ MP_ERROR_REPLY, "ERROR_REPLY", sizeof(struct bp_status), MP_FROM_MUX,
 	  check_status_reply },
+	{ MP_RDMACM_ATTACH, "RDMACM_ATTACH", sizeof(struct mp_rdmacm_attach),
+	  MP_FROM_BROKER, check_rdmacm_attach },
+	{ MP_RDMACM_ATTACH_REPLY, "RDMACM_ATTACH_REPLY",
+	  sizeof(struct bp_status), MP_FROM_MUX, check_status_reply },
 	{ MP_MAD_SEND, "MAD_SEND", sizeof(struct mp_mad_send), MP_FROM_WORKER,
 	  check_mad_send },
 	{ MP_MAD_RECV, "MAD_RECV", sizeof(struct mp_mad_recv), MP_FROM_MUX,

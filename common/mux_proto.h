@@ -66,6 +66,8 @@ enum mp_type {
 	MP_STATS_REPLY = 15,
 	/* the reply to a control message the mux could not decode */
 	MP_ERROR_REPLY = 17,
+	MP_RDMACM_ATTACH = 18, /* with one fd (SCM_RIGHTS) */
+	MP_RDMACM_ATTACH_REPLY = 19,
 	/* the worker channel */
 	MP_MAD_SEND = 32, /* worker -> mux */
 	MP_MAD_RECV = 33, /* mux -> worker */
@@ -106,6 +108,26 @@ struct mp_worker_attach {
 	char vm[MP_VM_SIZE];
 };
 _Static_assert(sizeof(struct mp_worker_attach) == 76, "mp_worker_attach");
+
+/*
+ * A VM whose QEMU runs the in-process pvrdma device (QEMU <= 9.0) and
+ * speaks QEMU's rdmacm-mux protocol (common/rdmacm_mux_proto.h) instead
+ * of having a worker.  The fd that comes with it is a listening AF_UNIX
+ * SOCK_STREAM socket the broker bound where that VM's QEMU connects
+ * (`-chardev socket,path=...`), with the file permissions that let only
+ * that QEMU in; the mux accepts one connection at a time on it, from uid
+ * only (SO_PEERCRED).  worker_id names the VM in every other message
+ * (GID_ADD, GID_DEL, WORKER_DETACH, STATS) exactly as a worker's does: the
+ * QEMU may REG only GIDs GID_ADD gave that id.  Replays like
+ * WORKER_ATTACH (same id and vm: the socket is replaced; another vm:
+ * EEXIST; an id attached as a worker: EEXIST).
+ */
+struct mp_rdmacm_attach {
+	uint32_t worker_id; /* 1..UINT32_MAX */
+	char vm[MP_VM_SIZE];
+	uint32_t uid; /* the only uid that may connect */
+};
+_Static_assert(sizeof(struct mp_rdmacm_attach) == 80, "mp_rdmacm_attach");
 
 /* WORKER_DETACH and STATS (STATS: worker_id 0 = the mux's totals). */
 struct mp_worker_ref {
@@ -192,6 +214,7 @@ struct mp_msg {
 		struct mp_hello_reply hello_reply;
 		struct mp_port_add port_add;
 		struct mp_worker_attach attach;
+		struct mp_rdmacm_attach rdmacm_attach;
 		struct mp_worker_ref ref; /* WORKER_DETACH, STATS */
 		struct mp_gid_add gid_add;
 		struct mp_gid_del gid_del;

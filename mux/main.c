@@ -37,83 +37,11 @@
 #include "common/mux_proto.h"
 #include "common/probes.h"
 #include "common/unix_socket.h"
+#include "mux/mux.h"
 #include "mux/router.h"
 #include "worker/sandbox/sandbox.h"
 
-/* Exit statuses besides 0 (SIGTERM), 1 (an error), 2 (usage). */
-#define EXIT_CM_TAKEN 3 /* the kernel's ib_cm owns the CM class */
-
-#define MAX_PORTS   32
-#define MAX_WORKERS 1024
-/* Per wakeup, so that one busy source cannot starve the others. */
-#define BATCH 64
-/*
- * A worker's channel queues at most this much in the kernel (the mux's
- * SO_SNDBUF on its end): a worker that stops reading loses its own MADs
- * once it is full, and the mux never waits for it.
- */
-#define WORKER_SNDBUF (64 * 1024)
-/* Refusal and drop lines: at most LOG_BURST per LOG_WINDOW_MS per worker. */
-#define LOG_BURST     10
-#define LOG_WINDOW_MS 10000
-
-enum tag {
-	TAG_LISTEN = 1,
-	TAG_BROKER,
-	TAG_SIGNAL,
-	TAG_TIMER,
-	TAG_PORT,   /* + index << 8 */
-	TAG_WORKER, /* + index << 8 */
-};
-
-struct ratelimit {
-	uint64_t window_start;
-	uint32_t lines;
-	uint32_t suppressed;
-};
-
-/* What the kernel holds at a GID index (sysfs), re-read at most every
- * GID_CACHE_MS: umad reports the index a MAD was received on, the router
- * decides by the full GID. */
-#define GID_CACHE_MS 1000
-struct gid_cache {
-	uint8_t gid[16];
-	uint64_t read_ms;
-	bool valid;
-};
-
-struct port {
-	bool used;
-	char device[MP_DEVICE_SIZE];
-	uint32_t num;
-	int fd;
-	int agent;
-	int router_id;
-	struct gid_cache idx[MP_GID_INDEX_MAX + 1];
-};
-
-struct worker {
-	bool used;
-	uint32_t id;
-	char vm[MP_VM_SIZE];
-	int fd; /* -1 once its channel closed */
-	struct ratelimit rl;
-};
-
-struct mux {
-	const char *control_path;
-	const char *user;
-	bool verbose;
-	struct router_config rc;
-	struct router *r;
-	int ep, lfd, bfd, sfd, tfd;
-	struct port ports[MAX_PORTS];
-	struct worker workers[MAX_WORKERS];
-	struct ratelimit rl_none; /* drops no worker can be blamed for */
-	bool quit;
-};
-
-static uint64_t now_ms(void)
+uint64_t now_ms(void)
 {
 	struct timespec ts;
 
@@ -189,7 +117,7 @@ static bool rl_allow(struct ratelimit *rl, uint64_t now, const char *who)
 	return false;
 }
 
-static struct worker *worker_by_id(struct mux *m, uint32_t id)
+struct worker *worker_by_id(struct mux *m, uint32_t id)
 {
 	size_t i;
 
@@ -218,8 +146,7 @@ static uint32_t legacy_reason(uint32_t reason)
 	}
 }
 
-/* Counts, fires the probes and logs (rate-limited) a MAD's outcome. */
-static void outcome(struct mux *m, const struct router_verdict *v)
+void outcome(struct mux *m, const struct router_verdict *v)
 {
 	struct worker *w = worker_by_id(m, v->worker_id);
 	const char *vm = w ? w->vm : "";
@@ -281,14 +208,21 @@ static void flush_ratelimits(struct mux *m)
 
 /* ---- epoll helpers ------------------------------------------------------ */
 
-static int ep_add(struct mux *m, int fd, uint64_t tag)
+int ep_add(struct mux *m, int fd, uint64_t tag)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
 
 	return epoll_ctl(m->ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-static void ep_del_close(struct mux *m, int *fd)
+int ep_mod(struct mux *m, int fd, uint64_t tag, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = tag };
+
+	return epoll_ctl(m->ep, EPOLL_CTL_MOD, fd, &ev) < 0 ? -errno : 0;
+}
+
+void ep_del_close(struct mux *m, int *fd)
 {
 	if (*fd < 0)
 		return;
@@ -408,6 +342,10 @@ static void deliver(struct mux *m, struct router_verdict *v,
 	struct mp_mad_recv *r = &msg.u.mad_recv;
 	int ret;
 
+	if (w && w->rdmacm) {
+		rdmacm_deliver(m, w, v, a, dgid, mad, len);
+		return;
+	}
 	if (!w || w->fd < 0) {
 		v->reason = RDMAGATE_MUX_DROP_WORKER_GONE;
 		snprintf(v->why, sizeof(v->why), "its channel is closed");
@@ -524,8 +462,8 @@ static void on_port(struct mux *m, struct port *p)
 
 /* ---- workers -> the wire ------------------------------------------------ */
 
-static void send_out(struct mux *m, struct router_verdict *v,
-		     const struct mp_mad_send *s)
+void send_out(struct mux *m, struct router_verdict *v,
+	      const struct mp_mad_send *s)
 {
 	uint8_t buf[sizeof(struct ib_user_mad) + MP_MAD_SIZE];
 	struct port *p = port_of_router_id(m, v->port_id);
@@ -638,10 +576,48 @@ static int check_channel(int fd, char *why, size_t why_len)
 
 /* ---- the broker ---------------------------------------------------------- */
 
+int worker_claim(struct mux *m, uint32_t id, const char *vm, bool rdmacm,
+		 struct worker **ret, char *why, size_t why_len)
+{
+	struct worker *w = worker_by_id(m, id);
+	int e;
+
+	if (w && (strcmp(w->vm, vm) || !w->rdmacm != !rdmacm)) {
+		snprintf(why, why_len, "worker %u is attached for vm %s%s", id,
+			 w->vm,
+			 w->rdmacm ? " as a QEMU pvrdma VM"
+			 : rdmacm  ? " as a worker"
+				   : "");
+		return -EEXIST;
+	}
+	if (w) {
+		*ret = w;
+		return 1;
+	}
+	w = worker_slot(m);
+	if (!w) {
+		snprintf(why, why_len, "%d workers attached already",
+			 MAX_WORKERS);
+		return -ENOSPC;
+	}
+	e = router_worker_add(m->r, id);
+	if (e < 0) {
+		snprintf(why, why_len, "worker %u: %s", id, strerror(-e));
+		return e;
+	}
+	memset(w, 0, sizeof(*w));
+	w->used = true;
+	w->id = id;
+	w->fd = -1;
+	snprintf(w->vm, sizeof(w->vm), "%s", vm);
+	*ret = w;
+	return 0;
+}
+
 static int do_attach(struct mux *m, const struct mp_worker_attach *a, int *fd,
 		     char *why, size_t why_len)
 {
-	struct worker *w = worker_by_id(m, a->worker_id);
+	struct worker *w;
 	int ret;
 
 	if (*fd < 0) {
@@ -653,32 +629,10 @@ static int do_attach(struct mux *m, const struct mp_worker_attach *a, int *fd,
 	ret = check_channel(*fd, why, why_len);
 	if (ret < 0)
 		return ret;
-	if (w && strcmp(w->vm, a->vm)) {
-		snprintf(why, why_len, "worker %u is attached for vm %s",
-			 a->worker_id, w->vm);
-		return -EEXIST;
-	}
-	if (!w) {
-		w = worker_slot(m);
-		if (!w) {
-			snprintf(why, why_len, "%d workers attached already",
-				 MAX_WORKERS);
-			return -ENOSPC;
-		}
-		ret = router_worker_add(m->r, a->worker_id);
-		if (ret < 0) {
-			snprintf(why, why_len, "worker %u: %s", a->worker_id,
-				 strerror(-ret));
-			return ret;
-		}
-		memset(w, 0, sizeof(*w));
-		w->used = true;
-		w->id = a->worker_id;
-		w->fd = -1;
-		snprintf(w->vm, sizeof(w->vm), "%s", a->vm);
-	} else {
-		ep_del_close(m, &w->fd); /* replaced: the broker's replay */
-	}
+	ret = worker_claim(m, a->worker_id, a->vm, false, &w, why, why_len);
+	if (ret < 0)
+		return ret;
+	ep_del_close(m, &w->fd); /* replaced: the broker's replay */
 	ret = ep_add(m, *fd, TAG_WORKER | (uint64_t)(w - m->workers) << 8);
 	if (ret < 0) {
 		snprintf(why, why_len, "epoll: %s", strerror(-ret));
@@ -700,6 +654,7 @@ static int do_detach(struct mux *m, uint32_t id, char *why, size_t why_len)
 	}
 	router_worker_del(m->r, id);
 	ep_del_close(m, &w->fd);
+	rdmacm_release(m, w);
 	log_info("worker %u (%s) detached", w->id, w->vm);
 	snprintf(why, why_len, "worker %u (%s) detached", w->id, w->vm);
 	w->used = false;
@@ -811,6 +766,10 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 	case MP_WORKER_ATTACH:
 		ret = do_attach(m, &in->u.attach, fd, why, sizeof(why));
 		break;
+	case MP_RDMACM_ATTACH:
+		ret = rdmacm_attach(m, &in->u.rdmacm_attach, fd, why,
+				    sizeof(why));
+		break;
 	case MP_WORKER_DETACH:
 		ret = do_detach(m, in->u.ref.worker_id, why, sizeof(why));
 		break;
@@ -891,14 +850,16 @@ static void on_broker(struct mux *m)
 		return;
 	}
 	ret = mp_decode(buf, (size_t)n, MP_FROM_BROKER, &in, err);
-	if (ret == 0 && in.h.type == MP_WORKER_ATTACH && nfds == 1 &&
-	    !(mh.msg_flags & MSG_CTRUNC)) {
+	if (ret == 0 &&
+	    (in.h.type == MP_WORKER_ATTACH || in.h.type == MP_RDMACM_ATTACH) &&
+	    nfds == 1 && !(mh.msg_flags & MSG_CTRUNC)) {
 		fd = fds[0];
 		nfds = 0;
 	} else if (ret == 0 && (nfds || (mh.msg_flags & MSG_CTRUNC))) {
 		ret = -EINVAL;
 		snprintf(err, sizeof(err), "%s: %s", mp_type_name(in.h.type),
-			 in.h.type == MP_WORKER_ATTACH
+			 in.h.type == MP_WORKER_ATTACH ||
+					 in.h.type == MP_RDMACM_ATTACH
 				 ? "needs exactly one fd"
 				 : "carries fds it should not");
 	}
@@ -1217,11 +1178,24 @@ int main(int argc, char **argv)
 				    m.workers[idx].fd >= 0)
 					on_worker(&m, &m.workers[idx]);
 				break;
+			case TAG_RDMACM_LISTEN:
+				if (idx < MAX_WORKERS && m.workers[idx].used &&
+				    m.workers[idx].rdmacm)
+					rdmacm_on_listen(&m, &m.workers[idx]);
+				break;
+			case TAG_RDMACM_CLIENT:
+				if (idx < MAX_WORKERS && m.workers[idx].used &&
+				    m.workers[idx].rdmacm)
+					rdmacm_on_client(&m, &m.workers[idx],
+							 ev[k].events);
+				break;
 			}
 		}
 	}
-	for (i = 0; i < MAX_WORKERS; i++)
+	for (i = 0; i < MAX_WORKERS; i++) {
 		safe_close(m.workers[i].fd);
+		rdmacm_release(&m, &m.workers[i]);
+	}
 	for (i = 0; i < MAX_PORTS; i++)
 		if (m.ports[i].used)
 			umad_close_port(m.ports[i].fd);

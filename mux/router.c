@@ -536,6 +536,12 @@ gid_of_worker(const struct router *r, uint32_t worker_id, const uint8_t gid[16])
 	return NULL;
 }
 
+bool router_gid_owned(const struct router *r, uint32_t worker_id,
+		      const uint8_t gid[16])
+{
+	return gid_of_worker(r, worker_id, gid) != NULL;
+}
+
 const uint8_t *router_gid_at(const struct router *r, int port_id,
 			     uint32_t host_index)
 {

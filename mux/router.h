@@ -89,6 +89,9 @@ int router_gid_add(struct router *r, uint32_t worker_id, int port_id,
 /* Removes gid (on every port) from worker_id, and the ids learned on it.
  * 0, -ENOENT (the worker has no such GID). */
 int router_gid_del(struct router *r, uint32_t worker_id, const uint8_t gid[16]);
+/* Does worker_id own gid (on any port)? */
+bool router_gid_owned(const struct router *r, uint32_t worker_id,
+		      const uint8_t gid[16]);
 /* The GID a worker owns at host_index of port_id, or NULL: how the mux
  * turns umad's receive GID index into the full destination GID. */
 const uint8_t *router_gid_at(const struct router *r, int port_id,

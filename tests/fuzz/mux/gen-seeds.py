@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Writes the seed corpus of fuzz-mux-router (tests/fuzz/mux/seeds/) in the
 # record format fuzz_router.c describes: CM conversations (REQ/REP/RTU,
-# DREQ/DREP, REJ, MRA, LAP/APR, SIDR), a spoof, an unknown GID, expiry.
+# DREQ/DREP, REJ, MRA, LAP/APR, SIDR), a spoof, an unknown GID, expiry;
+# and that of fuzz-rdmacm (tests/fuzz/mux/rdmacm-seeds/, fuzz_rdmacm.c's
+# format): QEMU's REG/UNREG/MAD records as QEMU 7.2's pvrdma writes them,
+# between wire MADs that teach the destination table.
 # Run it again after changing the format; the seeds are committed.
 import ipaddress
 import os
@@ -79,8 +82,56 @@ seeds = {
     "short": rec(IN_A, mad(REQ)[:30]),
 }
 
-os.makedirs(OUT, exist_ok=True)
-for name, data in seeds.items():
-    with open(os.path.join(OUT, name), "wb") as f:
-        f.write(data)
-print("wrote %d seeds to %s" % (len(seeds), OUT))
+
+# ---- fuzz-rdmacm -------------------------------------------------------
+
+C = ipaddress.IPv6Address("fd99::12").packed
+REG, UNREG, MAD = 0, 1, 2
+
+
+def qemu(op, gid, m=b"", msg_type=0, dt=0, umad_len=None):
+    r = bytearray(360)
+    struct.pack_into("<II", r, 0, msg_type, op)
+    r[8:24] = gid
+    struct.pack_into("<i", r, 32, len(m) if umad_len is None else umad_len)
+    if op == MAD:
+        struct.pack_into(">I", r, 56, 1)
+        r[68] = 1
+        r[70] = 0xFF
+        r[72:88] = gid
+        r[100:100 + len(m)] = m
+    return bytes([dt << 2]) + bytes(r)
+
+
+def wire(sgid, m, to_b=False, dt=0):
+    return bytes([1 | (2 if to_b else 0) | dt << 2]) + sgid + \
+        bytes([len(m) - 1]) + bytes(m)
+
+
+rdmacm_seeds = {
+    "active": qemu(REG, A) + qemu(MAD, A, req(0x42, A, R)) +
+    wire(R, mad(REP, 0x9, 0x42)) + qemu(MAD, A, mad(RTU, 0x42, 0x9)) +
+    qemu(MAD, A, mad(DREQ, 0x42, 0x9), dt=30) + wire(R, mad(DREP, 0x9, 0x42)),
+    "passive": qemu(REG, B) + wire(R, req(0x7, R, B), to_b=True) +
+    qemu(MAD, B, mad(REP, 0x8, 0x7)) + wire(R, mad(RTU, 0x7, 0x8), to_b=True) +
+    wire(R, mad(DREQ, 0x7, 0x8), to_b=True) +
+    qemu(MAD, B, mad(DREP, 0x8, 0x7)) + qemu(UNREG, B),
+    "reject": wire(R, req(0x5, R, A)) + qemu(MAD, A, mad(REJ, 0, 0x5)) +
+    qemu(MAD, A, mad(MRA, 0x6, 0x5)),
+    "sidr": wire(R, mad(SIDR_REQ, 0x77)) + qemu(MAD, A, mad(SIDR_REP, 0x77)) +
+    qemu(MAD, A, mad(SIDR_REQ, 0x78)),
+    "spoof": qemu(REG, C) + qemu(MAD, C, req(0x1, C, R)) +
+    qemu(MAD, A, req(0x1, C, R)),
+    "unknown-id": qemu(MAD, A, mad(RTU, 0x1, 0x1234)),
+    "malformed": qemu(REG, A, msg_type=1) + qemu(7, A) +
+    qemu(MAD, A, mad(RTU), umad_len=300) + qemu(MAD, A, umad_len=-1) +
+    qemu(REG, bytes(16)) + qemu(MAD, A, mad(REQ, cls=0x04)),
+}
+
+for out, corpus in ((OUT, seeds),
+                    (os.path.join(HERE, "rdmacm-seeds"), rdmacm_seeds)):
+    os.makedirs(out, exist_ok=True)
+    for name, data in corpus.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+    print("wrote %d seeds to %s" % (len(corpus), out))

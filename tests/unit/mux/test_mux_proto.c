@@ -368,6 +368,43 @@ static void test_good(void **state)
 
 /* Every row: sizes as the table says, who sends it, requests even and
  * replies odd on the control socket. */
+/* RDMACM_ATTACH: a worker's id and name rules, sent by the broker only. */
+static void test_rdmacm_attach(void **state)
+{
+	uint8_t buf[MP_MSG_MAX];
+	char err[MP_ERR_LEN] = "";
+	struct mp_msg m, out;
+	size_t len;
+
+	mp_init(&m, MP_RDMACM_ATTACH);
+	m.u.rdmacm_attach.worker_id = 9;
+	bp_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "pv-1");
+	m.u.rdmacm_attach.uid = 64055;
+	len = wire(&m, buf);
+	assert_int_equal(len, 12 + 80);
+	assert_int_equal(mp_decode(buf, len, B, &out, err), 0);
+	assert_int_equal(out.u.rdmacm_attach.worker_id, 9);
+	assert_string_equal(out.u.rdmacm_attach.vm, "pv-1");
+	assert_int_equal(out.u.rdmacm_attach.uid, 64055);
+	assert_int_equal(mp_decode(buf, len, W, &out, err), -EOPNOTSUPP);
+
+	m.u.rdmacm_attach.worker_id = 0;
+	wire(&m, buf);
+	assert_int_equal(mp_decode(buf, len, B, &out, err), -EINVAL);
+	assert_non_null(strstr(err, "worker id 0"));
+
+	m.u.rdmacm_attach.worker_id = 9;
+	bp_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "-pv");
+	wire(&m, buf);
+	assert_int_equal(mp_decode(buf, len, B, &out, err), -EINVAL);
+	assert_non_null(strstr(err, "vm name"));
+
+	mp_init(&m, MP_RDMACM_ATTACH_REPLY);
+	len = wire(&m, buf);
+	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), 0);
+	assert_string_equal(mp_type_name(MP_RDMACM_ATTACH), "RDMACM_ATTACH");
+}
+
 static void test_table(void **state)
 {
 	static const uint32_t empty_ok[] = {
@@ -501,7 +538,7 @@ static void test_send_fd(void **state)
 
 int main(void)
 {
-	struct CMUnitTest t[ARRAY_SIZE(bad) + 5];
+	struct CMUnitTest t[ARRAY_SIZE(bad) + 6];
 	size_t i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
@@ -509,6 +546,7 @@ int main(void)
 					      (void *)&bad[i] };
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_good);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_table);
+	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_rdmacm_attach);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_stats_reply);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_send_fd);
 	return _cmocka_run_group_tests("mux_proto", t, n, NULL, NULL);

@@ -3,7 +3,9 @@
 # vm test of rdmagate-mux (docs/mux.md), inside rdmagate-vm.
 #   mux-vm.sh route MUX CHECK      (--no-cm -n 2)
 #   mux-vm.sh cm-taken MUX CHECK   (default VM, ib_cm loaded)
-# For "route" it gives the two workers' guests their own addresses,
+#   mux-vm.sh rdmacm MUX CHECK ELF (--no-cm -n 2; CHECK is rdmacm-vm-check,
+#                                   ELF pvrdma-bind)
+# For "route" and "rdmacm" it gives the two workers' guests their own addresses,
 # fd99::10 on veth0 (rxe0) and fd99::11 on veth1 (rxe1), routed across the
 # veth pair the way rdmagate-vm routes its own two addresses (policy rules
 # for locally generated packets before the local table, permanent
@@ -11,7 +13,7 @@
 # workers.
 set -eu
 mode=$1 mux=$2 check=$3
-if [ "$mode" = route ]; then
+if [ "$mode" = route ] || [ "$mode" = rdmacm ]; then
 	n0=$RDMAGATE_VM_NETDEV0 n1=$RDMAGATE_VM_NETDEV1
 	mac0=$(cat /sys/class/net/"$n0"/address)
 	mac1=$(cat /sys/class/net/"$n1"/address)
@@ -26,5 +28,8 @@ route add fd99::10 dev $n1 src fd99::11 table 111
 neigh replace fd99::11 lladdr $mac1 dev $n0 nud permanent
 neigh replace fd99::10 lladdr $mac0 dev $n1 nud permanent
 END
+fi
+if [ "$mode" = rdmacm ]; then
+	exec "$check" "$mux" "$4"
 fi
 exec "$check" "$mode" "$mux"
