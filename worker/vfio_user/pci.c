@@ -689,7 +689,7 @@ int pci_fn_set_irqs(struct pci_fn *fn, const struct vfio_user_irq_set *s,
 		flush_pending(fn);
 out:
 	for (i = 0; i < nfds; i++)
-		safe_close(fds[i]);
+		fds[i] = safe_close(fds[i]);
 	return ret;
 }
 

@@ -76,8 +76,8 @@ int pci_fn_region_rw(struct pci_fn *fn, uint32_t index, uint64_t offset,
 		     const char **ret_why);
 
 /*
- * SET_IRQS with its data (bool bytes: `data`, data_len) and fds (taken:
- * kept or closed).  0 or -errno with *ret_why.
+ * SET_IRQS with its data (bool bytes: `data`, data_len) and fds: each is
+ * kept or closed, and its slot in fds set to -1.  0 or -errno with *ret_why.
  */
 int pci_fn_set_irqs(struct pci_fn *fn, const struct vfio_user_irq_set *s,
 		    const uint8_t *data, size_t data_len, int *fds,

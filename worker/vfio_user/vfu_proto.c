@@ -233,7 +233,7 @@ static int do_set_irqs(struct vfu_dev *dev, const struct msg *m, struct out *o)
 		o->why = "argsz differs from the payload size";
 		return -EINVAL;
 	}
-	/* the fds are the handler's now, kept or closed */
+	/* it keeps the fds it installs (their slots become -1) */
 	return pci_fn_set_irqs(&dev->fn, &s, m->payload + sizeof(s),
 			       m->len - sizeof(s), m->fds, m->nfds, &o->why);
 }
@@ -387,12 +387,10 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 			  vfio_user_command_name(m.hdr.command), m.hdr.msg_id,
 			  o.why ? o.why : strerror(err));
 	reply(&m, err, o.len, res);
-	/* SET_IRQS took its fds; DMA_MAP's was duplicated */
-	if (m.hdr.command == VFIO_USER_DEVICE_SET_IRQS)
-		return;
 close_fds:
+	/* a handler that keeps an fd sets its slot to -1 */
 	for (i = 0; i < nfds; i++)
-		safe_close(fds[i]);
+		fds[i] = safe_close(fds[i]);
 }
 
 int vfu_dev_new(const struct pci_fn_ops *ops, const struct dev_env *env,
