@@ -268,7 +268,7 @@ int vfio_user_client_init(struct vfio_user_client *c)
 		return r;
 	if (!(c->info.flags & VFIO_USER_DEVICE_F_PCI) ||
 	    c->info.num_regions < VFIO_USER_PCI_NUM_REGIONS ||
-	    c->info.num_irqs < VFIO_USER_PCI_NUM_IRQS)
+	    c->info.num_irqs <= VFIO_USER_PCI_MSIX)
 		return -EPROTO;
 	for (i = 0; i < VFIO_USER_PCI_NUM_REGIONS && !r; i++) {
 		c->regions[i] = (struct vfio_user_region_info){
@@ -277,7 +277,9 @@ int vfio_user_client_init(struct vfio_user_client *c)
 		r = call_exact(c, VFIO_USER_DEVICE_GET_REGION_INFO,
 			       &c->regions[i], sizeof(c->regions[i]));
 	}
-	for (i = 0; i < VFIO_USER_PCI_NUM_IRQS && !r; i++) {
+	/* the indexes the server has (QEMU asks for ERR and REQ regardless) */
+	for (i = 0; i < c->info.num_irqs && i < VFIO_USER_PCI_NUM_IRQS && !r;
+	     i++) {
 		c->irqs[i] = (struct vfio_user_irq_info){
 			.argsz = sizeof(c->irqs[i]), .index = i
 		};

@@ -40,7 +40,7 @@ static int handshake_describes_the_function(struct worker *w)
 	CHECK(c.pgsizes == 4096);
 	CHECK(c.info.flags ==
 	      (VFIO_USER_DEVICE_F_PCI | VFIO_USER_DEVICE_F_RESET));
-	CHECK(c.info.num_regions == 9 && c.info.num_irqs == 5);
+	CHECK(c.info.num_regions == 9 && c.info.num_irqs == 3);
 	r = c.regions;
 	CHECK(r[0].size == TFN_BAR0_SIZE && r[2].size == TFN_BAR2_SIZE);
 	CHECK(r[0].flags ==

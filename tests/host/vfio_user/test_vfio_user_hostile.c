@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tests/host/vfio_user/vt.h"
+#include "worker/guest_mem.h" /* GM_TABLE_REGIONS */
 
 /* The worker still serves a well-behaved client afterwards. */
 static int still_serves(struct worker *w)
@@ -283,7 +284,7 @@ static int dma_map_refuses_bad_regions(struct worker *w)
 	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_MAP, &b, sizeof(b), &fd, 1,
 			    EINVAL));
 	/* the table fills up: ENOSPC, not a crash */
-	for (i = 1; i < 64; i++) {
+	for (i = 1; i <= GM_TABLE_REGIONS; i++) {
 		int r;
 
 		b = m;
@@ -298,7 +299,7 @@ static int dma_map_refuses_bad_regions(struct worker *w)
 		CHECK_OK(r);
 	}
 	printf("# %u regions mapped before ENOSPC\n", i);
-	CHECK(i < 64);
+	CHECK(i == GM_TABLE_REGIONS);
 	CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &maps));
 	CHECK(maps == i);
 	close(fd);
