@@ -37,7 +37,8 @@
 #include "worker/vfio_user/conn.h"
 #include "worker/vu_proto.h"
 
-/* A frontend that stops mid-message is dropped after this long. */
+/* A frontend that stops mid-message, or stops reading our replies, is
+ * dropped after this long. */
 #define RECV_TIMEOUT_SEC 5
 
 /* Device fds (completion channels) watched at once. */
@@ -235,6 +236,8 @@ static int conn_open(struct loop *l, int cfd)
 	int ret;
 
 	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* nor one that stops reading its replies (the loop would block) */
+	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	dev_env.loop_ctx = l;
 	if (l->fn_ops)
 		ret = vfu_conn_open(l->fn_ops, &dev_env, cfd, &l->vfu);
