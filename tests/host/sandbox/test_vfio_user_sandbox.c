@@ -50,13 +50,8 @@ static int session(struct worker *w)
 	CHECK(vfio_user_client_irq_wait(&c, 3, H_TIMEOUT_MS) == 1);
 	/* DMA in guest memory, completion interrupt */
 	CHECK_OK(guest_ram_write(&ram, 0x1000, "sandboxed", 10));
-	CHECK_OK(vfio_user_client_bar_write(&c, 0, TFN_REG_DMA_SRC, 8, 0x1000));
-	CHECK_OK(vfio_user_client_bar_write(&c, 0, TFN_REG_DMA_DST, 8,
-					    VT_HIGH_GPA));
-	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_LEN, 10));
 	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_VEC, 5));
-	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_GO, 1));
-	CHECK_OK(vt_reg(&c, TFN_REG_STATUS, &status));
+	CHECK_OK(vt_dma_copy(&c, 0x1000, VT_HIGH_GPA, 10, &status));
 	CHECK(status == 0);
 	CHECK(vfio_user_client_irq_wait(&c, 5, H_TIMEOUT_MS) == 1);
 	CHECK(!memcmp(guest_ram_ptr(&ram, VT_HIGH_GPA, 10), "sandboxed", 10));

@@ -43,6 +43,12 @@ int vt_ram(struct guest_ram *ram);
 int vt_reg(struct vfio_user_client *c, uint64_t off, uint32_t *ret_val);
 int vt_reg_write(struct vfio_user_client *c, uint64_t off, uint32_t val);
 /*
+ * Copies len bytes src -> dst with the test function's DMA engine (then
+ * raises TFN_REG_DMA_VEC if set); *ret_status is its STATUS (-errno).
+ */
+int vt_dma_copy(struct vfio_user_client *c, uint64_t src, uint64_t dst,
+		uint32_t len, uint32_t *ret_status);
+/*
  * Sends a request with `len` payload bytes and `nfds` fds and checks that
  * the worker answered it with an error reply carrying errno `err`.
  */
