@@ -166,6 +166,8 @@ int broker_reload(struct broker *b, char *why, size_t why_len)
 	policy_free(b->pol);
 	b->pol = p;
 	control_apply_group(b);
+	/* a socket_dir the reload names is the broker's from now on */
+	socket_dir_make(b);
 	snprintf(why, why_len, "reloaded %s: %zu VMs", b->policy_path,
 		 policy_vm_count(p));
 	log_info("%s; running workers keep their settings", why);
@@ -275,7 +277,7 @@ static void on_signal(struct broker *b)
 	}
 }
 
-static void dispatch(struct broker *b, uint64_t tag)
+static void dispatch(struct broker *b, uint64_t tag, uint32_t events)
 {
 	switch (tag >> 32 ? tag >> 32 : tag) {
 	case TAG_SIGNAL:
@@ -285,7 +287,7 @@ static void dispatch(struct broker *b, uint64_t tag)
 		control_accept(b);
 		break;
 	case TAG_CONN:
-		control_read(b, (unsigned int)tag);
+		control_event(b, (unsigned int)tag, events);
 		break;
 	case TAG_CHANNEL:
 		channel_read(b, (unsigned int)tag);
@@ -295,6 +297,9 @@ static void dispatch(struct broker *b, uint64_t tag)
 		break;
 	case TAG_MUX:
 		mux_read(b);
+		break;
+	case TAG_WLOG:
+		worker_log_read(b, (unsigned int)tag);
 		break;
 	}
 }
@@ -318,15 +323,17 @@ static void run(struct broker *b)
 		t = min_timeout(workers_timeout(b), gids_timeout(b));
 		t = min_timeout(t, stats_timeout(b));
 		t = min_timeout(t, mux_timeout(b));
+		t = min_timeout(t, control_timeout(b));
 		n = epoll_wait(b->ep, ev, ARRAY_SIZE(ev), t);
 		if (n < 0 && errno != EINTR)
 			fatal("epoll_wait");
 		for (i = 0; i < n; i++)
-			dispatch(b, ev[i].data.u64);
+			dispatch(b, ev[i].data.u64, ev[i].events);
 		workers_kill_timed_out(b);
 		gids_poll(b);
 		stats_check(b);
 		mux_tick(b);
+		control_close_idle(b);
 	}
 }
 
@@ -352,6 +359,9 @@ int main(int argc, char **argv)
 	cgroup_detect(b);
 	if (state_init(b) < 0)
 		fatalx("cannot use the state directory %s", b->state_dir);
+	if (socket_dir_make(b) < 0)
+		log_warnx("until socket_dir is usable, only root can spawn, "
+			  "naming a socket in a directory only root may change");
 	if (gids_open(b) < 0)
 		log_warnx("no rtnetlink: guests' GIDs cannot be added");
 	/* workers a previous broker left running */

@@ -15,22 +15,30 @@
 
 #include "common/broker_proto.h"
 #include "common/worker_proto.h"
+#include "broker/state_record.h"
+#include "broker/wlog.h"
 #include "policy/policy.h"
 
-#define BROKER_MAX_CONNS   32
-#define BROKER_MAX_WORKERS 1024
-#define BROKER_CGROUP_MAX  512
+#define BROKER_MAX_CONNS 32
+/* Connections only root may take: a control group that holds every other
+ * slot does not lock root's hook out. */
+#define BROKER_ROOT_SLOTS 4
+/* A connection with no request, reply or wait in progress this long is
+ * closed: held-open slots do not pile up. */
+#define BROKER_CONN_IDLE_MS 10000
+#define BROKER_MAX_WORKERS  1024
+#define BROKER_CGROUP_MAX   STATE_CGROUP_MAX
 /* A stopped worker gets SIGKILL if it has not exited after this long. */
 #define BROKER_STOP_GRACE_MS 5000
 /* Addresses (GIDs) one VM may hold at once, whatever its policy allows. */
-#define BROKER_GIDS_PER_VM 16
+#define BROKER_GIDS_PER_VM STATE_ADDRS_MAX
 #define BROKER_MAX_GIDS	   4096
 /* How long a new address may take to appear in the device's GID table. */
 #define BROKER_GID_WAIT_MS 2000
 /* How often the broker looks at the GID table meanwhile. */
 #define BROKER_GID_POLL_MS 10
 /* How long STATS waits for the workers' counters. */
-#define BROKER_STATS_WAIT_MS 1000
+#define BROKER_STATS_WAIT_MS	 1000
 #define BROKER_DEFAULT_STATE_DIR "/run/rdmagate"
 
 struct conn {
@@ -44,12 +52,23 @@ struct conn {
 	uint32_t stats_seq;
 	uint64_t stats_deadline;
 	char stats_vm[BP_VM_SIZE]; /* "" = every worker */
+	/* replies the socket did not take yet (it is non-blocking): sent
+	 * when it is writable, and no request is read meanwhile */
+	struct bp_msg *out;
+	unsigned int out_n, out_head, out_cap;
+	uint64_t last_ms; /* its last request or reply */
 };
 
 struct worker {
 	bool used;
 	char vm[BP_VM_SIZE];
-	char socket[BP_PATH_SIZE];
+	char socket[BP_PATH_SIZE]; /* the whole path, for LIST and logs */
+	/* the socket's directory (root's alone) and name in it: every
+	 * operation on the socket goes through them */
+	int sock_dfd;
+	char sock_name[BP_PATH_SIZE];
+	ino_t sock_ino;	   /* the socket made, or 0 (adopted) */
+	uint32_t frontend; /* enum bp_frontend, never 0 */
 	char device[BP_DEVICE_SIZE];
 	char cgroup[BROKER_CGROUP_MAX]; /* "" when it has none */
 	pid_t pid;
@@ -70,12 +89,19 @@ struct worker {
 	struct wp_counters stats;
 	/* re-adopted after a broker restart: not our child */
 	bool adopted;
-	int pidfd;		/* adopted workers' exit, or -1 */
-	uint64_t pid_start;	/* /proc/PID/stat starttime: PID reuse */
+	/* every signal goes through it, never a raw pid; adopted workers'
+	 * exit is watched on it */
+	int pidfd;
+	uint64_t pid_start; /* /proc/PID/stat starttime: PID reuse */
 	/* the mux (broker/mux_link.c): the worker's end of its mux channel,
 	 * held until the mux accepted the other end and the worker is up */
 	int mux_fd;
-	bool mux_ready;	  /* the mux accepted the other end */
+	bool mux_ready; /* the mux accepted the other end */
+	/* its log stream (broker/worker_log.c): the FIFO's reading end, or
+	 * -1 (journald's, or none) */
+	int log_fd;
+	struct wlog wlog;
+	char log_tag[BP_VM_SIZE + 16]; /* "worker/<vm>: " */
 	uint32_t mux_gen; /* which worker the row holds, for queued requests */
 };
 
@@ -111,8 +137,9 @@ struct broker {
 	char control_path[BP_PATH_SIZE];
 	bool has_group;
 	gid_t control_gid;
-	bool cg_ok;   /* cgroup_root is a cgroup2 mount */
-	bool cg_rdma; /* and has the rdma controller */
+	bool cg_ok;		 /* cgroup_root is a cgroup2 mount */
+	bool cg_rdma;		 /* and has the rdma controller */
+	bool cg_memory, cg_pids; /* ... the memory and pids controllers */
 	int ep, sfd, lfd;
 	bool quit;
 	struct conn conns[BROKER_MAX_CONNS];
@@ -134,6 +161,7 @@ enum {
 	TAG_CHANNEL,
 	TAG_PIDFD,
 	TAG_MUX,
+	TAG_WLOG,
 };
 
 /* control.c */
@@ -141,18 +169,33 @@ int control_open(struct broker *b);
 void control_close(struct broker *b);
 void control_apply_group(struct broker *b);
 void control_accept(struct broker *b);
-void control_read(struct broker *b, unsigned int i);
+void control_event(struct broker *b, unsigned int i, uint32_t events);
+/* epoll_wait's timeout for idle connections, and their closing. */
+int control_timeout(struct broker *b);
+void control_close_idle(struct broker *b);
 void control_reply(struct broker *b, int conn, const struct bp_msg *m);
+/* May caller c act for vm (SPAWN, STOP, STATS)?  Root, or the VM's QEMU
+ * identity (vmm_uid, or a member of vmm_gid); vm NULL: root only. */
+bool control_caller_owns(const struct conn *c, const struct policy_vm *vm);
+/* Why c may not (for a refusal). */
+void control_not_owner(const struct conn *c, const char *vm, char *why,
+		       size_t len);
 int broker_reload(struct broker *b, char *why, size_t why_len);
 
 /* spawn.c */
 void cgroup_detect(struct broker *b);
+/* The broker's socket_dir, made if missing; 0 or -errno (-EPERM: not
+ * root's alone). */
+int socket_dir_make(struct broker *b);
+/* An O_PATH fd of the directory path if only root may change it, or
+ * -errno (-EPERM: someone else may). */
+int socket_dir_open(const char *path);
 int spawn_worker(struct broker *b, const struct conn *c,
 		 const struct bp_spawn *req, struct bp_spawn_reply *rep);
 
 /* channel.c: the broker channel to each worker */
-int channel_make(struct broker *b, struct worker *w, int *ret_lfd,
-		 char *why, size_t len);
+int channel_make(struct broker *b, struct worker *w, int *ret_lfd, char *why,
+		 size_t len);
 int channel_connect(struct broker *b, struct worker *w);
 void channel_close(struct broker *b, struct worker *w);
 void channel_read(struct broker *b, unsigned int i);
@@ -178,6 +221,10 @@ const struct gid_entry *gids_owner(const struct broker *b, int family,
  * -ENOENT (not listed), -ENODEV. */
 int gids_host_index(const char *device, uint32_t port, const uint8_t gid[16],
 		    uint32_t type);
+/* Removes an address rdmagate added that no VM may own any more
+ * (re-adoption under a changed policy); never one a VM owns. */
+void gids_drop(struct broker *b, int family, const uint8_t addr[16],
+	       const char *device, uint32_t port);
 /* Restores an owned address (re-adoption): re-adds it if it vanished. */
 int gids_restore(struct broker *b, const char *vm, int family,
 		 const uint8_t addr[16], const char *device, uint32_t port);
@@ -201,6 +248,16 @@ void mux_worker_gone(struct broker *b, struct worker *w);
 void mux_gid_ready(struct broker *b, struct gid_entry *e);
 void mux_gid_gone(struct broker *b, struct gid_entry *e);
 
+/* worker_log.c: each worker's own log stream */
+/* The fd the worker gets as stdout and stderr. */
+int worker_log_open(struct broker *b, struct worker *w, int *ret_child_fd,
+		    char *why, size_t len);
+/* A re-adopted worker's FIFO, read again. */
+void worker_log_adopt(struct broker *b, struct worker *w);
+void worker_log_read(struct broker *b, unsigned int i);
+/* Reads what is left and stops; remove: the FIFO too (the worker ended). */
+void worker_log_close(struct broker *b, struct worker *w, bool remove);
+
 /* state.c: what a restarted broker needs, under state_dir */
 int state_init(struct broker *b);
 void state_save(struct broker *b, const struct worker *w);
@@ -216,9 +273,14 @@ int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
 		     uid_t *ret_uid, gid_t *ret_gid, char *why, size_t len);
 void workers_reap(struct broker *b);
 void workers_pidfd(struct broker *b, unsigned int i);
+/* Removes w's socket (by name in its directory, if it is the socket the
+ * broker made) and closes the directory. */
+void socket_unlink(struct worker *w);
 /* Cleans up after a worker that is gone and frees its row. */
 void workers_forget(struct broker *b, struct worker *w);
 int workers_stop(struct broker *b, struct worker *w, int conn);
+/* Sends sig through w's pidfd: 0 or -errno (-ESRCH without one). */
+int workers_signal(struct worker *w, int sig);
 void workers_conn_gone(struct broker *b, int conn);
 int workers_timeout(struct broker *b);
 void workers_kill_timed_out(struct broker *b);

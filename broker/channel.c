@@ -211,9 +211,13 @@ void channel_read(struct broker *b, unsigned int i)
 
 static uint32_t stats_seq;
 
-static bool stats_target(const struct conn *c, const struct worker *w)
+/* The workers a STATS answers: the one asked for, or every one the
+ * caller may read (root: all; else those whose QEMU identity it is). */
+static bool stats_target(const struct broker *b, const struct conn *c,
+			 const struct worker *w)
 {
-	return w->used && (!c->stats_vm[0] || !strcmp(c->stats_vm, w->vm));
+	return w->used && (!c->stats_vm[0] || !strcmp(c->stats_vm, w->vm)) &&
+	       control_caller_owns(c, policy_lookup_vm(b->pol, w->vm));
 }
 
 static void stats_reply(struct broker *b, int conn, int status,
@@ -236,6 +240,13 @@ void stats_start(struct broker *b, int conn, const char *vm)
 		stats_reply(b, conn, EBUSY, "a STATS request is in progress");
 		return;
 	}
+	if (vm[0] && !control_caller_owns(c, policy_lookup_vm(b->pol, vm))) {
+		char why[BP_TEXT_SIZE];
+
+		control_not_owner(c, vm, why, sizeof(why));
+		stats_reply(b, conn, EPERM, why);
+		return;
+	}
 	if (vm[0] && !workers_find(b, vm)) {
 		stats_reply(b, conn, ESRCH, "no such worker");
 		return;
@@ -249,7 +260,7 @@ void stats_start(struct broker *b, int conn, const char *vm)
 	for (i = 0; i < BROKER_MAX_WORKERS; i++) {
 		struct worker *w = &b->workers[i];
 
-		if (stats_target(c, w) && w->hello)
+		if (stats_target(b, c, w) && w->hello)
 			n += channel_send(b, w, &m) == 0;
 	}
 	log_debug("STATS for pid %d: asked %u workers", (int)c->pid, n);
@@ -264,7 +275,7 @@ static void stats_finish(struct broker *b, int conn)
 
 	c->stats_busy = false;
 	for (i = 0; i < BROKER_MAX_WORKERS; i++)
-		total += stats_target(c, &b->workers[i]);
+		total += stats_target(b, c, &b->workers[i]);
 	bp_init(&m, BP_STATS_REPLY);
 	bp_set_status(&m.u.stats_reply.st, 0, "%u workers", total);
 	m.u.stats_reply.total = total;
@@ -276,7 +287,7 @@ static void stats_finish(struct broker *b, int conn)
 		const struct worker *w = &b->workers[i];
 		struct bp_stats_reply *r = &m.u.stats_reply;
 
-		if (!stats_target(c, w))
+		if (!stats_target(b, c, w))
 			continue;
 		r->index = idx++;
 		r->pid = (uint32_t)w->pid;
@@ -304,7 +315,7 @@ void stats_check(struct broker *b)
 		for (j = 0; j < BROKER_MAX_WORKERS && done; j++) {
 			const struct worker *w = &b->workers[j];
 
-			if (stats_target(c, w) && w->hello &&
+			if (stats_target(b, c, w) && w->hello &&
 			    w->stats_seq != c->stats_seq)
 				done = false;
 		}

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -36,11 +37,27 @@ static const struct {
 	uint32_t type;
 	handler_fn fn;
 } handlers[] = {
-	{ BP_HELLO, on_hello }, { BP_SPAWN, on_spawn },	  { BP_STOP, on_stop },
-	{ BP_LIST, on_list },	{ BP_RELOAD, on_reload }, { BP_STATS, on_stats },
+	{ BP_HELLO, on_hello },	  { BP_SPAWN, on_spawn },
+	{ BP_STOP, on_stop },	  { BP_LIST, on_list },
+	{ BP_RELOAD, on_reload }, { BP_STATS, on_stats },
 };
 
 /* ---- the socket ---------------------------------------------------------- */
+
+/* The control socket's group is not a VMM's: a QEMU in it could act for
+ * other VMs' workers through the control socket. */
+static void warn_shared_group(const struct broker *b)
+{
+	const struct policy_vm *vm;
+	size_t i;
+
+	for (i = 0; b->has_group && (vm = policy_vm_at(b->pol, i)); i++)
+		if (vm->has_vmm_gid && vm->vmm_gid == b->control_gid)
+			log_warnx("vm %s: its vmm_gid %u is control_group's: "
+				  "its QEMU may use the control socket (give "
+				  "QEMU a group of its own)",
+				  vm->name, vm->vmm_gid);
+}
 
 /* control_group's gid, looked up again at each (re)load. */
 void control_apply_group(struct broker *b)
@@ -61,6 +78,7 @@ void control_apply_group(struct broker *b)
 				name);
 		}
 	}
+	warn_shared_group(b);
 	if (b->lfd >= 0 &&
 	    (chown(b->control_path, 0, b->has_group ? b->control_gid : 0) < 0 ||
 	     chmod(b->control_path, b->has_group ? 0660 : 0600) < 0))
@@ -160,11 +178,119 @@ static bool peer_in_group(int fd, gid_t gid, gid_t pgid)
 	return false;
 }
 
+bool control_caller_owns(const struct conn *c, const struct policy_vm *vm)
+{
+	if (c->uid == 0)
+		return true;
+	if (!vm)
+		return false;
+	if (vm->has_vmm_uid && c->uid == vm->vmm_uid)
+		return true;
+	return vm->has_vmm_gid && c->fd >= 0 &&
+	       peer_in_group(c->fd, vm->vmm_gid, c->gid);
+}
+
+void control_not_owner(const struct conn *c, const char *vm, char *why,
+		       size_t len)
+{
+	snprintf(why, len,
+		 "uid %u is not the QEMU identity of vm %s (its vmm_uid or "
+		 "vmm_gid in the policy): only that identity and root act "
+		 "for it",
+		 (unsigned int)c->uid, vm);
+}
+
 static void conn_drop(struct broker *b, unsigned int i)
 {
+	struct conn *c = &b->conns[i];
+
 	workers_conn_gone(b, (int)i);
 	stats_conn_gone(b, (int)i);
-	b->conns[i].fd = safe_close(b->conns[i].fd);
+	c->fd = safe_close(c->fd);
+	free(c->out);
+	c->out = NULL;
+	c->out_n = c->out_head = c->out_cap = 0;
+}
+
+/* What the connection waits for: its requests, or its socket to take the
+ * replies queued. */
+static void conn_watch(struct broker *b, unsigned int i)
+{
+	struct epoll_event ev = {
+		.events = b->conns[i].out_n ? EPOLLOUT : EPOLLIN,
+		.data.u64 = ((uint64_t)TAG_CONN << 32) | i,
+	};
+
+	if (epoll_ctl(b->ep, EPOLL_CTL_MOD, b->conns[i].fd, &ev) < 0)
+		log_warn("control: epoll");
+}
+
+/* Sends what is queued, oldest first; false if the connection failed. */
+static bool conn_flush(struct broker *b, unsigned int i)
+{
+	struct conn *c = &b->conns[i];
+	int ret;
+
+	while (c->out_n) {
+		ret = bp_send(c->fd, &c->out[c->out_head]);
+		if (ret == -EAGAIN)
+			return true;
+		if (ret < 0) {
+			log_warnx("control: replying to pid %d: %s",
+				  (int)c->pid, strerror(-ret));
+			return false;
+		}
+		c->out_head++;
+		c->out_n--;
+		c->last_ms = now_ms();
+	}
+	free(c->out);
+	c->out = NULL;
+	c->out_head = c->out_cap = 0;
+	return true;
+}
+
+/* Queues m behind what waits; false if the queue is at its bound (a
+ * client that does not read). */
+static bool conn_queue(struct conn *c, const struct bp_msg *m)
+{
+	/* LIST and STATS answers: one message per worker, and a few more */
+	const unsigned int max = BROKER_MAX_WORKERS + 8;
+	unsigned int need = c->out_head + c->out_n + 1;
+
+	if (c->out_n >= max)
+		return false;
+	if (need > c->out_cap) {
+		unsigned int cap;
+		struct bp_msg *o;
+
+		/* compact first: the sent head is dead space */
+		if (c->out_n)
+			memmove(c->out, c->out + c->out_head,
+				c->out_n * sizeof(*c->out));
+		c->out_head = 0;
+		cap = c->out_cap ? c->out_cap * 2 : 16;
+		if (cap < c->out_n + 1)
+			cap = c->out_n + 1;
+		if (cap > max)
+			cap = max;
+		o = realloc(c->out, cap * sizeof(*o));
+		if (!o)
+			return false;
+		c->out = o;
+		c->out_cap = cap;
+	}
+	c->out[c->out_head + c->out_n++] = *m;
+	return true;
+}
+
+static unsigned int conns_used(const struct broker *b)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < BROKER_MAX_CONNS; i++)
+		n += b->conns[i].fd >= 0;
+	return n;
 }
 
 void control_accept(struct broker *b)
@@ -175,13 +301,11 @@ void control_accept(struct broker *b)
 	_cleanup_close_ int fd = -1;
 	unsigned int i;
 
-	/* blocking sends, bounded: a LIST answer is many messages */
-	struct timeval tv = { .tv_sec = 1 };
-
-	fd = accept4(b->lfd, NULL, NULL, SOCK_CLOEXEC);
+	/* replies never block the loop: what the socket does not take waits
+	 * in the connection's queue */
+	fd = accept4(b->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
 		log_warn("SO_PEERCRED");
 		return;
@@ -192,6 +316,14 @@ void control_accept(struct broker *b)
 			  "control_group",
 			  (int)cr.pid, (unsigned int)cr.uid);
 		return; /* closing tells it */
+	}
+	if (cr.uid != 0 &&
+	    conns_used(b) >= BROKER_MAX_CONNS - BROKER_ROOT_SLOTS) {
+		log_warnx("control: %d connections open; refusing pid %d uid "
+			  "%u (the last %d are root's)",
+			  BROKER_MAX_CONNS - BROKER_ROOT_SLOTS, (int)cr.pid,
+			  (unsigned int)cr.uid, BROKER_ROOT_SLOTS);
+		return;
 	}
 	for (i = 0; i < BROKER_MAX_CONNS && b->conns[i].fd >= 0; i++)
 		;
@@ -207,22 +339,107 @@ void control_accept(struct broker *b)
 				     .uid = cr.uid,
 				     .gid = cr.gid,
 				     .in_group = cr.uid != 0,
-				     .pid = cr.pid };
+				     .pid = cr.pid,
+				     .last_ms = now_ms() };
 	log_debug("control: pid %d uid %u connected", (int)cr.pid,
 		  (unsigned int)cr.uid);
 }
 
 void control_reply(struct broker *b, int conn, const struct bp_msg *m)
 {
-	int ret;
+	struct conn *c;
+	bool was_idle;
 
 	if (conn < 0 || conn >= BROKER_MAX_CONNS || b->conns[conn].fd < 0)
 		return;
-	ret = bp_send(b->conns[conn].fd, m);
-	if (ret < 0) {
-		log_warnx("control: replying to pid %d: %s",
-			  (int)b->conns[conn].pid, strerror(-ret));
+	c = &b->conns[conn];
+	was_idle = !c->out_n;
+	if (!conn_queue(c, m)) {
+		log_warnx("control: pid %d does not read its replies; "
+			  "closing its connection",
+			  (int)c->pid);
 		conn_drop(b, (unsigned int)conn);
+		return;
+	}
+	if (!conn_flush(b, (unsigned int)conn)) {
+		conn_drop(b, (unsigned int)conn);
+		return;
+	}
+	if (was_idle != !c->out_n)
+		conn_watch(b, (unsigned int)conn);
+}
+
+static void control_read(struct broker *b, unsigned int i);
+
+void control_event(struct broker *b, unsigned int i, uint32_t events)
+{
+	struct conn *c;
+
+	if (i >= BROKER_MAX_CONNS || b->conns[i].fd < 0)
+		return;
+	c = &b->conns[i];
+	if (c->out_n) {
+		if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+			return;
+		if (!conn_flush(b, i)) {
+			conn_drop(b, i);
+			return;
+		}
+		if (!c->out_n)
+			conn_watch(b, i);
+		return;
+	}
+	control_read(b, i);
+}
+
+/* Busy: a request being answered (STOP, STATS), or replies queued. */
+static bool conn_busy(const struct broker *b, unsigned int i)
+{
+	unsigned int j;
+
+	if (b->conns[i].out_n || b->conns[i].stats_busy)
+		return true;
+	for (j = 0; j < BROKER_MAX_WORKERS; j++)
+		if (b->workers[j].used && b->workers[j].stop_conn == (int)i)
+			return true;
+	return false;
+}
+
+int control_timeout(struct broker *b)
+{
+	uint64_t now = now_ms(), next = UINT64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_CONNS; i++)
+		if (b->conns[i].fd >= 0 &&
+		    b->conns[i].last_ms + BROKER_CONN_IDLE_MS < next)
+			next = b->conns[i].last_ms + BROKER_CONN_IDLE_MS;
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)(next - now);
+}
+
+void control_close_idle(struct broker *b)
+{
+	uint64_t now = now_ms();
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_CONNS; i++) {
+		struct conn *c = &b->conns[i];
+
+		if (c->fd < 0 || now < c->last_ms + BROKER_CONN_IDLE_MS)
+			continue;
+		if (conn_busy(b, i)) {
+			/* waiting on the broker is not idling (a queue that
+			 * does not drain is the bound's to end) */
+			c->last_ms = now;
+			continue;
+		}
+		log_info("control: pid %d uid %u idle for %d ms; closing its "
+			 "connection",
+			 (int)c->pid, (unsigned int)c->uid,
+			 BROKER_CONN_IDLE_MS);
+		conn_drop(b, i);
 	}
 }
 
@@ -269,7 +486,7 @@ static void dispatch(struct broker *b, int conn, const struct bp_msg *m)
 	reply_error(b, conn, EPERM, "only the broker sends replies");
 }
 
-void control_read(struct broker *b, unsigned int i)
+static void control_read(struct broker *b, unsigned int i)
 {
 	uint8_t buf[BP_MSG_MAX + 1];
 	char err[BP_ERR_LEN];
@@ -286,6 +503,7 @@ void control_read(struct broker *b, unsigned int i)
 		conn_drop(b, i);
 		return;
 	}
+	b->conns[i].last_ms = now_ms();
 	ret = bp_decode(buf, (size_t)n, &m, err);
 	if (ret < 0) {
 		log_warnx("control: pid %d uid %u: bad message: %s",
@@ -324,10 +542,21 @@ static void on_spawn(struct broker *b, int conn, const struct bp_msg *req)
 static void on_stop(struct broker *b, int conn, const struct bp_msg *req)
 {
 	struct worker *w = workers_find(b, req->u.stop.vm);
+	const struct conn *c = &b->conns[conn];
 	struct bp_msg m;
 	int ret;
 
 	bp_init(&m, BP_STOP_REPLY);
+	if (!control_caller_owns(c, policy_lookup_vm(b->pol, req->u.stop.vm))) {
+		char why[BP_TEXT_SIZE];
+
+		control_not_owner(c, req->u.stop.vm, why, sizeof(why));
+		log_warnx("control: pid %d: STOP refused: %s", (int)c->pid,
+			  why);
+		bp_set_status(&m.u.status, EPERM, "%s", why);
+		control_reply(b, conn, &m);
+		return;
+	}
 	if (!w) {
 		bp_set_status(&m.u.status, ESRCH, "vm %s has no worker",
 			      req->u.stop.vm);

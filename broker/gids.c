@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "broker/broker.h"
+#include "broker/gid_rules.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/probes.h"
@@ -226,20 +227,6 @@ const struct gid_entry *gids_owner(const struct broker *b, int family,
 	return NULL;
 }
 
-static unsigned int count_vm(const struct broker *b, const char *vm,
-			     bool *pending)
-{
-	unsigned int i, n = 0;
-
-	*pending = false;
-	for (i = 0; i < BROKER_MAX_GIDS; i++)
-		if (b->gids[i].used && !strcmp(b->gids[i].vm, vm)) {
-			n++;
-			*pending |= b->gids[i].pending;
-		}
-	return n;
-}
-
 static struct gid_entry *new_entry(struct broker *b)
 {
 	unsigned int i;
@@ -304,7 +291,6 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 	uint8_t addr[16];
 	char txt[INET6_ADDRSTRLEN];
 	int family = wp_gid_to_addr(g->gid, addr), ifindex, ret;
-	bool pending;
 
 	addr_text(family, addr, txt, sizeof(txt));
 	if (!policy_vm_may_claim(b->pol, w->vm, family, addr)) {
@@ -317,8 +303,9 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 		      "the policy does not let vm %s claim %s", w->vm, txt);
 		return;
 	}
-	other = gids_owner(b, family, addr);
-	if (other && strcmp(other->vm, w->vm)) {
+	switch (gid_rules_admit(b->gids, BROKER_MAX_GIDS, w->vm, family, addr,
+				BROKER_GIDS_PER_VM, &other)) {
+	case GID_OTHER_VM:
 		log_warnx("worker/%s: GID %s refused: vm %s owns it", w->vm,
 			  txt, other->vm);
 		RDMAGATE_POLICY_REFUSE(w->vm, RDMAGATE_POLICY_GID,
@@ -326,30 +313,25 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 		reply(b, w, WP_GID_ADD_REPLY, g->seq, EADDRINUSE, 0,
 		      "%s is owned by another VM", txt);
 		return;
-	}
-	if (other) {
-		/* ours already (another GID type, or the guest re-adds) */
-		e = (struct gid_entry *)other;
-		if (e->pending) {
-			reply(b, w, WP_GID_ADD_REPLY, g->seq, EBUSY, 0,
-			      "%s is still being added", txt);
-			return;
-		}
-		answer_when_listed(b, w, e, g);
+	case GID_SAME_PENDING:
+		reply(b, w, WP_GID_ADD_REPLY, g->seq, EBUSY, 0,
+		      "%s is still being added", txt);
 		return;
-	}
-	if (count_vm(b, w->vm, &pending) >= BROKER_GIDS_PER_VM) {
+	case GID_OTHER_PENDING:
+		reply(b, w, WP_GID_ADD_REPLY, g->seq, EBUSY, 0,
+		      "another address of vm %s is still being added", w->vm);
+		return;
+	case GID_VM_FULL:
 		reply(b, w, WP_GID_ADD_REPLY, g->seq, ENOSPC, 0,
 		      "vm %s holds %u addresses already", w->vm,
 		      BROKER_GIDS_PER_VM);
 		return;
-	}
-	/* a worker waits for each answer: a second add while one is pending
-	 * is not a guest's, and would only multiply the broker's polling */
-	if (pending) {
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, EBUSY, 0,
-		      "another address of vm %s is still being added", w->vm);
+	case GID_OWNED:
+		/* ours already (another GID type, or the guest re-adds) */
+		answer_when_listed(b, w, (struct gid_entry *)other, g);
 		return;
+	case GID_NEW:
+		break;
 	}
 	ret = gid_lookup(w->device, w->port, NULL, 0, &ifindex);
 	if (ret < 0) {
@@ -525,4 +507,21 @@ int gids_restore(struct broker *b, const char *vm, int family,
 	else if (ret != -EEXIST)
 		log_warnx("vm %s: restoring %s: %s", vm, txt, strerror(-ret));
 	return 0;
+}
+
+void gids_drop(struct broker *b, int family, const uint8_t addr[16],
+	       const char *device, uint32_t port)
+{
+	char txt[INET6_ADDRSTRLEN];
+	int ifindex, ret;
+
+	if (gids_owner(b, family, addr))
+		return; /* another VM's now: never taken from it */
+	if (gid_lookup(device, port, NULL, 0, &ifindex) < 0)
+		return;
+	addr_text(family, addr, txt, sizeof(txt));
+	ret = nl_addr(b, RTM_DELADDR, ifindex, family, addr);
+	if (ret < 0 && ret != -EADDRNOTAVAIL)
+		log_warnx("removing %s from ifindex %d: %s", txt, ifindex,
+			  strerror(-ret));
 }

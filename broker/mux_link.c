@@ -11,11 +11,13 @@
  * The broker never blocks on the mux: the socket is non-blocking, requests
  * wait in a bounded queue, one is in flight at a time and its reply is
  * awaited in the event loop (MUX_REPLY_WAIT_MS, then the link is dropped).
- * The mux keeps no state: whenever the link comes up (the broker's start,
- * the mux's restart) the broker first detaches every worker id the mux may
- * know from before (a previous broker's, or one that left while the link
- * was down), then replays everything.  A dropped link is retried every
- * MUX_RETRY_MS.
+ * Whenever the link comes up (the broker's start, the mux's restart, or a
+ * link the broker dropped while the mux kept its state) the broker first
+ * detaches every worker id the mux may know -- a previous broker's, one
+ * attached on an earlier link, one whose DETACH or GID_DEL was queued or
+ * in flight when the link went -- then replays what it holds now: the mux
+ * converges to the broker's truth whatever a lost link took with it.  A
+ * dropped link is retried every MUX_RETRY_MS.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -64,6 +66,9 @@ static struct {
 	/* worker ids the mux may know that no worker of ours holds (all at
 	 * start: a previous broker's), detached before the replay */
 	bool owed[BROKER_MAX_WORKERS];
+	/* worker ids an ATTACH went out for, not detached since: the mux may
+	 * hold them (and their GIDs) whatever became of the link */
+	bool known[BROKER_MAX_WORKERS];
 	unsigned int sweep; /* the next id to look at, 1-based; 0: done */
 	struct {
 		char device[BP_DEVICE_SIZE];
@@ -142,6 +147,11 @@ static void link_down(struct broker *b, const char *fmt, ...)
 	L.head = L.n = 0;
 	L.nports = 0;
 	L.sweep = 0;
+	/* the queue and the request in flight are gone, DETACHes and GID_DELs
+	 * among them: every id the mux may hold is detached first on the
+	 * next link, then the replay adds back only what is true then */
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		L.owed[i] |= L.known[i];
 	/* the channels handed out on this link are dead or soon will be;
 	 * the next link hands out new ones */
 	for (i = 0; i < BROKER_MAX_WORKERS; i++)
@@ -191,6 +201,8 @@ static int send_attach(struct broker *b, struct worker *w, struct mp_msg *m)
 	}
 	m->u.attach.worker_id = worker_id(b, w);
 	snprintf(m->u.attach.vm, sizeof(m->u.attach.vm), "%s", w->vm);
+	/* known before it is sent: a link lost now leaves it unsure */
+	L.known[worker_id(b, w) - 1] = true;
 	ret = mp_send(b->mux_fd, m, MSG_DONTWAIT, sv[0]);
 	close(sv[0]);
 	if (ret < 0) {
@@ -450,6 +462,9 @@ static void on_reply(struct broker *b, const struct mp_msg *m)
 		replay(b);
 		return;
 	}
+	/* the mux holds no such id any more (ENOENT: it never did) */
+	if (r.type == MP_WORKER_DETACH && (!st->status || st->status == ENOENT))
+		L.known[r.worker_id - 1] = false;
 	if (st->status) {
 		refused(b, &r, st);
 		if (r.type == MP_WORKER_ATTACH && (w = req_worker(b, &r)))

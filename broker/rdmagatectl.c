@@ -26,8 +26,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rdmagatectl [--control PATH] COMMAND ...\n"
-		"  spawn --vm NAME --socket PATH [--device DEV] [--port N]\n"
-		"        [--address ADDR]...   (addresses the VM will claim)\n"
+		"  spawn --vm NAME [--socket NAME|PATH] [--device DEV] "
+		"[--port N]\n"
+		"        [--frontend virtio-rdma|pvrdma] [--address ADDR]...\n"
+		"        (--socket: a file in the broker's socket_dir, default "
+		"NAME.sock;\n"
+		"        --address: the addresses the VM will claim)\n"
 #if RDMAGATE_TEST_HOOKS
 		"        [--test-echo] [--test-syscall NAME]   (test build)\n"
 #endif
@@ -122,6 +126,7 @@ static int cmd_spawn(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "address", required_argument, NULL, 'a' },
+		{ "frontend", required_argument, NULL, 'f' },
 #if RDMAGATE_TEST_HOOKS
 		{ "test-echo", no_argument, NULL, 'E' },
 		{ "test-syscall", required_argument, NULL, 'S' },
@@ -153,6 +158,11 @@ static int cmd_spawn(int argc, char **argv)
 		case 'a':
 			add_address(s, optarg);
 			break;
+		case 'f':
+			if (bp_frontend_parse(optarg, &s->frontend) < 0)
+				die("--frontend %s: not virtio-rdma or pvrdma",
+				    optarg);
+			break;
 		case 'E':
 			s->flags |= BP_SPAWN_TEST_ECHO;
 			break;
@@ -165,8 +175,8 @@ static int cmd_spawn(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!s->vm[0] || !s->socket[0] || optind != argc)
-		die("spawn needs --vm NAME and --socket PATH");
+	if (!s->vm[0] || optind != argc)
+		die("spawn needs --vm NAME");
 	connect_broker(&conn);
 	CTL_DIE(ctl_request, &conn, &m);
 	ctl_close(&conn);

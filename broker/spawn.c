@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Spawning a worker: the vhost-user listening socket (made by the broker,
- * owned by the worker's uid), the VM's cgroup with rdma.max from the
- * quotas, then fork and, in the child, in this order: join the cgroup,
- * RLIMIT_MEMLOCK, the fds it inherits and no others, the privilege drop,
- * execve of rdmagate-worker.  docs/broker.md explains the order.
+ * Spawning a worker: the VM's listening socket (made by the broker in a
+ * directory only root changes, owned by the VM's QEMU identity), the VM's
+ * cgroup with rdma.max, memory.max and pids.max from the quotas, then fork
+ * and, in the child, in this order: join the cgroup, RLIMIT_MEMLOCK and
+ * RLIMIT_CORE 0 (a core would hold guest memory), the fds it inherits and
+ * no others, the privilege drop, execve of rdmagate-worker.
+ * docs/broker.md explains the order.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,6 +92,12 @@ void cgroup_detect(struct broker *b)
 		   sf.f_type == CGROUP2_SUPER_MAGIC;
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", b->cgroup_root);
 	b->cg_rdma = b->cg_ok && has_word(path, "rdma");
+	b->cg_memory = b->cg_ok && has_word(path, "memory");
+	b->cg_pids = b->cg_ok && has_word(path, "pids");
+	if (b->cg_ok && (!b->cg_memory || !b->cg_pids))
+		log_warnx("no %s controller in %s: the workers' max_memory "
+			  "and max_pids cannot be enforced on this host",
+			  !b->cg_memory ? "memory" : "pids", b->cgroup_root);
 	if (!b->cg_ok)
 		log_warnx("%s is not a cgroup2 mount: workers get no cgroup of "
 			  "their own and rdma quotas cannot be enforced on "
@@ -104,30 +113,54 @@ void cgroup_detect(struct broker *b)
 			 b->cgroup_root);
 }
 
-/* Creates every level of dir below the root; +rdma in each parent. */
+/* The controllers a VM's cgroup gets, those the host has. */
+static int enable_controllers(struct broker *b, const char *dir,
+			      struct spawn_err *e)
+{
+	const struct {
+		bool on;
+		const char *add;
+	} c[] = {
+		{ b->cg_rdma, "+rdma" },
+		{ b->cg_memory, "+memory" },
+		{ b->cg_pids, "+pids" },
+	};
+	char ctl[BROKER_CGROUP_MAX + 32];
+	unsigned int i;
+	int ret;
+
+	snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", dir);
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		if (!c[i].on)
+			continue;
+		ret = write_file(ctl, c[i].add);
+		if (ret < 0) {
+			snprintf(e->why, sizeof(e->why),
+				 "enabling %s in %s: %s", c[i].add + 1, ctl,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Creates every level of dir below the root; the controllers in each
+ * parent. */
 static int cgroup_make(struct broker *b, const char *leaf, struct spawn_err *e)
 {
 	size_t rootlen = strlen(b->cgroup_root);
-	char path[BROKER_CGROUP_MAX], ctl[BROKER_CGROUP_MAX + 32];
+	char path[BROKER_CGROUP_MAX];
 	char *slash;
 	int ret;
 
 	snprintf(path, sizeof(path), "%s", leaf);
 	slash = path + rootlen;
 	for (;;) {
-		if (b->cg_rdma) {
-			*slash = '\0';
-			snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control",
-				 path);
-			*slash = '/';
-			ret = write_file(ctl, "+rdma");
-			if (ret < 0) {
-				snprintf(e->why, sizeof(e->why),
-					 "enabling rdma in %s: %s", ctl,
-					 strerror(-ret));
-				return ret;
-			}
-		}
+		*slash = '\0';
+		ret = enable_controllers(b, path, e);
+		*slash = '/';
+		if (ret < 0)
+			return ret;
 		slash = strchr(slash + 1, '/');
 		if (slash)
 			*slash = '\0';
@@ -165,6 +198,39 @@ static int cgroup_set_rdma(const char *leaf, const char *device,
 	return 0;
 }
 
+/* memory.max and pids.max from the policy: a worker that leaks or is
+ * taken over cannot eat the host's memory or fork-bomb it. */
+static int cgroup_set_limits(struct broker *b, const char *leaf,
+			     const struct policy_quota *q, struct spawn_err *e)
+{
+	const struct {
+		bool on;
+		const char *file;
+		uint64_t v;
+	} lim[] = {
+		{ b->cg_memory, "memory.max", q->max_memory },
+		{ b->cg_pids, "pids.max", q->max_pids },
+	};
+	char path[BROKER_CGROUP_MAX + 16], val[24];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(lim); i++) {
+		if (!lim[i].on)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", leaf, lim[i].file);
+		snprintf(val, sizeof(val), "%llu",
+			 (unsigned long long)lim[i].v);
+		ret = write_file(path, val);
+		if (ret < 0) {
+			snprintf(e->why, sizeof(e->why), "writing %s to %s: %s",
+				 val, path, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* The VM's cgroup <root><cgroup_parent>/<vm>, or "" without cgroup2. */
 static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
 			const struct policy_vm *vm, struct spawn_err *e)
@@ -186,6 +252,8 @@ static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
 		return -ENAMETOOLONG;
 	}
 	ret = cgroup_make(b, w->cgroup, e);
+	if (ret == 0)
+		ret = cgroup_set_limits(b, w->cgroup, q, e);
 	if (ret == 0 && b->cg_rdma) {
 		ret = cgroup_set_rdma(w->cgroup, dev, q, e);
 		/* the echo test device opens no RDMA device: its limit (set
@@ -205,8 +273,9 @@ static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
 
 /* ---- the vhost-user socket -------------------------------------------- */
 
-/* bind+listen on name inside dfd (the cwd meanwhile), mode 0660. */
-static int bind_in(int dfd, const char *name, int *ret_fd)
+/* bind+listen on name inside the cwd (the socket's directory), with the
+ * mode it keeps (0600, or 0660 for a VM with a QEMU group). */
+static int bind_in(const char *name, mode_t mode, int *ret_fd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
@@ -217,7 +286,7 @@ static int bind_in(int dfd, const char *name, int *ret_fd)
 	if (fd < 0)
 		return -errno;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", name);
-	old = umask(0117);
+	old = umask(~mode & 0777);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    listen(fd, 1) < 0)
 		ret = -errno;
@@ -228,64 +297,167 @@ static int bind_in(int dfd, const char *name, int *ret_fd)
 }
 
 /*
- * The listening socket at w->socket, owned by the worker's uid, group
- * control_group (else the worker's gid), mode 0660.  A caller other than
- * root must own the directory it names.
+ * A directory only root may change: root's, writable by no group or
+ * other.  Inside one, nobody but root can swap a name between two calls
+ * (lstat then unlink, bind then chown), so the broker's operations there
+ * are safe by name relative to the directory's fd.
  */
-static int socket_make(struct broker *b, const struct conn *c, struct worker *w,
-		       int *ret_fd, struct spawn_err *e)
+static bool roots_alone(int dfd)
 {
-	char dir[BP_PATH_SIZE];
-	_cleanup_close_ int dfd = -1;
-	const char *name, *why;
 	struct stat st;
-	char *slash;
-	int ret, fd = -1;
 
-	snprintf(dir, sizeof(dir), "%s", w->socket);
-	slash = strrchr(dir, '/');
-	name = w->socket + (slash - dir) + 1;
-	*slash = '\0';
-	dfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st) < 0) {
-		snprintf(e->why, sizeof(e->why), "its directory: %s",
-			 strerror(errno));
+	return fstat(dfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+	       !(st.st_mode & 022);
+}
+
+int socket_dir_open(const char *path)
+{
+	_cleanup_close_ int dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
 		return -errno;
+	if (!roots_alone(dfd))
+		return -EPERM;
+	return TAKE_FD(dfd);
+}
+
+/* The broker's socket_dir: made if missing (0755 root), refused if anyone
+ * but root may write it. */
+int socket_dir_make(struct broker *b)
+{
+	const char *dir = policy_broker(b->pol)->socket_dir;
+	char path[POLICY_SOCKET_PATH_MAX + 1];
+	char *slash = path;
+	int dfd;
+
+	/* each missing level, 0755 root (the policy's path: root's choice) */
+	snprintf(path, sizeof(path), "%s", dir);
+	while ((slash = strchr(slash + 1, '/')) || path[0]) {
+		if (slash)
+			*slash = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			log_warn("socket_dir %s: creating %s", dir, path);
+			return -errno;
+		}
+		if (!slash)
+			break;
+		*slash = '/';
 	}
-	if (c->uid != 0 && st.st_uid != c->uid) {
+	dfd = socket_dir_open(dir);
+	if (dfd < 0) {
+		log_warnx("socket_dir %s: %s", dir,
+			  dfd == -EPERM ? "not root's alone (owned by root, "
+					  "writable by no group or other)"
+					: strerror(-dfd));
+		return dfd;
+	}
+	close(dfd);
+	return 0;
+}
+
+/*
+ * Where the VM's socket goes: the directory (opened) and the file name.
+ * A name alone (or nothing: <vm>.sock) goes in socket_dir; an absolute
+ * path must name a file in socket_dir, or, for root only, in another
+ * directory only root may change.
+ */
+static int socket_place(struct broker *b, const struct conn *c,
+			const struct bp_spawn *req, struct worker *w,
+			struct spawn_err *e)
+{
+	const char *sdir = policy_broker(b->pol)->socket_dir;
+	char dir[BP_PATH_SIZE], name[BP_PATH_SIZE];
+	const char *slash = strrchr(req->socket, '/');
+
+	if (!req->socket[0])
+		snprintf(name, sizeof(name), "%s.sock", req->vm);
+	else
+		snprintf(name, sizeof(name), "%s",
+			 slash ? slash + 1 : req->socket);
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - req->socket),
+			 req->socket);
+	else
+		snprintf(dir, sizeof(dir), "%s", sdir);
+	if (!dir[0])
+		snprintf(dir, sizeof(dir), "/");
+	if (!bp_socket_name_ok(name)) {
 		snprintf(e->why, sizeof(e->why),
-			 "its directory is not owned by the caller (uid %u)",
-			 (unsigned int)c->uid);
+			 "'%s' is not a file name of A-Z a-z 0-9 _ . -", name);
+		return -EINVAL;
+	}
+	if (c->uid != 0 && strcmp(dir, sdir)) {
+		snprintf(e->why, sizeof(e->why),
+			 "a caller other than root names a file in the "
+			 "broker's socket_dir (%s), not in %s",
+			 sdir, dir);
 		return -EACCES;
 	}
-	if (fchdir(dfd) < 0) {
+	if ((size_t)snprintf(w->socket, sizeof(w->socket), "%s%s%s", dir,
+			     strcmp(dir, "/") ? "/" : "",
+			     name) >= sizeof(w->socket)) {
+		snprintf(e->why, sizeof(e->why), "%s/%s: too long", dir, name);
+		return -ENAMETOOLONG;
+	}
+	w->sock_dfd = socket_dir_open(dir);
+	if (w->sock_dfd < 0) {
+		int ret = w->sock_dfd;
+
+		snprintf(e->why, sizeof(e->why), "directory %s: %s", dir,
+			 ret == -EPERM ? "not root's alone (owned by root, "
+					 "writable by no group or other)"
+				       : strerror(-ret));
+		return ret;
+	}
+	snprintf(w->sock_name, sizeof(w->sock_name), "%s", name);
+	return 0;
+}
+
+/*
+ * The listening socket, created in its directory (which only root may
+ * change: nothing can be swapped under it) with the owner and mode of the
+ * VM's QEMU identity: vmm_uid (else root), vmm_gid (else root), 0660 with
+ * a group, else 0600.
+ */
+static int socket_make(struct broker *b, const struct policy_vm *vm,
+		       struct worker *w, int *ret_fd, struct spawn_err *e)
+{
+	uid_t owner = vm->has_vmm_uid ? vm->vmm_uid : 0;
+	gid_t group = vm->has_vmm_gid ? vm->vmm_gid : 0;
+	const char *why;
+	struct stat st;
+	int ret, fd = -1;
+
+	if (fchdir(w->sock_dfd) < 0) {
 		snprintf(e->why, sizeof(e->why), "its directory: %s",
 			 strerror(errno));
 		return -errno;
 	}
 	/* a socket left by a worker that died is replaced; nothing else */
-	ret = unix_socket_remove_stale(dfd, name, &why);
+	ret = unix_socket_remove_stale(w->sock_dfd, w->sock_name, &why);
 	if (ret < 0)
 		snprintf(e->why, sizeof(e->why), "%s", why);
 	if (ret == 0) {
-		ret = bind_in(dfd, name, &fd);
+		ret = bind_in(w->sock_name, vm->has_vmm_gid ? 0660 : 0600, &fd);
 		if (ret < 0)
 			snprintf(e->why, sizeof(e->why), "bind: %s",
 				 strerror(-ret));
 	}
-	if (ret == 0 &&
-	    fchownat(dfd, name, w->uid, b->has_group ? b->control_gid : w->gid,
-		     AT_SYMLINK_NOFOLLOW) < 0) {
+	if (ret == 0 && (fchownat(w->sock_dfd, w->sock_name, owner, group,
+				  AT_SYMLINK_NOFOLLOW) < 0 ||
+			 fstatat(w->sock_dfd, w->sock_name, &st,
+				 AT_SYMLINK_NOFOLLOW) < 0)) {
 		ret = -errno;
 		snprintf(e->why, sizeof(e->why), "chown: %s", strerror(errno));
-		unlinkat(dfd, name, 0);
+		unlinkat(w->sock_dfd, w->sock_name, 0);
 		safe_close(fd);
 	}
 	if (chdir("/") < 0)
 		log_warn("chdir /");
-	if (ret == 0)
+	if (ret == 0) {
+		w->sock_ino = st.st_ino;
 		*ret_fd = fd;
-	else if (!e->why[0])
+	} else if (!e->why[0])
 		snprintf(e->why, sizeof(e->why), "%s", strerror(-ret));
 	return ret;
 }
@@ -294,11 +466,20 @@ static int socket_make(struct broker *b, const struct conn *c, struct worker *w,
 
 #define ARGV_MAX 40
 
+/*
+ * The worker takes --frontend virtio-rdma|pvrdma from issue 12 on.  Until
+ * every worker does, the default (virtio-rdma) goes unsaid, so a worker
+ * without the option still starts; set this to 1 once worker/main.c takes
+ * --frontend, and the option is always passed.
+ */
+#define WORKER_TAKES_FRONTEND 0
+
 struct child_args {
 	char *argv[ARGV_MAX];
 	char nums[16][24];
 	unsigned int n, nn;
 	const char *cgroup;
+	int log_fd; /* its stdout and stderr */
 	uint64_t memlock;
 	uid_t uid;
 	gid_t gid;
@@ -327,14 +508,21 @@ static uint32_t lim(uint32_t v)
 }
 
 static void build_argv(struct broker *b, const struct worker *w,
-		       const struct policy_quota *q, const struct bp_spawn *req,
+		       const struct policy_vm *vm, const struct bp_spawn *req,
 		       struct child_args *a)
 {
+	const struct policy_quota *q = &vm->quota;
+
 	arg(a, b->worker_path);
 	arg(a, "--vm");
 	arg(a, w->vm);
 	arg_num(a, "--fd", CHILD_VU_FD);
 	arg_num(a, "--broker-fd", CHILD_BROKER_FD);
+	/* the worker accepts only the VM's QEMU identity (and root) */
+	if (vm->has_vmm_uid)
+		arg_num(a, "--peer-uid", vm->vmm_uid);
+	if (vm->has_vmm_gid)
+		arg_num(a, "--peer-gid", vm->vmm_gid);
 	if (req->flags & BP_SPAWN_TEST_ECHO) {
 		arg(a, "--test-device");
 		arg(a, "echo");
@@ -353,6 +541,10 @@ static void build_argv(struct broker *b, const struct worker *w,
 		arg_num(a, "--max-srq-wr", lim(q->max_srq_wr));
 		arg_num(a, "--max-sge", lim(q->max_sge));
 	}
+	if (WORKER_TAKES_FRONTEND || w->frontend != BP_FRONTEND_VIRTIO_RDMA) {
+		arg(a, "--frontend");
+		arg(a, bp_frontend_name(w->frontend));
+	}
 #if RDMAGATE_TEST_HOOKS
 	if (req->test_syscall[0]) {
 		arg(a, "--test-forbidden-syscall");
@@ -369,8 +561,12 @@ struct child_fail {
 };
 
 static const char *const step_names[] = {
-	"resetting signals", "joining its cgroup",  "setting RLIMIT_MEMLOCK",
-	"arranging its fds", "dropping privileges", "executing the worker",
+	"resetting signals",
+	"joining its cgroup",
+	"setting RLIMIT_MEMLOCK and RLIMIT_CORE",
+	"arranging its fds",
+	"dropping privileges",
+	"executing the worker",
 };
 
 static __attribute__((noreturn)) void child_fail(int efd, int step, int err)
@@ -394,14 +590,17 @@ static int child_join_cgroup(const char *cgroup)
 }
 
 /* vu -> 3, the error pipe -> 4 (close-on-exec), the broker channel -> 5,
- * stdin /dev/null, the rest closed. */
-static int child_fds(int vu, int efd, int chan)
+ * stdin /dev/null, stdout and stderr its log stream, the rest closed. */
+static int child_fds(int vu, int efd, int chan, int lg)
 {
 	int nul, hi_vu = fcntl(vu, F_DUPFD_CLOEXEC, 10);
 	int hi_e = fcntl(efd, F_DUPFD_CLOEXEC, 10);
 	int hi_c = fcntl(chan, F_DUPFD_CLOEXEC, 10);
+	int hi_l = fcntl(lg, F_DUPFD_CLOEXEC, 10);
 
-	if (hi_vu < 0 || hi_e < 0 || hi_c < 0 ||
+	/* its own log stream as stdout and stderr, never the broker's */
+	if (hi_vu < 0 || hi_e < 0 || hi_c < 0 || hi_l < 0 ||
+	    dup2(hi_l, 1) < 0 || dup2(hi_l, 2) < 0 ||
 	    dup2(hi_vu, CHILD_VU_FD) < 0 ||
 	    dup3(hi_e, CHILD_ERR_FD, O_CLOEXEC) < 0 ||
 	    dup2(hi_c, CHILD_BROKER_FD) < 0)
@@ -429,9 +628,10 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int vu,
 	ret = child_join_cgroup(a->cgroup);
 	if (ret < 0)
 		child_fail(efd, 1, -ret);
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
+	    setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 }) < 0)
 		child_fail(efd, 2, errno);
-	ret = child_fds(vu, efd, chan);
+	ret = child_fds(vu, efd, chan, a->log_fd);
 	if (ret < 0)
 		child_fail(efd, 3, -ret);
 	efd = CHILD_ERR_FD;
@@ -466,6 +666,11 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 	}
 	safe_close(p[1]);
 	w->pid = pid;
+	/* our child, not reaped before the loop sees SIGCHLD: the pid is
+	 * its until then, and the pidfd names it for every later signal */
+	w->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (w->pidfd < 0)
+		log_warn("worker/%s: pidfd_open", w->vm);
 	do
 		n = read(p[0], &f, sizeof(f));
 	while (n < 0 && errno == EINTR);
@@ -475,6 +680,7 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 	/* the child failed before exec: reap it here */
 	waitpid(pid, NULL, 0);
 	w->pid = 0;
+	w->pidfd = safe_close(w->pidfd);
 	if (n != sizeof(f) || f.step < 0 ||
 	    f.step >= (int)ARRAY_SIZE(step_names)) {
 		snprintf(e->why, sizeof(e->why), "the child failed");
@@ -510,6 +716,10 @@ static int check_request(struct broker *b, const struct conn *c,
 		e->refuse = RDMAGATE_POLICY_VM;
 		return -ENOENT;
 	}
+	if (!control_caller_owns(c, *ret_vm)) {
+		control_not_owner(c, req->vm, e->why, sizeof(e->why));
+		return -EPERM;
+	}
 	old = workers_find(b, req->vm);
 	if (old) {
 		snprintf(e->why, sizeof(e->why),
@@ -517,9 +727,10 @@ static int check_request(struct broker *b, const struct conn *c,
 			 (int)old->pid);
 		return -EEXIST;
 	}
-	if ((req->device[0] || req->port) && c->uid != 0) {
+	if ((req->device[0] || req->port || req->frontend) && c->uid != 0) {
 		snprintf(e->why, sizeof(e->why),
-			 "only root may override the policy's device or port");
+			 "only root may override the policy's device, port or "
+			 "frontend");
 		e->refuse = RDMAGATE_POLICY_DEVICE;
 		return -EPERM;
 	}
@@ -563,6 +774,7 @@ static void fill_worker(struct worker *w, const struct bp_spawn *req,
 		snprintf(w->device, sizeof(w->device), "%s",
 			 req->device[0] ? req->device : vm->device);
 	w->port = req->port ? req->port : vm->port;
+	w->frontend = req->frontend ? req->frontend : vm->frontend;
 }
 
 static int spawn_steps(struct broker *b, const struct conn *c,
@@ -571,7 +783,7 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 {
 	const struct policy_vm *vm;
 	struct child_args a = { 0 };
-	int vu = -1, chan = -1, ret;
+	int vu = -1, chan = -1, lg = -1, ret;
 
 	ret = check_request(b, c, req, &vm, e);
 	if (ret < 0)
@@ -583,10 +795,14 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 		e->refuse = RDMAGATE_POLICY_QUOTA;
 		return ret;
 	}
-	ret = socket_make(b, c, w, &vu, e);
+	ret = socket_place(b, c, req, w, e);
+	if (ret == 0)
+		ret = socket_make(b, vm, w, &vu, e);
 	if (ret < 0) {
 		char tmp[sizeof(e->why) + BP_PATH_SIZE + 16];
 
+		/* nothing made: whatever was at the name stays */
+		w->sock_dfd = safe_close(w->sock_dfd);
 		snprintf(tmp, sizeof(tmp), "socket %s: %s", w->socket, e->why);
 		memcpy(e->why, tmp, sizeof(e->why) - 1);
 		e->why[sizeof(e->why) - 1] = '\0';
@@ -594,11 +810,14 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	}
 	ret = channel_make(b, w, &chan, e->why, sizeof(e->why));
 	if (ret == 0)
+		ret = worker_log_open(b, w, &lg, e->why, sizeof(e->why));
+	if (ret == 0)
 		ret = cgroup_setup(b, w, req->flags & BP_SPAWN_TEST_ECHO, vm,
 				   e);
 	if (ret == 0) {
-		build_argv(b, w, &vm->quota, req, &a);
+		build_argv(b, w, vm, req, &a);
 		a.cgroup = w->cgroup;
+		a.log_fd = lg;
 		a.memlock = vm->quota.max_pinned;
 		a.uid = w->uid;
 		a.gid = w->gid;
@@ -606,8 +825,12 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	}
 	safe_close(vu);
 	safe_close(chan);
+	safe_close(lg);
 	if (ret < 0) {
-		unlink(w->socket);
+		worker_log_close(b, w, true);
+		/* the socket this spawn made (one that was there was refused
+		 * above, and is left alone) */
+		socket_unlink(w);
 		if (w->chan_path[0])
 			unlink(w->chan_path);
 		if (w->cgroup[0])
@@ -650,9 +873,10 @@ int spawn_worker(struct broker *b, const struct conn *c,
 	mux_worker_add(b, w);
 	RDMAGATE_WORKER_SPAWN(w->vm, w->pid);
 	log_info("worker/%s: pid %d, uid %u gid %u, socket %s, device %s, "
-		 "cgroup %s",
+		 "frontend %s, cgroup %s",
 		 w->vm, (int)w->pid, (unsigned int)w->uid, (unsigned int)w->gid,
-		 w->socket, w->device, w->cgroup[0] ? w->cgroup : "(none)");
+		 w->socket, w->device, bp_frontend_name(w->frontend),
+		 w->cgroup[0] ? w->cgroup : "(none)");
 	bp_set_status(&rep->st, 0, "worker/%s: pid %d, uid %u", w->vm,
 		      (int)w->pid, (unsigned int)w->uid);
 	rep->pid = (uint32_t)w->pid;

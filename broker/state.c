@@ -26,20 +26,9 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "broker/state_record.h"
 #include "common/cleanup.h"
 #include "common/log.h"
-
-#define STATE_VERSION 1
-#define STATE_MAX     8192 /* bytes */
-
-static int state_path(const struct broker *b, const char *vm, const char *ext,
-		      char *buf, size_t len)
-{
-	if ((size_t)snprintf(buf, len, "%s/workers/%s%s", b->state_dir, vm,
-			     ext) >= len)
-		return -ENAMETOOLONG;
-	return 0;
-}
 
 int state_init(struct broker *b)
 {
@@ -87,238 +76,268 @@ uint64_t proc_start_time(pid_t pid)
 	return v;
 }
 
-void state_save(struct broker *b, const struct worker *w)
+/* The record of w as broker/state_record.c writes it. */
+static void to_record(const struct broker *b, const struct worker *w,
+		      struct state_record *r)
 {
-	char path[BP_PATH_SIZE + 16], tmp[BP_PATH_SIZE + 16];
-	char txt[INET6_ADDRSTRLEN];
 	unsigned int i;
-	FILE *f;
 
-	if (state_path(b, w->vm, ".state", path, sizeof(path)) < 0 ||
-	    state_path(b, w->vm, ".state.new", tmp, sizeof(tmp)) < 0)
-		return;
-	f = fopen(tmp, "we");
-	if (!f) {
-		log_warn("worker/%s: writing %s", w->vm, tmp);
-		return;
-	}
-	fprintf(f,
-		"# rdmagate-broker's record of worker/%s, for a restarted "
-		"broker\n"
-		"version %d\nvm %s\npid %d\nstarttime %" PRIu64 "\n"
-		"uid %u\ngid %u\ndevice %s\nport %u\nsocket %s\n"
-		"cgroup %s\nstart %lld\nchannel %s\n",
-		w->vm, STATE_VERSION, w->vm, (int)w->pid, w->pid_start,
-		(unsigned int)w->uid, (unsigned int)w->gid, w->device, w->port,
-		w->socket, w->cgroup[0] ? w->cgroup : "-", (long long)w->start,
-		w->chan_path);
-	for (i = 0; i < BROKER_MAX_GIDS; i++) {
+	memset(r, 0, sizeof(*r));
+	memcpy(r->vm, w->vm, sizeof(r->vm));
+	memcpy(r->socket, w->socket, sizeof(r->socket));
+	memcpy(r->device, w->device, sizeof(r->device));
+	memcpy(r->cgroup, w->cgroup, sizeof(r->cgroup));
+	memcpy(r->channel, w->chan_path, sizeof(r->channel));
+	r->pid = (int32_t)w->pid;
+	r->pid_start = w->pid_start;
+	r->uid = w->uid;
+	r->gid = w->gid;
+	r->port = w->port;
+	r->start = (int64_t)w->start;
+	for (i = 0; i < BROKER_MAX_GIDS && r->n_addrs < STATE_ADDRS_MAX; i++) {
 		const struct gid_entry *e = &b->gids[i];
 
 		if (!e->used || strcmp(e->vm, w->vm))
 			continue;
-		inet_ntop(e->family, e->addr, txt, sizeof(txt));
-		fprintf(f, "addr %s\n", txt);
+		r->addrs[r->n_addrs].family = e->family;
+		memcpy(r->addrs[r->n_addrs].addr, e->addr, 16);
+		r->n_addrs++;
 	}
-	if (fflush(f) != 0 || fsync(fileno(f)) < 0) {
-		log_warn("worker/%s: writing %s", w->vm, tmp);
-		fclose(f);
-		unlink(tmp);
+}
+
+static int workers_dir(const struct broker *b)
+{
+	char path[BP_PATH_SIZE];
+
+	snprintf(path, sizeof(path), "%s/workers", b->state_dir);
+	return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void state_save(struct broker *b, const struct worker *w)
+{
+	char name[BP_VM_SIZE + 16], tmp[BP_VM_SIZE + 16];
+	char text[STATE_RECORD_MAX + 1];
+	_cleanup_close_ int dfd = workers_dir(b);
+	_cleanup_close_ int fd = -1;
+	struct state_record r;
+	int n, ret;
+
+	snprintf(name, sizeof(name), "%s.state", w->vm);
+	snprintf(tmp, sizeof(tmp), "%s.state.new", w->vm);
+	to_record(b, w, &r);
+	n = state_record_format(&r, text, sizeof(text));
+	if (n < 0) {
+		log_warnx("worker/%s: no state record: %s", w->vm,
+			  strerror(-n));
 		return;
 	}
-	fclose(f);
-	if (rename(tmp, path) < 0)
+	if (dfd < 0) {
+		log_warn("worker/%s: %s/workers", w->vm, b->state_dir);
+		return;
+	}
+	fd = openat(dfd, tmp,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	ret = fd < 0 ? -errno : write_all(fd, text, (size_t)n);
+	if (ret == 0 && fsync(fd) < 0)
+		ret = -errno;
+	if (ret < 0) {
+		log_warnx("worker/%s: writing %s: %s", w->vm, tmp,
+			  strerror(-ret));
+		unlinkat(dfd, tmp, 0);
+		return;
+	}
+	if (renameat(dfd, tmp, dfd, name) < 0)
 		log_warn("worker/%s: renaming %s", w->vm, tmp);
 }
 
 void state_remove(struct broker *b, const struct worker *w)
 {
-	char path[BP_PATH_SIZE + 16];
+	char name[BP_VM_SIZE + 16];
+	_cleanup_close_ int dfd = workers_dir(b);
 
-	if (state_path(b, w->vm, ".state", path, sizeof(path)) == 0 &&
-	    unlink(path) < 0 && errno != ENOENT)
-		log_warn("worker/%s: removing %s", w->vm, path);
+	snprintf(name, sizeof(name), "%s.state", w->vm);
+	if (dfd >= 0 && unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+		log_warn("worker/%s: removing %s", w->vm, name);
 	if (w->chan_path[0] && unlink(w->chan_path) < 0 && errno != ENOENT)
 		log_warn("worker/%s: removing %s", w->vm, w->chan_path);
 }
 
-/* ---- reading a record ----------------------------------------------------- */
+/* ---- reading a record -----------------------------------------------------
+ */
 
-struct record {
-	struct worker w;
-	int n_addr;
-	int family[BROKER_GIDS_PER_VM];
-	uint8_t addr[BROKER_GIDS_PER_VM][16];
-};
-
-static int field(const char *key, const char *val, struct record *r,
-		 char *why, size_t len)
+static int read_record(int dfd, const char *name, struct state_record *r,
+		       char *why, size_t len)
 {
-	struct worker *w = &r->w;
-	unsigned long long v;
-	char *end;
-
-#define STR(k, dst)                                                            \
-	if (!strcmp(key, k)) {                                                 \
-		if (strlen(val) >= sizeof(dst))                                \
-			goto bad;                                              \
-		snprintf(dst, sizeof(dst), "%s", val);                         \
-		return 0;                                                      \
-	}
-	STR("vm", w->vm);
-	STR("device", w->device);
-	STR("socket", w->socket);
-	STR("channel", w->chan_path);
-	if (!strcmp(key, "cgroup")) {
-		if (strlen(val) >= sizeof(w->cgroup))
-			goto bad;
-		snprintf(w->cgroup, sizeof(w->cgroup), "%s",
-			 strcmp(val, "-") ? val : "");
-		return 0;
-	}
-#undef STR
-	if (!strcmp(key, "addr")) {
-		if (r->n_addr >= BROKER_GIDS_PER_VM)
-			goto bad;
-		if (inet_pton(AF_INET, val, r->addr[r->n_addr]) == 1)
-			r->family[r->n_addr++] = AF_INET;
-		else if (inet_pton(AF_INET6, val, r->addr[r->n_addr]) == 1)
-			r->family[r->n_addr++] = AF_INET6;
-		else
-			goto bad;
-		return 0;
-	}
-	errno = 0;
-	v = strtoull(val, &end, 10);
-	if (errno || *end || end == val)
-		goto bad;
-	if (!strcmp(key, "version") && v == STATE_VERSION)
-		return 0;
-	if (!strcmp(key, "pid") && v > 1 && v < (1u << 22)) {
-		w->pid = (pid_t)v;
-		return 0;
-	}
-	if (!strcmp(key, "starttime")) {
-		w->pid_start = v;
-		return 0;
-	}
-	if (!strcmp(key, "uid") && v < UINT32_MAX) {
-		w->uid = (uid_t)v;
-		return 0;
-	}
-	if (!strcmp(key, "gid") && v < UINT32_MAX) {
-		w->gid = (gid_t)v;
-		return 0;
-	}
-	if (!strcmp(key, "port") && v >= 1 && v <= 255) {
-		w->port = (uint32_t)v;
-		return 0;
-	}
-	if (!strcmp(key, "start")) {
-		w->start = (time_t)v;
-		return 0;
-	}
-bad:
-	snprintf(why, len, "'%s %s' is not valid", key, val);
-	return -EINVAL;
-}
-
-static int read_record(int dfd, const char *name, struct record *r, char *why,
-		       size_t len)
-{
-	char buf[STATE_MAX + 1], *line, *save = NULL;
-	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC |
-							   O_NOFOLLOW);
+	char buf[STATE_RECORD_MAX + 1];
+	_cleanup_close_ int fd = openat(
+		dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	ssize_t n;
 
-	memset(r, 0, sizeof(*r));
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		snprintf(why, len, "%s", strerror(errno));
 		return -errno;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_size > STATE_MAX) {
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    st.st_size > STATE_RECORD_MAX) {
 		snprintf(why, len, "not a root-owned file of at most %d bytes",
-			 STATE_MAX);
+			 STATE_RECORD_MAX);
 		return -EINVAL;
 	}
-	n = read(fd, buf, STATE_MAX);
+	n = read(fd, buf, sizeof(buf));
 	if (n < 0) {
 		snprintf(why, len, "%s", strerror(errno));
 		return -errno;
 	}
-	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strchr(line, ' ');
-
-		if (line[0] == '#')
-			continue;
-		if (!sp) {
-			snprintf(why, len, "line '%.40s' has no value", line);
-			return -EINVAL;
-		}
-		*sp = '\0';
-		if (field(line, sp + 1, r, why, len) < 0)
-			return -EINVAL;
-	}
-	if (!r->w.vm[0] || !bp_vm_name_ok(r->w.vm) || !r->w.pid ||
-	    !r->w.port || !r->w.socket[0] || !r->w.chan_path[0]) {
-		snprintf(why, len, "incomplete");
-		return -EINVAL;
-	}
-	return 0;
+	return state_record_parse(buf, (size_t)n, r, why, len);
 }
 
-/* ---- adoption ----------------------------------------------------------------- */
+/* ---- adoption
+ * ----------------------------------------------------------------- */
 
-static bool uid_of_pid(pid_t pid, uid_t uid)
+/*
+ * A pidfd of the worker the record names, or -ESRCH: the pid is taken
+ * through a pidfd first, then its start time and owner are read, then the
+ * pidfd is checked again: if the process it names still runs, what was
+ * read was its, not a later process's that reused the pid.
+ */
+static int worker_pidfd(const struct state_record *r)
 {
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	char path[64];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	return stat(path, &st) == 0 && st.st_uid == uid;
+	if (pidfd < 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d", (int)r->pid);
+	if (proc_start_time(r->pid) != r->pid_start || stat(path, &st) < 0 ||
+	    st.st_uid != r->uid)
+		return -ESRCH;
+	/* readable: it has exited (a zombie nobody reaped yet) */
+	if (poll(&(struct pollfd){ pidfd, POLLIN, 0 }, 1, 0) != 0)
+		return -ESRCH;
+	return TAKE_FD(pidfd);
 }
 
-static void adopt(struct broker *b, struct record *r)
+/* The paths a record may name: the ones this broker makes for its vm. */
+static bool paths_ours(const struct broker *b, const struct state_record *r)
+{
+	char chan[BP_PATH_SIZE + 32];
+	size_t root = strlen(b->cgroup_root), vm = strlen(r->vm);
+	size_t cg = strlen(r->cgroup);
+
+	snprintf(chan, sizeof(chan), "%s/workers/%s.channel", b->state_dir,
+		 r->vm);
+	if (strcmp(chan, r->channel))
+		return false;
+	/* <root><cgroup_parent>/<vm>: the parent may have changed since */
+	if (r->cgroup[0] &&
+	    (cg <= root + vm + 1 || strncmp(r->cgroup, b->cgroup_root, root) ||
+	     r->cgroup[root] != '/' || strstr(r->cgroup, "/../") ||
+	     r->cgroup[cg - vm - 1] != '/' ||
+	     strcmp(r->cgroup + cg - vm, r->vm)))
+		return false;
+	return true;
+}
+
+/* The addresses the current policy still lets r's vm claim: owned again;
+ * the others are removed from the host. */
+static unsigned int restore_addrs(struct broker *b,
+				  const struct state_record *r)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < r->n_addrs; i++) {
+		int fam = r->addrs[i].family;
+		const uint8_t *a = r->addrs[i].addr;
+		char txt[INET6_ADDRSTRLEN] = "?";
+
+		if (policy_vm_may_claim(b->pol, r->vm, fam, a)) {
+			n += gids_restore(b, r->vm, fam, a, r->device,
+					  r->port) == 0;
+			continue;
+		}
+		inet_ntop(fam, a, txt, sizeof(txt));
+		log_warnx("worker/%s: the policy no longer lets it claim %s: "
+			  "not owned again, removed",
+			  r->vm, txt);
+		gids_drop(b, fam, a, r->device, r->port);
+	}
+	return n;
+}
+
+/* The socket's directory again, if only root may change it (else the
+ * broker never touches the socket: it may not be the one it made). */
+static void adopt_socket(struct worker *w)
+{
+	char dir[BP_PATH_SIZE];
+	const char *slash = strrchr(w->socket, '/');
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - w->socket), w->socket);
+	snprintf(w->sock_name, sizeof(w->sock_name), "%s", slash + 1);
+	w->sock_dfd = socket_dir_open(dir[0] ? dir : "/");
+	if (w->sock_dfd < 0)
+		log_warnx("worker/%s: the directory of %s is not root's alone: "
+			  "its socket is left there at its end",
+			  w->vm, w->socket);
+}
+
+static void adopt(struct broker *b, const struct state_record *r)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct worker *w;
-	int pidfd, i, ret;
+	unsigned int n_addrs;
+	int pidfd, ret;
 
-	if (workers_find(b, r->w.vm)) {
-		log_warnx("state: vm %s has two records; ignoring one", r->w.vm);
+	if (workers_find(b, r->vm)) {
+		log_warnx("state: vm %s has two records; ignoring one", r->vm);
+		return;
+	}
+	if (!paths_ours(b, r)) {
+		log_warnx("state: vm %s: its record names a channel or cgroup "
+			  "this broker does not make; ignored",
+			  r->vm);
 		return;
 	}
 	w = workers_add(b);
 	if (!w)
 		return;
-	memcpy(w->vm, r->w.vm, sizeof(w->vm));
-	memcpy(w->socket, r->w.socket, sizeof(w->socket));
-	memcpy(w->device, r->w.device, sizeof(w->device));
-	memcpy(w->cgroup, r->w.cgroup, sizeof(w->cgroup));
-	memcpy(w->chan_path, r->w.chan_path, sizeof(w->chan_path));
-	w->pid = r->w.pid;
-	w->pid_start = r->w.pid_start;
-	w->uid = r->w.uid;
-	w->gid = r->w.gid;
-	w->port = r->w.port;
-	w->start = r->w.start;
+	memcpy(w->vm, r->vm, sizeof(w->vm));
+	memcpy(w->socket, r->socket, sizeof(w->socket));
+	memcpy(w->device, r->device, sizeof(w->device));
+	memcpy(w->cgroup, r->cgroup, sizeof(w->cgroup));
+	memcpy(w->chan_path, r->channel, sizeof(w->chan_path));
+	w->pid = r->pid;
+	w->pid_start = r->pid_start;
+	w->uid = r->uid;
+	w->gid = r->gid;
+	w->port = r->port;
+	w->start = (time_t)r->start;
 	w->state = BP_STATE_RUNNING;
 	w->adopted = true;
-	for (i = 0; i < r->n_addr; i++)
-		gids_restore(b, w->vm, r->family[i], r->addr[i], w->device,
-			     w->port);
-	pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
-	/* a readable pidfd: it has exited (a zombie nobody reaped yet) */
-	if (pidfd < 0 || poll(&(struct pollfd){ pidfd, POLLIN, 0 }, 1, 0) != 0 ||
-	    proc_start_time(w->pid) != w->pid_start ||
-	    !uid_of_pid(w->pid, w->uid)) {
+	w->frontend = BP_FRONTEND_VIRTIO_RDMA; /* informational only */
+	adopt_socket(w);
+	n_addrs = restore_addrs(b, r);
+	pidfd = worker_pidfd(r);
+	if (pidfd < 0) {
 		/* it ended while no broker ran (or its pid is someone
-		 * else's now) */
-		if (pidfd >= 0)
-			close(pidfd);
+		 * else's now): never signalled, only cleaned up after */
 		log_warnx("worker/%s (pid %d) ended while no broker was "
 			  "running; cleaning up after it",
 			  w->vm, (int)w->pid);
@@ -329,6 +348,7 @@ static void adopt(struct broker *b, struct record *r)
 	ev.data.u64 = ((uint64_t)TAG_PIDFD << 32) | (uint32_t)(w - b->workers);
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, pidfd, &ev) < 0)
 		log_warn("worker/%s: watching its pidfd", w->vm);
+	worker_log_adopt(b, w);
 	ret = channel_connect(b, w);
 	if (ret < 0)
 		log_warnx("worker/%s: reconnecting its channel %s: %s", w->vm,
@@ -339,20 +359,20 @@ static void adopt(struct broker *b, struct record *r)
 			  w->vm);
 	state_save(b, w);
 	mux_worker_add(b, w);
-	log_info("worker/%s (pid %d, uid %u) re-adopted with %d addresses",
-		 w->vm, (int)w->pid, (unsigned int)w->uid, r->n_addr);
+	log_info("worker/%s (pid %d, uid %u) re-adopted with %u addresses",
+		 w->vm, (int)w->pid, (unsigned int)w->uid, n_addrs);
 }
 
 void state_adopt(struct broker *b)
 {
 	char path[BP_PATH_SIZE], why[160];
 	_cleanup_close_ int dfd = -1;
-	struct record r;
+	struct state_record r;
 	struct dirent *de;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "%s/workers", b->state_dir);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return;
 	d = fdopendir(dup(dfd));
@@ -364,8 +384,14 @@ void state_adopt(struct broker *b)
 		if (n < 7 || strcmp(de->d_name + n - 6, ".state"))
 			continue;
 		if (read_record(dfd, de->d_name, &r, why, sizeof(why)) < 0) {
-			log_warnx("state: %s/%s: %s; ignored", path,
-				  de->d_name, why);
+			log_warnx("state: %s/%s: %s; ignored", path, de->d_name,
+				  why);
+			continue;
+		}
+		if (strlen(r.vm) != n - 6 || strncmp(de->d_name, r.vm, n - 6)) {
+			log_warnx("state: %s/%s: the record is vm %s's; "
+				  "ignored",
+				  path, de->d_name, r.vm);
 			continue;
 		}
 		adopt(b, &r);

@@ -6,11 +6,14 @@
  * after a grace period).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +63,8 @@ struct worker *workers_add(struct broker *b)
 			b->workers[i].chan_fd = -1;
 			b->workers[i].pidfd = -1;
 			b->workers[i].mux_fd = -1;
+			b->workers[i].sock_dfd = -1;
+			b->workers[i].log_fd = -1;
 			return &b->workers[i];
 		}
 	return NULL;
@@ -148,24 +153,34 @@ static void describe(int status, char *buf, size_t len)
 	}
 }
 
+void socket_unlink(struct worker *w)
+{
+	struct stat st;
+
+	if (w->sock_dfd >= 0 &&
+	    fstatat(w->sock_dfd, w->sock_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISSOCK(st.st_mode) &&
+	    (!w->sock_ino || st.st_ino == w->sock_ino) &&
+	    unlinkat(w->sock_dfd, w->sock_name, 0) < 0)
+		log_warn("worker/%s: removing its socket %s", w->vm, w->socket);
+	w->sock_dfd = safe_close(w->sock_dfd);
+}
+
 /*
  * Removes what the broker made for w: its addresses, its place in the mux,
  * its sockets, its cgroup, its state record.
  */
 static void cleanup(struct broker *b, struct worker *w)
 {
-	struct stat st;
-
 	channel_close(b, w);
+	worker_log_close(b, w, true);
 	if (w->pidfd >= 0) {
 		epoll_ctl(b->ep, EPOLL_CTL_DEL, w->pidfd, NULL);
 		w->pidfd = safe_close(w->pidfd);
 	}
 	gids_release_vm(b, w->vm);
 	mux_worker_gone(b, w);
-	if (lstat(w->socket, &st) == 0 && S_ISSOCK(st.st_mode) &&
-	    st.st_uid == w->uid && unlink(w->socket) < 0)
-		log_warn("worker/%s: removing its socket %s", w->vm, w->socket);
+	socket_unlink(w);
 	if (w->cgroup[0] && rmdir(w->cgroup) < 0 && errno != ENOENT)
 		log_warn("worker/%s: removing its cgroup %s", w->vm, w->cgroup);
 	state_remove(b, w);
@@ -259,12 +274,24 @@ void workers_pidfd(struct broker *b, unsigned int i)
 	reaped(b, w, -1);
 }
 
+int workers_signal(struct worker *w, int sig)
+{
+	if (w->pidfd < 0)
+		return -ESRCH;
+	if (syscall(SYS_pidfd_send_signal, w->pidfd, sig, NULL, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 int workers_stop(struct broker *b, struct worker *w, int conn)
 {
+	int ret;
+
 	if (w->stop_conn >= 0)
 		return -EALREADY;
-	if (kill(w->pid, SIGTERM) < 0)
-		return -errno;
+	ret = workers_signal(w, SIGTERM);
+	if (ret < 0)
+		return ret;
 	log_info("worker/%s (pid %d): SIGTERM sent", w->vm, (int)w->pid);
 	w->state = BP_STATE_STOPPING;
 	w->stop_conn = conn;
@@ -313,20 +340,25 @@ void workers_kill_timed_out(struct broker *b)
 		log_warnx("worker/%s (pid %d) still runs %d ms after SIGTERM: "
 			  "SIGKILL",
 			  w->vm, (int)w->pid, BROKER_STOP_GRACE_MS);
-		kill(w->pid, SIGKILL);
+		workers_signal(w, SIGKILL);
 		w->kill_at = UINT64_MAX;
 	}
 }
 
-/* Adopted workers that have ended (they are no child to wait for). */
+/* Adopted workers that have ended (they are no child to wait for): their
+ * pidfd is readable. */
 static void reap_adopted(struct broker *b)
 {
 	unsigned int i;
 
-	for (i = 0; i < BROKER_MAX_WORKERS; i++)
-		if (b->workers[i].used && b->workers[i].adopted &&
-		    kill(b->workers[i].pid, 0) < 0 && errno == ESRCH)
-			reaped(b, &b->workers[i], -1);
+	for (i = 0; i < BROKER_MAX_WORKERS; i++) {
+		struct worker *w = &b->workers[i];
+
+		if (w->used && w->adopted &&
+		    (w->pidfd < 0 ||
+		     poll(&(struct pollfd){ w->pidfd, POLLIN, 0 }, 1, 0) > 0))
+			reaped(b, w, -1);
+	}
 }
 
 /*
@@ -343,8 +375,10 @@ void workers_stop_all(struct broker *b)
 		unsigned int n = workers_count(b);
 
 		for (i = 0; i < BROKER_MAX_WORKERS; i++)
-			if (b->workers[i].used)
+			if (b->workers[i].used) {
 				channel_close(b, &b->workers[i]);
+				worker_log_close(b, &b->workers[i], false);
+			}
 		if (n)
 			log_info("%u workers keep running; the next broker "
 				 "re-adopts them from %s/workers",
@@ -356,7 +390,7 @@ void workers_stop_all(struct broker *b)
 		if (b->workers[i].used) {
 			b->workers[i].stop_conn = -2;
 			b->workers[i].state = BP_STATE_STOPPING;
-			kill(b->workers[i].pid, SIGTERM);
+			workers_signal(&b->workers[i], SIGTERM);
 		}
 	while (workers_count(b) && now_ms() < deadline) {
 		workers_reap(b);
@@ -365,7 +399,7 @@ void workers_stop_all(struct broker *b)
 	}
 	for (i = 0; i < BROKER_MAX_WORKERS; i++)
 		if (b->workers[i].used)
-			kill(b->workers[i].pid, SIGKILL);
+			workers_signal(&b->workers[i], SIGKILL);
 	usleep(10000);
 	reap_adopted(b);
 	while (workers_count(b)) {

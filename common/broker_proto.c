@@ -24,12 +24,55 @@ bool bp_vm_name_ok(const char *s)
 	return name_ok(s, BP_VM_NAME_MAX);
 }
 
-/* Absolute, no "." or ".." component, no empty last component. */
+bool bp_socket_name_ok(const char *s)
+{
+	return name_ok(s, BP_PATH_SIZE - 1);
+}
+
+static const char *const frontends[] = {
+	[BP_FRONTEND_VIRTIO_RDMA] = "virtio-rdma",
+	[BP_FRONTEND_PVRDMA] = "pvrdma",
+};
+
+const char *bp_frontend_name(uint32_t frontend)
+{
+	return frontend < ARRAY_SIZE(frontends) ? frontends[frontend] : NULL;
+}
+
+int bp_frontend_parse(const char *name, uint32_t *ret)
+{
+	uint32_t i;
+
+	for (i = 0; i < ARRAY_SIZE(frontends); i++)
+		if (frontends[i] && !strcmp(name, frontends[i])) {
+			*ret = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* No byte a log line, a record or a terminal would read as a control:
+ * the broker writes paths into its state records and logs. */
+static bool ctl_char(char c)
+{
+	return (unsigned char)c < 0x20 || c == 0x7f;
+}
+
+static bool printable(const char *s)
+{
+	for (; *s; s++)
+		if (ctl_char(*s))
+			return false;
+	return true;
+}
+
+/* Absolute, no "." or ".." component, no empty last component, no
+ * control character. */
 static bool path_ok(const char *s)
 {
 	const char *c = s;
 
-	if (s[0] != '/' || s[strlen(s) - 1] == '/')
+	if (s[0] != '/' || s[strlen(s) - 1] == '/' || !printable(s))
 		return false;
 	while (c) {
 		c++;
@@ -137,11 +180,21 @@ static int check_spawn(const void *msg, char *err)
 	FIELD(*s, socket, "socket path");
 	FIELD(*s, device, "device");
 	FIELD(*s, test_syscall, "test syscall");
-	if (!path_ok(s->socket)) {
+	if (s->socket[0] && !bp_socket_name_ok(s->socket) &&
+	    !path_ok(s->socket)) {
+		char shown[BP_PATH_SIZE];
+
+		/* the message is logged: no control character of the
+		 * caller's reaches the log */
+		for (size_t i = 0; i < sizeof(shown); i++)
+			shown[i] = s->socket[i] && ctl_char(s->socket[i])
+					   ? '?'
+					   : s->socket[i];
 		set_err(err,
-			"socket path '%.107s': not an absolute path "
-			"without . or .. components",
-			s->socket);
+			"socket '%.107s': not a file name nor an absolute "
+			"path without . or .. components or control "
+			"characters",
+			shown);
 		return -EINVAL;
 	}
 	if (s->device[0] && !name_ok(s->device, BP_DEVICE_SIZE - 1)) {
@@ -156,6 +209,15 @@ static int check_spawn(const void *msg, char *err)
 	if (s->port > 255) {
 		set_err(err, "port %u: not 0 (the policy's) or 1..255",
 			s->port);
+		return -EINVAL;
+	}
+	if (s->frontend > BP_FRONTEND_MAX) {
+		set_err(err, "frontend %u: not 0 (the policy's) or 1..%u",
+			s->frontend, BP_FRONTEND_MAX);
+		return -EINVAL;
+	}
+	if (s->pad) {
+		set_err(err, "spawn: padding is not zero");
 		return -EINVAL;
 	}
 	if (s->flags & ~(uint32_t)BP_SPAWN_FLAGS_ALL) {

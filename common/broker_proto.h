@@ -21,10 +21,14 @@
 #include "common/msg_frame.h"
 #include "common/worker_proto.h"
 
-#define RDMAGATE_CTL_VERSION 1
+/* 2: SPAWN names a socket in the broker's socket_dir, and a frontend */
+#define RDMAGATE_CTL_VERSION 2
 
 /* Where the broker listens unless its policy's [broker] control_socket says. */
 #define RDMAGATE_CTL_DEFAULT_SOCKET "/run/rdmagate/control"
+/* Where the VMs' sockets live unless the policy's [broker] socket_dir says:
+ * the broker's directory; a VM names at most a file in it. */
+#define RDMAGATE_DEFAULT_SOCKET_DIR "/run/rdmagate/vm"
 
 #define BP_VM_SIZE	72 /* a VM name: 1..64 bytes + NUL, padded */
 #define BP_VM_NAME_MAX	64
@@ -88,9 +92,23 @@ _Static_assert(sizeof(struct bp_addr) == 20, "bp_addr");
 
 #define BP_SPAWN_ADDRS_MAX 8
 
+/* The device the guest sees; the numbers are the policy's too. */
+enum bp_frontend {
+	BP_FRONTEND_POLICY = 0,	     /* the policy's frontend for the VM */
+	BP_FRONTEND_VIRTIO_RDMA = 1, /* vhost-user, virtio ID 42 */
+	BP_FRONTEND_PVRDMA = 2,	     /* vfio-user, VMware PVRDMA */
+};
+#define BP_FRONTEND_MAX BP_FRONTEND_PVRDMA
+
 struct bp_spawn {
 	char vm[BP_VM_SIZE];
-	char socket[BP_PATH_SIZE];	    /* absolute path to create */
+	/*
+	 * The socket the VM's QEMU connects to: a file name in the broker's
+	 * socket_dir ("" = "<vm>.sock"), or an absolute path there; only
+	 * root may name a directory of its own (owned by root and writable
+	 * by root alone).
+	 */
+	char socket[BP_PATH_SIZE];
 	char device[BP_DEVICE_SIZE];	    /* "" = the policy's */
 	char test_syscall[BP_SYSCALL_SIZE]; /* "" (test hooks only) */
 	uint32_t port;			    /* 0 = the policy's; else 1..255 */
@@ -104,8 +122,10 @@ struct bp_spawn {
 	 */
 	uint32_t n_addrs; /* 0..BP_SPAWN_ADDRS_MAX */
 	struct bp_addr addrs[BP_SPAWN_ADDRS_MAX];
+	uint32_t frontend; /* enum bp_frontend */
+	uint32_t pad;	   /* 0 */
 };
-_Static_assert(sizeof(struct bp_spawn) == 448, "bp_spawn");
+_Static_assert(sizeof(struct bp_spawn) == 456, "bp_spawn");
 
 struct bp_spawn_reply {
 	struct bp_status st;
@@ -238,5 +258,14 @@ int bp_set_str(char *field, size_t size, const char *s);
 /* A VM name as the policy allows: 1..64 of [A-Za-z0-9_.-], not starting
  * with '.' or '-'. */
 bool bp_vm_name_ok(const char *s);
+
+/* A socket's file name: 1..BP_PATH_SIZE-1 of [A-Za-z0-9_.-], not starting
+ * with '.' or '-'. */
+bool bp_socket_name_ok(const char *s);
+
+/* "virtio-rdma", "pvrdma" (enum bp_frontend), or NULL. */
+const char *bp_frontend_name(uint32_t frontend);
+/* The frontend called name, or -EINVAL. */
+int bp_frontend_parse(const char *name, uint32_t *ret);
 
 #endif

@@ -6,11 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char log_tag[64] = "rdmagate";
 static enum log_level log_max = LOG_LVL_INFO;
 static int log_fd = 2;
+static uint64_t (*log_clock)(void);
+static struct log_ratelimit log_peer_rl =
+	LOG_RATELIMIT_INIT(LOG_PEER_INTERVAL_MS, LOG_PEER_BURST);
 
 void log_init(const char *tag, enum log_level max_level)
 {
@@ -65,21 +69,22 @@ void log_vemit(enum log_level lvl, int errnum, const char *fmt, va_list ap)
 		return;
 }
 
-#define LOG_FN(name, lvl, with_errno)                                  \
+/* name(fmt, ...): emit(lvl, errno or 0, fmt, ap), errno preserved. */
+#define LOG_FN(name, emit, lvl, with_errno)                            \
 	void name(const char *fmt, ...)                                \
 	{                                                              \
 		int saved = errno;                                     \
 		va_list ap;                                            \
 		va_start(ap, fmt);                                     \
-		log_vemit(lvl, with_errno ? saved : 0, fmt, ap);       \
+		emit(lvl, with_errno ? saved : 0, fmt, ap);            \
 		va_end(ap);                                            \
 		errno = saved;                                         \
 	}
 
-LOG_FN(log_warn, LOG_LVL_WARN, 1)
-LOG_FN(log_warnx, LOG_LVL_WARN, 0)
-LOG_FN(log_info, LOG_LVL_INFO, 0)
-LOG_FN(log_debug, LOG_LVL_DEBUG, 0)
+LOG_FN(log_warn, log_vemit, LOG_LVL_WARN, 1)
+LOG_FN(log_warnx, log_vemit, LOG_LVL_WARN, 0)
+LOG_FN(log_info, log_vemit, LOG_LVL_INFO, 0)
+LOG_FN(log_debug, log_vemit, LOG_LVL_DEBUG, 0)
 
 void fatal(const char *fmt, ...)
 {
@@ -101,3 +106,99 @@ void fatalx(const char *fmt, ...)
 	va_end(ap);
 	exit(1);
 }
+
+/* ---- rate limiting ------------------------------------------------------ */
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	/* vDSO: no syscall, so no seccomp rule. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void log_set_clock(uint64_t (*now_ms)(void))
+{
+	log_clock = now_ms;
+}
+
+void log_peer_reset(void)
+{
+	const struct log_ratelimit fresh =
+		LOG_RATELIMIT_INIT(LOG_PEER_INTERVAL_MS, LOG_PEER_BURST);
+
+	log_peer_rl = fresh;
+}
+
+bool log_ratelimit_pass(struct log_ratelimit *rl, uint64_t now_ms,
+			uint64_t *ret_suppressed)
+{
+	/* A clock going back (a test's) opens a new window too. */
+	if (!rl->started || now_ms < rl->window_ms ||
+	    now_ms - rl->window_ms >= rl->interval_ms) {
+		rl->started = true;
+		rl->window_ms = now_ms;
+		rl->printed = 0;
+	}
+	if (rl->printed >= rl->burst) {
+		if (rl->suppressed < UINT64_MAX)
+			rl->suppressed++;
+		return false;
+	}
+	rl->printed++;
+	*ret_suppressed = rl->suppressed;
+	rl->suppressed = 0;
+	return true;
+}
+
+static void emit_line(enum log_level lvl, const char *fmt, ...)
+	LOG_PRINTF(2, 3);
+static void emit_line(enum log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vemit(lvl, 0, fmt, ap);
+	va_end(ap);
+}
+
+void log_rl_vemit(struct log_ratelimit *rl, enum log_level lvl, int errnum,
+		  const char *fmt, va_list ap)
+{
+	uint64_t dropped;
+
+	if (lvl > log_max)
+		return;
+	if (!log_ratelimit_pass(rl, log_clock ? log_clock() : monotonic_ms(),
+				&dropped))
+		return;
+	if (dropped)
+		emit_line(LOG_LVL_WARN,
+			  "%llu similar lines suppressed by the rate limit "
+			  "(%u per %u ms)",
+			  (unsigned long long)dropped, rl->burst,
+			  rl->interval_ms);
+	log_vemit(lvl, errnum, fmt, ap);
+}
+
+void log_rl_warnx(struct log_ratelimit *rl, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_rl_vemit(rl, LOG_LVL_WARN, 0, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+void log_peer_vemit(enum log_level lvl, int errnum, const char *fmt,
+		    va_list ap)
+{
+	log_rl_vemit(&log_peer_rl, lvl, errnum, fmt, ap);
+}
+
+LOG_FN(log_peer_warn, log_peer_vemit, LOG_LVL_WARN, 1)
+LOG_FN(log_peer_warnx, log_peer_vemit, LOG_LVL_WARN, 0)
+LOG_FN(log_peer_info, log_peer_vemit, LOG_LVL_INFO, 0)

@@ -23,6 +23,15 @@ void msg_set_err(char *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, MSG_ERR_LEN, fmt, ap);
 	va_end(ap);
+	/*
+	 * An error quotes what a peer sent and ends up in a log line and in
+	 * replies: every byte outside printable ASCII becomes '?', so a
+	 * peer's field can neither start a forged line nor carry a terminal
+	 * escape sequence.
+	 */
+	for (char *c = err; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+			*c = '?';
 }
 
 int msg_field_len(const char *f, size_t size)

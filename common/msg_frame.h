@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* ssize_t */
 
 struct msg_header {
 	uint32_t version;
@@ -105,7 +106,8 @@ int msg_send(const struct msg_proto *p, int fd, const void *m, int pass_fd,
  */
 ssize_t msg_recv(int fd, void *buf, size_t size, int *ret_fd, int flags);
 
-/* err = the formatted message (MSG_ERR_LEN); err may be NULL. */
+/* err = the formatted message (MSG_ERR_LEN), one line of printable ASCII
+ * (any other byte, from a peer's field, becomes '?'); err may be NULL. */
 void msg_set_err(char *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -187,6 +187,15 @@ static int device_attr(struct domain_meta *m, const xmlAttr *a, const char *v,
 		return set_attr(m->s.device, sizeof(m->s.device), v, "name",
 				line, err);
 	}
+	if (!strcmp(an, "frontend")) {
+		if (bp_frontend_parse(v, &m->s.frontend) < 0)
+			return fail(err, line,
+				    "<rdmagate:device>: frontend '%.40s': not "
+				    "virtio-rdma or pvrdma (leave it out for "
+				    "the policy's)",
+				    v);
+		return 0;
+	}
 	if (!strcmp(an, "port")) {
 		if (parse_port(v, &m->s.port) < 0)
 			return fail(
@@ -198,7 +207,7 @@ static int device_attr(struct domain_meta *m, const xmlAttr *a, const char *v,
 	}
 	return fail(err, line,
 		    "<rdmagate:device>: unknown attribute %.40s (it has name, "
-		    "port, socket)",
+		    "port, socket, frontend)",
 		    an);
 }
 

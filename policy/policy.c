@@ -30,6 +30,8 @@
 #define COUNT_LIMIT 65536 /* objects of one kind: generous but finite */
 #define PINNED_MIN  (4ull << 10)
 #define PINNED_MAX  (1ull << 50)
+#define MEMORY_MIN  (16ull << 20) /* below this a worker cannot start */
+#define PIDS_LIMIT  4096
 #define ID_MAX	    4294967294u /* (uid_t)-1 means "no change" */
 #define SHOW_MAX    60
 
@@ -54,6 +56,12 @@ enum key_id {
 	K_ADDRESSES,
 	K_UID,
 	K_GID,
+	K_SOCKET_DIR,
+	K_FRONTEND,
+	K_VMM_UID,
+	K_VMM_GID,
+	K_MAX_MEMORY,
+	K_MAX_PIDS,
 	K_COUNT
 };
 
@@ -108,6 +116,7 @@ enum key_type {
 	T_SIZE,
 	T_ADDRS,
 	T_ID,
+	T_FRONTEND,
 };
 
 struct key_desc {
@@ -190,6 +199,21 @@ static const struct key_desc keys[K_COUNT] = {
 			  .sections = IN_VM },
 	[K_UID] = VM_ID("uid", uid, has_uid),
 	[K_GID] = VM_ID("gid", gid, has_gid),
+	[K_SOCKET_DIR] = BROKER_STR("socket_dir", socket_dir, T_PATH),
+	[K_FRONTEND] = { .name = "frontend",
+			 .type = T_FRONTEND,
+			 .sections = IN_DEFAULTS | IN_VM,
+			 .off = offsetof(struct policy_vm, frontend) },
+	[K_VMM_UID] = VM_ID("vmm_uid", vmm_uid, has_vmm_uid),
+	[K_VMM_GID] = VM_ID("vmm_gid", vmm_gid, has_vmm_gid),
+	[K_MAX_MEMORY] = { .name = "max_memory",
+			   .type = T_SIZE,
+			   .sections = IN_DEFAULTS | IN_VM,
+			   .off = offsetof(struct policy_vm, quota.max_memory),
+			   .min = MEMORY_MIN,
+			   .max = PINNED_MAX,
+			   .why_max = CEILING },
+	[K_MAX_PIDS] = QUOTA("max_pids", max_pids, 1, PIDS_LIMIT, CEILING),
 };
 
 static const struct policy_broker builtin_broker = {
@@ -198,6 +222,7 @@ static const struct policy_broker builtin_broker = {
 	.worker_id_first = 60000,
 	.worker_id_last = 60999,
 	.cgroup_parent = "/rdmagate",
+	.socket_dir = RDMAGATE_DEFAULT_SOCKET_DIR,
 };
 
 static const struct policy_vm builtin_defaults = {
@@ -214,7 +239,12 @@ static const struct policy_vm builtin_defaults = {
 		.max_srq_wr = POLICY_DEPTH_LIMIT,
 		.max_sge = 16,
 		.max_pinned = 1ull << 30,
+		/* the worker's own memory: guest RAM is the VMM's */
+		.max_memory = 1ull << 30,
+		/* one process; room for what a library may start */
+		.max_pids = 16,
 	},
+	.frontend = POLICY_FRONTEND_VIRTIO_RDMA,
 };
 
 /* Ranges no VM may claim, or that overlap what the host owns. */
@@ -463,6 +493,7 @@ static int parse_id(struct parser *ps, const struct key_desc *k, const char *v,
 }
 
 static const char size_suffixes[] = "KMGTP";
+static void format_size(uint64_t n, char *buf, size_t len);
 
 /* "4G" = 4 << 30; a bare number is bytes. */
 static int size_value(const char *v, uint64_t *ret)
@@ -507,8 +538,13 @@ static int parse_size(struct parser *ps, const struct key_desc *k,
 		return -1;
 	}
 	if (n < k->min) {
-		perr(ps, ps->lineno, "%s = %s: less than 4K (one page)",
-		     k->name, show(v).s);
+		char min[32];
+
+		format_size(k->min, min, sizeof(min));
+		perr(ps, ps->lineno, "%s = %s: less than %s%s", k->name,
+		     show(v).s, min,
+		     k->min == PINNED_MIN ? " (one page)"
+					  : " (what a worker needs)");
 		return -1;
 	}
 	*(uint64_t *)((char *)base + k->off) = n;
@@ -819,6 +855,28 @@ static int parse_addrs(struct parser *ps, const struct key_desc *k,
 	return 0;
 }
 
+/* the control protocol's names and numbers */
+_Static_assert((int)POLICY_FRONTEND_VIRTIO_RDMA ==
+			       (int)BP_FRONTEND_VIRTIO_RDMA &&
+		       (int)POLICY_FRONTEND_PVRDMA == (int)BP_FRONTEND_PVRDMA,
+	       "frontend numbers");
+
+const char *policy_frontend_name(uint32_t frontend)
+{
+	return bp_frontend_name(frontend);
+}
+
+static int parse_frontend(struct parser *ps, const struct key_desc *k,
+			  const char *v, void *base)
+{
+	if (bp_frontend_parse(v, (uint32_t *)((char *)base + k->off)) == 0)
+		return 0;
+	perr(ps, ps->lineno,
+	     "%s = %s: not a frontend (expected virtio-rdma or pvrdma)",
+	     k->name, show(v).s);
+	return -1;
+}
+
 typedef int (*parse_fn)(struct parser *ps, const struct key_desc *k,
 			const char *v, void *base);
 
@@ -827,7 +885,7 @@ static const parse_fn parsers[] = {
 	[T_IDRANGE] = parse_idrange, [T_DEVICE] = parse_device,
 	[T_U32] = parse_u32,	     [T_U8] = parse_u8,
 	[T_SIZE] = parse_size,	     [T_ADDRS] = parse_addrs,
-	[T_ID] = parse_id,
+	[T_ID] = parse_id,	     [T_FRONTEND] = parse_frontend,
 };
 
 /* ---- lines and sections ------------------------------------------------ */
@@ -1226,7 +1284,40 @@ static int id_ref_cmp(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-/* No two VMs may share a fixed uid (or gid): isolation rests on it. */
+/* The id key k (K_UID, K_GID, K_VMM_UID, K_VMM_GID) of vm, if set. */
+static bool vm_id(const struct policy_vm *vm, enum key_id k, uint32_t *ret)
+{
+	const struct key_desc *d = &keys[k];
+
+	if (!*(const bool *)((const char *)vm + d->flag_off))
+		return false;
+	*ret = *(const uint32_t *)((const char *)vm + d->off);
+	return true;
+}
+
+/* A VM's QEMU identity is never a worker's: a worker must not reach
+ * another VM's socket, nor a VMM a worker's files. */
+static void check_vmm_ids(struct parser *ps, struct vm_entry *v)
+{
+	const struct policy_broker *b = &ps->p->broker;
+	const enum key_id k[2] = { K_VMM_UID, K_VMM_GID };
+	uint32_t id;
+	int i;
+
+	if (ps->p->broker_sec.bad & (1u << K_WORKER_IDS))
+		return;
+	for (i = 0; i < 2; i++)
+		if (vm_id(&v->vm, k[i], &id) && id >= b->worker_id_first &&
+		    id <= b->worker_id_last)
+			perr(ps, v->sec.key_line[k[i]],
+			     "%s = %u: inside worker_ids %u-%u (a QEMU "
+			     "identity is never a worker's)",
+			     keys[k[i]].name, id, b->worker_id_first,
+			     b->worker_id_last);
+}
+
+/* No two VMs may share a fixed uid (or gid), nor a QEMU identity:
+ * isolation rests on it. */
 static void check_ids_unique(struct parser *ps, enum key_id k)
 {
 	struct policy *p = ps->p;
@@ -1241,10 +1332,12 @@ static void check_ids_unique(struct parser *ps, enum key_id k)
 	for (i = 0; i < p->n_vms; i++) {
 		struct vm_entry *v = &p->vms[i];
 
-		if (!(k == K_UID ? v->vm.has_uid : v->vm.has_gid))
+		uint32_t id;
+
+		if (!vm_id(&v->vm, k, &id))
 			continue;
-		refs[n++] = (struct id_ref){ k == K_UID ? v->vm.uid : v->vm.gid,
-					     v->sec.key_line[k], v->vm.name };
+		refs[n++] =
+			(struct id_ref){ id, v->sec.key_line[k], v->vm.name };
 	}
 	qsort(refs, n, sizeof(*refs), id_ref_cmp);
 	for (i = 1; i < n; i++)
@@ -1405,9 +1498,12 @@ static void finish(struct parser *ps)
 		merge_defaults(p, &p->vms[i]);
 		check_device(ps, &p->vms[i]);
 		check_ids_in_range(ps, &p->vms[i]);
+		check_vmm_ids(ps, &p->vms[i]);
 	}
 	check_ids_unique(ps, K_UID);
 	check_ids_unique(ps, K_GID);
+	check_ids_unique(ps, K_VMM_UID);
+	check_ids_unique(ps, K_VMM_GID);
 	check_id_count(ps);
 	check_addresses(ps);
 	for (i = 0; i < p->n_vms; i++)
@@ -1737,6 +1833,10 @@ static void print_key(FILE *f, const struct key_desc *k, const void *base)
 		return;
 	case T_ADDRS:
 		print_addrs(f, base);
+		return;
+	case T_FRONTEND:
+		put_kv(f, k->name,
+		       policy_frontend_name(*(const uint32_t *)field));
 		return;
 	}
 }

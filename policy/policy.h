@@ -46,7 +46,17 @@ struct policy_quota {
 	uint32_t max_srq_wr; /* work requests per SRQ */
 	uint32_t max_sge;    /* scatter/gather entries per work request */
 	uint64_t max_pinned; /* bytes of guest memory registered at once */
+	uint64_t max_memory; /* the worker's cgroup memory.max, bytes */
+	uint32_t max_pids;   /* the worker's cgroup pids.max */
 };
+
+/* The device a VM's guest sees (one backend, two frontends). */
+enum policy_frontend {
+	POLICY_FRONTEND_VIRTIO_RDMA = 1, /* vhost-user, virtio ID 42 */
+	POLICY_FRONTEND_PVRDMA = 2,	 /* vfio-user, VMware PVRDMA */
+};
+/* "virtio-rdma", "pvrdma", or NULL for a value that is neither. */
+const char *policy_frontend_name(uint32_t frontend);
 
 /* One address or prefix a VM may claim.  addr is in network byte order:
  * the first 4 bytes for AF_INET, all 16 for AF_INET6.  A single address has
@@ -68,6 +78,12 @@ struct policy_vm {
 	size_t n_addrs;
 	bool has_uid, has_gid; /* fixed ids; else the broker picks */
 	uint32_t uid, gid;
+	uint32_t frontend; /* enum policy_frontend */
+	/* the VM's QEMU identity: its socket is theirs, its worker accepts
+	 * only them (and root), and a caller other than root must be them to
+	 * spawn, stop or read this VM; neither: root only */
+	bool has_vmm_uid, has_vmm_gid;
+	uint32_t vmm_uid, vmm_gid;
 };
 
 struct policy_broker {
@@ -75,6 +91,8 @@ struct policy_broker {
 	char control_group[POLICY_GROUP_NAME_MAX + 1];	/* "" = root only */
 	uint32_t worker_id_first, worker_id_last;	/* uids and gids */
 	char cgroup_parent[POLICY_CGROUP_PATH_MAX + 1]; /* under cgroup2 root */
+	/* the VMs' sockets: the broker's directory, a VM names a file */
+	char socket_dir[POLICY_SOCKET_PATH_MAX + 1];
 };
 
 /*

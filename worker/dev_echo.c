@@ -3,8 +3,9 @@
  * The transport test device: every chain's readable bytes are copied into
  * its writable buffers (truncated to what fits), used.len is the number of
  * bytes written, and the queue's call fd is signalled unless the driver set
- * NO_INTERRUPT.  It exists to test the vhost-user layer end to end; it is
- * selected only with --test-device echo.
+ * NO_INTERRUPT; at most ECHO_KICK_BUDGET chains per queue at a time.  It
+ * exists to test the vhost-user layer end to end; it is selected only with
+ * --test-device echo.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,10 +17,18 @@
 #define ECHO_CONFIG_SIZE    16
 #define ECHO_MAGIC	    "rdmagate-echo"
 #define ECHO_CONFIG_VERSION 1
+/*
+ * Chains served per kick (or poll round) and queue: a guest that refills
+ * its ring as fast as we drain it must not keep the worker's one thread
+ * (and the vhost-user socket, the broker channel) waiting.
+ */
+#define ECHO_KICK_BUDGET 64u
 
 struct echo {
 	struct vq_elem elem;	     /* 16 KiB of iovecs: not on the stack */
 	struct iovec in[VQ_MAX_IOV]; /* advancing copy of elem's in[] */
+	struct vq *more[ECHO_QUEUES]; /* budget spent, chains may remain */
+	unsigned int nmore;
 };
 
 static int echo_create(const struct dev_env *env, void **ret_priv)
@@ -76,21 +85,65 @@ static uint32_t echo_copy(struct echo *e)
 	return (uint32_t)done;
 }
 
-static void echo_kicked(void *priv, struct vq *vq)
+/* Serves up to ECHO_KICK_BUDGET chains; true if the budget ran out. */
+static bool echo_serve(struct echo *e, struct vq *vq)
 {
-	struct echo *e = priv;
+	unsigned int n = 0;
 	bool pushed = false;
 
-	/*
-	 * Until the ring is empty (or broken): a kick is not repeated for
-	 * buffers the driver adds while we are still draining.
-	 */
-	while (vq_pop(vq, &e->elem) == 1) {
+	while (n < ECHO_KICK_BUDGET && vq_pop(vq, &e->elem) == 1) {
 		vq_push(vq, &e->elem, echo_copy(e));
 		pushed = true;
+		n++;
 	}
 	if (pushed)
 		vq_notify(vq);
+	return n == ECHO_KICK_BUDGET;
+}
+
+static void more_del(struct echo *e, struct vq *vq)
+{
+	unsigned int i;
+
+	for (i = 0; i < e->nmore; i++)
+		if (e->more[i] == vq) {
+			e->more[i] = e->more[--e->nmore];
+			return;
+		}
+}
+
+static void echo_kicked(void *priv, struct vq *vq)
+{
+	struct echo *e = priv;
+
+	/*
+	 * A kick is not repeated for buffers the driver adds while we are
+	 * still draining: a queue whose budget ran out is served again from
+	 * the loop's poll round (echo_wants_poll), after other events.
+	 */
+	more_del(e, vq);
+	if (echo_serve(e, vq))
+		e->more[e->nmore++] = vq;
+}
+
+static bool echo_wants_poll(void *priv)
+{
+	const struct echo *e = priv;
+
+	return e->nmore > 0;
+}
+
+static void echo_poll(void *priv)
+{
+	struct echo *e = priv;
+	unsigned int i = 0;
+
+	while (i < e->nmore) {
+		if (echo_serve(e, e->more[i]))
+			i++;
+		else
+			e->more[i] = e->more[--e->nmore];
+	}
 }
 
 static void echo_started(void *priv, struct vq *vq)
@@ -99,10 +152,14 @@ static void echo_started(void *priv, struct vq *vq)
 
 static void echo_stopped(void *priv, struct vq *vq)
 {
+	more_del(priv, vq);
 }
 
 static void echo_reset(void *priv)
 {
+	struct echo *e = priv;
+
+	e->nmore = 0;
 }
 
 const struct device_ops echo_device_ops = {
@@ -120,4 +177,6 @@ const struct device_ops echo_device_ops = {
 	.ring_kicked = echo_kicked,
 	.ring_stopped = echo_stopped,
 	.reset = echo_reset,
+	.wants_poll = echo_wants_poll,
+	.poll = echo_poll,
 };

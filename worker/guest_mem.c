@@ -4,10 +4,107 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- surviving a file shrunk under our mapping --------------------------- */
+
+/*
+ * Guest-memory mappings the SIGBUS handler may repair.  Written only by the
+ * worker's one thread between guest-memory accesses, read by the handler,
+ * which runs synchronously on that thread during such an access: no lock.
+ */
+struct gm_guard {
+	uintptr_t base;
+	size_t len;
+	size_t granule; /* the mapping's page size: 2 MiB on hugetlbfs */
+};
+static struct gm_guard guards[GM_GUARD_MAX];
+static volatile sig_atomic_t lost_pages;
+
+int gm_guard_add(void *base, size_t len, size_t granule)
+{
+	unsigned int i;
+
+	for (i = 0; i < GM_GUARD_MAX; i++) {
+		if (guards[i].len)
+			continue;
+		guards[i].base = (uintptr_t)base;
+		guards[i].granule = granule;
+		guards[i].len = len;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+void gm_guard_del(void *base)
+{
+	unsigned int i;
+
+	for (i = 0; i < GM_GUARD_MAX; i++)
+		if (guards[i].len && guards[i].base == (uintptr_t)base)
+			guards[i].len = 0;
+}
+
+/*
+ * A page of a guarded mapping lost its file page (the frontend shrank the
+ * file): put private zero pages over it, count it, and return, so the
+ * access that faulted completes on garbage the device treats as any other
+ * guest-written value; the loop then drops the connection.  Any other
+ * SIGBUS is a bug: die (abort(): the sandbox lets only SIGABRT through).
+ */
+static void on_sigbus(int sig, siginfo_t *si, void *uctx)
+{
+	static const char msg[] = "fatal: SIGBUS outside guest memory\n";
+	uintptr_t a = (uintptr_t)si->si_addr;
+	unsigned int i;
+
+	for (i = 0; i < GM_GUARD_MAX; i++) {
+		const struct gm_guard *g = &guards[i];
+		uintptr_t page;
+		size_t len;
+
+		if (!g->len || a - g->base >= g->len)
+			continue;
+		page = g->base + ((a - g->base) & ~(uintptr_t)(g->granule - 1));
+		len = g->base + g->len - page < g->granule
+			      ? g->base + g->len - page
+			      : g->granule;
+		if (mmap((void *)page, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+			 0) == MAP_FAILED)
+			break;
+		if (lost_pages < 0x7fffffff)
+			lost_pages++;
+		return;
+	}
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		abort();
+	abort();
+}
+
+int gm_sigbus_install(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus,
+				.sa_flags = SA_SIGINFO };
+
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGBUS, &sa, NULL) < 0 ? -errno : 0;
+}
+
+unsigned int gm_sigbus_lost(void)
+{
+	unsigned int n = (unsigned int)lost_pages;
+
+	lost_pages = 0;
+	return n;
+}
+
+/* ---- the table -------------------------------------------------------- */
 
 void gm_init(struct guest_mem *gm)
 {
@@ -19,6 +116,7 @@ void gm_clear(struct guest_mem *gm)
 	unsigned int i;
 
 	for (i = 0; i < gm->nregions; i++) {
+		gm_guard_del(gm->regions[i].map_base);
 		munmap(gm->regions[i].map_base, gm->regions[i].map_len);
 		close(gm->regions[i].fd);
 	}
@@ -95,6 +193,7 @@ static int map_region(struct gm_region *g, int fd, const char **ret_why)
 	uint64_t align, start, end;
 	struct stat st;
 	void *p;
+	int ret;
 
 	if (fstat(fd, &st) < 0) {
 		*ret_why = "cannot fstat the region's fd";
@@ -118,6 +217,18 @@ static int map_region(struct gm_region *g, int fd, const char **ret_why)
 	if (p == MAP_FAILED) {
 		*ret_why = "mmap of the region failed";
 		return -errno;
+	}
+	/* Guest RAM never goes into a core dump (a SIGSYS core included). */
+	if (madvise(p, end - start, MADV_DONTDUMP) < 0) {
+		*ret_why = "cannot exclude the region from core dumps";
+		ret = -errno;
+		munmap(p, end - start);
+		return ret;
+	}
+	if (gm_guard_add(p, end - start, align) < 0) {
+		*ret_why = "no free SIGBUS guard slot";
+		munmap(p, end - start);
+		return -ENOSPC;
 	}
 	g->map_base = p;
 	g->map_len = end - start;
@@ -164,6 +275,7 @@ int gm_remove_region(struct guest_mem *gm,
 		if (g->gpa != r->guest_phys_addr || g->size != r->memory_size ||
 		    g->uva != r->userspace_addr)
 			continue;
+		gm_guard_del(g->map_base);
 		munmap(g->map_base, g->map_len);
 		close(g->fd);
 		memmove(g, g + 1, (gm->nregions - i - 1) * sizeof(*g));

@@ -47,6 +47,27 @@ struct guest_mem {
 	struct gm_region regions[GM_TABLE_REGIONS];
 };
 
+/*
+ * A frontend may shrink a file whose pages we map (memory-backend-file on
+ * hugetlbfs or tmpfs cannot be sealed; a memfd with seal=off is not); an
+ * access to a lost page raises SIGBUS.  Every guest-memory mapping is
+ * registered (gm_add_region() does it for regions; memory registration's
+ * own mappings of the same files must call gm_guard_add/del): the SIGBUS
+ * handler puts private zero pages over the lost page, counts it and
+ * returns, so the access completes; the loop reads the count with
+ * gm_sigbus_lost() and drops the connection.  A SIGBUS anywhere else
+ * still ends the process.  docs/vhost-user.md, "Guest memory".
+ */
+#define GM_GUARD_MAX 256
+/* Installs the handler (before the sandbox: sigaction is not allowed). */
+int gm_sigbus_install(void);
+/* Registers [base, base + len), mapped in pages of granule bytes. */
+int gm_guard_add(void *base, size_t len, size_t granule);
+/* Forgets the mapping at base; call before munmap(). */
+void gm_guard_del(void *base);
+/* Pages lost since the last call (then 0). */
+unsigned int gm_sigbus_lost(void);
+
 /* The table's region limit. */
 static inline unsigned int gm_max_regions(const struct guest_mem *gm)
 {
@@ -76,7 +97,8 @@ int gm_check_region(const struct guest_mem *gm,
  * Checks r as gm_check_region() does, checks that fd is a regular file
  * (memfd, hugetlbfs file) that holds [mmap_offset, mmap_offset + size), maps
  * that range MAP_SHARED (aligned to the file's block size, which is the huge
- * page size on hugetlbfs) and adds it.  The fd stays the caller's; the
+ * page size on hugetlbfs), excluded from core dumps (MADV_DONTDUMP), and adds
+ * it.  The fd stays the caller's; the
  * region keeps its own O_CLOEXEC duplicate (gm_region.fd) so that memory
  * registration can map ranges of the same file again.
  * Returns 0 or -errno with *ret_why set.

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -79,7 +80,7 @@ struct options {
 	const char *vm;
 	const char *test_device;
 	const char *device;
-	const char *frontend; /* "vhost-user" (default) or "vfio-user" */
+	const char *frontend; /* vhost-user|virtio-rdma, vfio-user|pvrdma */
 	uint8_t port;
 	bool busy_poll;
 	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
@@ -202,9 +203,9 @@ static ssize_t read_msg(int cfd, uint8_t *buf, int *fds, unsigned int *nfds)
 	ret = stream_recv_hdr(cfd, buf, sizeof(h), fds, VHOST_USER_MAX_FDS,
 			      nfds);
 	if (ret == -EPROTO)
-		log_warnx("frontend sent more than %d fds with one message; "
-			  "dropping the connection",
-			  VHOST_USER_MAX_FDS);
+		log_peer_warnx("frontend sent more than %d fds with one "
+			       "message; dropping the connection",
+			       VHOST_USER_MAX_FDS);
 	if (ret < 0)
 		return ret;
 	memcpy(&h, buf, sizeof(h));
@@ -226,8 +227,8 @@ static void conn_close(struct loop *l)
 	l->cfd = safe_close(l->cfd);
 	if (l->lfd >= 0 && ep_add(l->ep, l->lfd, mktag(TAG_LISTEN, 0)) < 0)
 		fatal("watching the listening socket again");
-	log_info("frontend disconnected%s",
-		 l->lfd >= 0 ? "; waiting for the next one" : "");
+	log_peer_info("frontend disconnected%s",
+		      l->lfd >= 0 ? "; waiting for the next one" : "");
 }
 
 static int conn_open(struct loop *l, int cfd)
@@ -236,7 +237,7 @@ static int conn_open(struct loop *l, int cfd)
 	int ret;
 
 	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	/* nor one that stops reading its replies (the loop would block) */
+	/* A frontend that stops reading its replies cannot hold us either. */
 	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	dev_env.loop_ctx = l;
 	if (l->fn_ops)
@@ -255,8 +256,33 @@ static int conn_open(struct loop *l, int cfd)
 	/* One frontend at a time: the next waits in the backlog. */
 	if (l->lfd >= 0)
 		epoll_ctl(l->ep, EPOLL_CTL_DEL, l->lfd, NULL);
-	log_info("frontend connected");
+	log_peer_info("frontend connected");
 	return 0;
+}
+
+/* --peer-uid/--peer-gid: the VM's QEMU identity (the broker's policy);
+ * -1: anyone the socket file lets in. */
+static long long peer_uid = -1, peer_gid = -1;
+
+/* The frontend is root or the VM's QEMU identity (SO_PEERCRED): the
+ * socket file's mode is the first fence, this the second. */
+static bool peer_allowed(int cfd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (peer_uid < 0 && peer_gid < 0)
+		return true;
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+		log_warn("SO_PEERCRED");
+		return false;
+	}
+	if (cr.uid == 0 || cr.uid == peer_uid || cr.gid == peer_gid)
+		return true;
+	log_warnx("refused a frontend of uid %u gid %u (pid %d): not the "
+		  "VM's QEMU identity",
+		  (unsigned int)cr.uid, (unsigned int)cr.gid, (int)cr.pid);
+	return false;
 }
 
 static void on_listen(struct loop *l)
@@ -266,6 +292,10 @@ static void on_listen(struct loop *l)
 	if (cfd < 0) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			log_warn("accept");
+		return;
+	}
+	if (!peer_allowed(cfd)) {
+		safe_close(cfd);
 		return;
 	}
 	if (conn_open(l, cfd) < 0)
@@ -288,8 +318,8 @@ static void on_conn(struct loop *l)
 	n = read_msg(l->cfd, buf, fds, &nfds);
 	if (n <= 0) {
 		if (n < 0 && n != -EPIPE && n != -EPROTO)
-			log_warnx("reading from the frontend: %s",
-				  strerror((int)-n));
+			log_peer_warnx("reading from the frontend: %s",
+				       strerror((int)-n));
 		for (i = 0; i < nfds; i++)
 			safe_close(fds[i]);
 		conn_close(l);
@@ -298,7 +328,7 @@ static void on_conn(struct loop *l)
 	vu_handle(l->dev, buf, (size_t)n, fds, nfds, &res);
 	if (res.reply_len &&
 	    stream_send(l->cfd, res.reply.bytes, res.reply_len, NULL, 0) < 0) {
-		log_warn("replying to the frontend");
+		log_peer_warn("replying to the frontend");
 		res.disconnect = true;
 	}
 	if (res.disconnect)
@@ -317,7 +347,7 @@ static void on_kick(struct loop *l, unsigned int q)
 	if (fd < 0)
 		return;
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_warn("reading the kick fd of queue %u", q);
+		log_peer_warn("reading the kick fd of queue %u", q);
 	RDMAGATE_KICK(rdmagate_probe_vm, q);
 	vu_kick(l->dev, q);
 }
@@ -356,6 +386,20 @@ static void dispatch(struct loop *l, uint64_t tag)
 	}
 }
 
+/* A page of guest memory vanished under us: this frontend is done. */
+static void check_lost_memory(struct loop *l)
+{
+	unsigned int n = gm_sigbus_lost();
+
+	if (!n || (!l->dev && !l->vfu))
+		return;
+	log_peer_warnx("guest memory: %u page(s) vanished under a live "
+		       "mapping (the frontend shrank a region's file); "
+		       "dropping the connection",
+		       n);
+	conn_close(l);
+}
+
 static bool dev_wants_poll(const struct loop *l)
 {
 	if (l->vfu)
@@ -388,6 +432,7 @@ static int run(struct loop *l)
 			vfu_conn_poll(l->vfu);
 		else if (dev_wants_poll(l))
 			l->ops->poll(l->dev->priv);
+		check_lost_memory(l);
 	}
 }
 
@@ -469,6 +514,9 @@ static void usage(FILE *f)
 		   "  --print-capabilities  print the vhost-user backend JSON "
 		   "and exit\n"
 		   "  --vm NAME             log tag worker/NAME\n"
+		   "  --peer-uid N --peer-gid N\n"
+		   "                        accept only a frontend of this uid "
+		   "or gid (and root)\n"
 		   "  --test-device echo    serve the transport TEST device\n"
 		   "  --frontend vfio-user  serve a PCI function over "
 		   "vfio-user (with\n"
@@ -542,6 +590,8 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "max-srq-wr", required_argument, NULL, 264 },
 		{ "max-sge", required_argument, NULL, 265 },
 		{ "sandbox-debug", no_argument, NULL, 'S' },
+		{ "peer-uid", required_argument, NULL, 'U' },
+		{ "peer-gid", required_argument, NULL, 'G' },
 #if RDMAGATE_TEST_HOOKS
 		{ "test-forbidden-syscall", required_argument, NULL, 'X' },
 #endif
@@ -585,6 +635,14 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'S':
 			o->sandbox_debug = true;
 			break;
+		case 'U':
+			peer_uid = parse_uint("--peer-uid", optarg, 0,
+					      UINT32_MAX - 1);
+			break;
+		case 'G':
+			peer_gid = parse_uint("--peer-gid", optarg, 0,
+					      UINT32_MAX - 1);
+			break;
 #if RDMAGATE_TEST_HOOKS
 		case 'X':
 			o->test_syscall = optarg;
@@ -610,6 +668,25 @@ static void parse(int argc, char **argv, struct options *o)
 		usage(stderr);
 		exit(2);
 	}
+	/* the sandbox lets SO_PEERCRED through for the broker channel */
+	if ((peer_uid >= 0 || peer_gid >= 0) && o->broker_fd < 0)
+		fatalx("--peer-uid and --peer-gid need --broker-fd");
+}
+
+/*
+ * Defence in depth for guest RAM, besides MADV_DONTDUMP on every guest
+ * mapping and the broker's limit at spawn: no core file at all, so a
+ * crash or a SIGSYS kill never writes what the guest had in memory.  And a
+ * frontend that shrinks a mapped file must not kill us (guest_mem.h).
+ */
+static void harden_process(void)
+{
+	const struct rlimit zero = { 0, 0 };
+
+	if (setrlimit(RLIMIT_CORE, &zero) < 0)
+		fatal("setrlimit(RLIMIT_CORE, 0)");
+	if (gm_sigbus_install() < 0)
+		fatal("installing the SIGBUS handler");
 }
 
 static void set_log_tag(const struct options *o)
@@ -670,10 +747,14 @@ static const struct pci_fn_ops *pick_function(const struct options *o)
 {
 	const struct pci_fn_ops *fn;
 
-	if (!o->frontend || strcmp(o->frontend, "vhost-user") == 0)
+	/* the broker names the guest's device, an operator the protocol */
+	if (!o->frontend || strcmp(o->frontend, "vhost-user") == 0 ||
+	    strcmp(o->frontend, "virtio-rdma") == 0)
 		return NULL;
-	if (strcmp(o->frontend, "vfio-user") != 0)
-		fatalx("--frontend: '%s' is neither vhost-user nor vfio-user",
+	if (strcmp(o->frontend, "vfio-user") != 0 &&
+	    strcmp(o->frontend, "pvrdma") != 0)
+		fatalx("--frontend: '%s' is none of virtio-rdma (vhost-user) "
+		       "and pvrdma (vfio-user)",
 		       o->frontend);
 	if (!o->test_device || o->device)
 		fatalx("--frontend vfio-user serves only --test-device "
@@ -773,6 +854,7 @@ int main(int argc, char **argv)
 	rdma_limits_default(&o.lim);
 	parse(argc, argv, &o);
 	set_log_tag(&o);
+	harden_process();
 	if (o.vm)
 		rdmagate_probe_vm = o.vm; /* argv: lives as long as we do */
 	if (o.print_caps) {

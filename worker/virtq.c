@@ -91,8 +91,8 @@ static int violation(struct vq *vq, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	log_warnx("virtqueue %u: %s; queue stopped, device needs reset",
-		  vq->index, what);
+	log_peer_warnx("virtqueue %u: %s; queue stopped, device needs reset",
+		       vq->index, what);
 	vq->broken = true;
 	if (vq->dev_status)
 		*vq->dev_status |= VIRTIO_STATUS_NEEDS_RESET;
@@ -317,7 +317,8 @@ void vq_notify(struct vq *vq)
 		return;
 	/* EAGAIN means the counter is saturated: the driver is notified. */
 	if (write(vq->call_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("virtqueue %u: signalling the call fd", vq->index);
+		log_peer_warn("virtqueue %u: signalling the call fd",
+			      vq->index);
 }
 
 size_t iov_to_buf(const struct iovec *iov, unsigned int n, void *buf,

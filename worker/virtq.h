@@ -9,7 +9,8 @@
  * head or next index past the ring, a loop, a chain longer than the ring, a
  * nested or malformed indirect table, an address outside guest memory, a
  * readable buffer after a writable one, a zero-length buffer, an avail index
- * more than the ring size ahead) is logged once, marks the queue broken and
+ * more than the ring size ahead) is logged once (through the worker's rate
+ * limit for peer-caused lines, log_peer_warnx()), marks the queue broken and
  * sets VIRTIO_STATUS_NEEDS_RESET in the device status the queue points at;
  * a broken queue pops nothing until it is set up again.
  *

@@ -3,10 +3,12 @@
 #include "vu_proto.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/cleanup.h"
 #include "common/log.h"
@@ -261,21 +263,17 @@ const char *vu_check_framing(const void *buf, size_t len, unsigned int nfds)
 static void vlog(struct vu_dev *dev, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* One warning per violation, at most VU_MAX_LOGGED_VIOLATIONS each time. */
+/*
+ * One warning per violation, through the process's limiter for lines a
+ * peer causes: a frontend that reconnects, or a guest that breaks its
+ * rings again after each reset, cannot flood the log (docs/vhost-user.md).
+ */
 static void vlog(struct vu_dev *dev, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (dev->nlogged > VU_MAX_LOGGED_VIOLATIONS)
-		return;
-	if (++dev->nlogged > VU_MAX_LOGGED_VIOLATIONS) {
-		log_warnx("more than %u violations on this connection; no "
-			  "longer logging them",
-			  VU_MAX_LOGGED_VIOLATIONS);
-		return;
-	}
 	va_start(ap, fmt);
-	log_vemit(LOG_LVL_WARN, 0, fmt, ap);
+	log_peer_vemit(LOG_LVL_WARN, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -746,26 +744,76 @@ static int h_set_vring_kick(struct vu_dev *dev, struct msg *m)
 	return 0;
 }
 
-static int h_set_vring_call(struct vu_dev *dev, struct msg *m)
+/*
+ * A call or err fd is written by the worker's one thread, so a write must
+ * never wait: the fd must be writable, of a kind whose writes honour
+ * O_NONBLOCK (eventfd, pipe, socket; not a regular file, which a FUSE or
+ * network file system could stall), and is made non-blocking here.  The
+ * flag is on the open file the frontend shares; QEMU's eventfds have it.
+ * Then a full eventfd or pipe only makes vq_notify() see EAGAIN.
+ */
+static int signal_fd_ok(int fd, char *why, size_t n)
+{
+	struct stat st;
+	int fl;
+
+	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0) {
+		bad(why, n, "cannot inspect it: %s", strerror(errno));
+		return -EBADF;
+	}
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
+	    S_ISBLK(st.st_mode)) {
+		bad(why, n, "a file or block device, not an eventfd");
+		return -EINVAL;
+	}
+	if ((fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH)) {
+		bad(why, n, "not open for writing");
+		return -EBADF;
+	}
+	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		bad(why, n, "cannot make it non-blocking: %s", strerror(errno));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The fd slot of a ring that SET_VRING_CALL / SET_VRING_ERR replaces. */
+static int *call_slot(struct vu_ring *r)
+{
+	return &r->vq.call_fd;
+}
+
+static int *err_slot(struct vu_ring *r)
+{
+	return &r->err_fd;
+}
+
+static int set_signal_fd(struct vu_dev *dev, struct msg *m,
+			 int *(*slot_of)(struct vu_ring *), const char *what)
 {
 	struct vu_ring *r = ring_of_fd_msg(dev, m);
+	char why[160];
+	int *slot;
 
 	if (!r)
 		return -EINVAL;
-	safe_close(r->vq.call_fd);
-	r->vq.call_fd = nofd(m) ? -1 : TAKE_FD(m->fds[0]);
+	if (!nofd(m) && signal_fd_ok(m->fds[0], why, sizeof(why)) < 0)
+		return refuse(dev, m, "queue %u %s fd: %s", r->vq.index, what,
+			      why);
+	slot = slot_of(r);
+	safe_close(*slot);
+	*slot = nofd(m) ? -1 : TAKE_FD(m->fds[0]);
 	return 0;
+}
+
+static int h_set_vring_call(struct vu_dev *dev, struct msg *m)
+{
+	return set_signal_fd(dev, m, call_slot, "call");
 }
 
 static int h_set_vring_err(struct vu_dev *dev, struct msg *m)
 {
-	struct vu_ring *r = ring_of_fd_msg(dev, m);
-
-	if (!r)
-		return -EINVAL;
-	safe_close(r->err_fd);
-	r->err_fd = nofd(m) ? -1 : TAKE_FD(m->fds[0]);
-	return 0;
+	return set_signal_fd(dev, m, err_slot, "err");
 }
 
 static int h_set_vring_enable(struct vu_dev *dev, struct msg *m)

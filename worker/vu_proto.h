@@ -18,6 +18,8 @@
  *   frontend would believe the request succeeded;
  * - guest ring violations (virtq.h): logged, queue stopped, device status
  *   gets NEEDS_RESET; the connection stays up.
+ * Lines a frontend or guest causes go through log_peer_*() (common/log.h):
+ * one rate limit for the whole worker, so for the VM it serves.
  * See docs/vhost-user.md.
  */
 #ifndef RDMAGATE_WORKER_VU_PROTO_H
@@ -40,9 +42,6 @@
 	 (1ull << VHOST_USER_PROTOCOL_F_RESET_DEVICE) |                        \
 	 (1ull << VHOST_USER_PROTOCOL_F_CONFIGURE_MEM_SLOTS) |                 \
 	 (1ull << VHOST_USER_PROTOCOL_F_STATUS))
-
-/* Violation log lines per connection before we stop logging them. */
-#define VU_MAX_LOGGED_VIOLATIONS 32
 
 /* What the event loop provides. */
 struct vu_host_ops {
@@ -78,7 +77,6 @@ struct vu_dev {
 	uint64_t protocol_features; /* protocol features acked */
 	bool owner;
 	uint8_t status;
-	unsigned int nlogged;
 	struct guest_mem mem;
 	struct vu_ring *rings; /* ops->num_queues of them */
 };

@@ -8,10 +8,12 @@
  * (3) is still alive and (4) serves the next frontend end to end.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/virtio_config.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -678,6 +680,106 @@ static int needs_reset_then_reset_recovers(struct worker *w)
 	return 0;
 }
 
+/*
+ * The frontend shrinks the (unsealed) memfd behind the ring's region while
+ * the ring runs, then kicks: the worker's next access to the ring faults.
+ * It must survive (SIGBUS handler), drop this frontend with a line saying
+ * why, and serve the next one.
+ */
+static int attack_memory_shrunk_under_live_ring(struct hostile *h)
+{
+	const struct guest_slot *slot = &h->d->ram.slots[0];
+	int fd = h->d->ram.blocks[slot->block].fd;
+	struct stat st;
+
+	CHECK(fstat(fd, &st) == 0);
+	CHECK(fcntl(fd, F_GET_SEALS) < 0 ||
+	      !(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK));
+	CHECK(ftruncate(fd, 0) == 0);
+	/* The eventfd itself: guest_vq_kick() reads the (gone) ring. */
+	CHECK(eventfd_write(h->q->kick_fd, 1) == 0);
+	CHECK(expect_hangup(h->d) == 0);
+	/* Our own mapping works again (new zero pages) for the cleanup. */
+	CHECK(ftruncate(fd, st.st_size) == 0);
+	return 0;
+}
+HOSTILE(memory_shrunk_under_live_ring, S_RING, "vanished",
+	"shrank a region's file", "dropping the connection")
+
+/*
+ * The frontend sends requests and never reads the replies: once the socket
+ * buffers are full the worker's reply cannot be sent; it must give up on
+ * this frontend (send timeout) instead of blocking in send() for ever.
+ */
+static int attack_replies_never_read(struct hostile *h)
+{
+	struct vhost_user_header hdr = { VHOST_USER_GET_FEATURES,
+					 VHOST_USER_VERSION, 0 };
+	struct pollfd pfd = { .fd = h->d->vc.fd, .events = POLLOUT };
+	unsigned int sent = 0;
+
+	CHECK(fcntl(h->d->vc.fd, F_SETFL, O_NONBLOCK) == 0);
+	/* Until the worker has stopped reading for a second: it is stuck
+	 * sending a reply into our full receive buffer. */
+	for (;;) {
+		ssize_t n = send(h->d->vc.fd, &hdr, sizeof(hdr), MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EAGAIN) {
+			int r = poll(&pfd, 1, 1000);
+
+			CHECK(r >= 0);
+			if (r == 0)
+				break;
+			continue;
+		}
+		CHECK(n == (ssize_t)sizeof(hdr));
+		CHECK(++sent < 10000000);
+	}
+	printf("# %u requests sent before the worker stopped reading\n",
+	       sent);
+	/* Its send timeout is 5 s: it hangs up within that; our socket
+	 * reads EOF once we drain the replies we left unread. */
+	sleep(7);
+	pfd.events = POLLIN;
+	for (int i = 0; i < 1000; i++) {
+		char buf[65536];
+		ssize_t n;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			break;
+		n = recv(h->d->vc.fd, buf, sizeof(buf), 0);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return 0;
+	}
+	printf("# the worker kept the connection\n");
+	return 1;
+}
+HOSTILE(replies_never_read, S_INIT, "replying to the frontend")
+
+/* Guest RAM never reaches a core file: the worker set RLIMIT_CORE to 0. */
+static int worker_writes_no_core(struct worker *w)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)w->pid);
+	f = fopen(path, "re");
+	CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long soft, hard;
+
+		if (sscanf(line, "Max core file size %lu %lu", &soft, &hard) !=
+		    2)
+			continue;
+		printf("# %s", line);
+		found = soft == 0 && hard == 0;
+	}
+	fclose(f);
+	CHECK(found);
+	return 0;
+}
+
 static const struct h_case cases[] = {
 #define C(x)                                                                   \
 	{                                                                      \
@@ -719,6 +821,9 @@ static const struct h_case cases[] = {
 	C(kick_fd_not_pollable),
 	C(truncated_header_then_hangup),
 	C(needs_reset_then_reset_recovers),
+	C(memory_shrunk_under_live_ring),
+	C(replies_never_read),
+	C(worker_writes_no_core),
 #undef C
 };
 

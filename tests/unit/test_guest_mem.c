@@ -9,8 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdbool.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -303,6 +306,103 @@ static void test_hugetlb_memfd_region_maps_at_unaligned_offset(void **state)
 	close(fd);
 }
 
+/* Whether the mapping starting at p has VmFlag `flag` (/proc/self/smaps). */
+static bool vm_flag(const void *p, const char *flag)
+{
+	char line[512], start[32];
+	bool in = false, found = false;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	assert_non_null(f);
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)(uintptr_t)p);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, start, strlen(start))) {
+			in = true;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			found = strstr(line, flag) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	assert_true(in);
+	return found;
+}
+
+static void test_region_mapping_is_excluded_from_core_dumps(void **state)
+{
+	struct guest_mem gm;
+	const char *why;
+
+	gm_init(&gm);
+	assert_int_equal(add(&gm, 0, K64, 0x7f0000000000, 0, &why), 0);
+	/* "dd": do not include area into core dump */
+	assert_true(vm_flag(gm.regions[0].map_base, " dd"));
+	gm_clear(&gm);
+}
+
+/* A memfd of `size` bytes, not sealed: the frontend may shrink it. */
+static int own_memfd(size_t size)
+{
+	int fd = memfd_create("shrink", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	return fd;
+}
+
+/*
+ * A frontend shrinks the file under our mapping: the accesses to the lost
+ * pages complete (zeros) instead of killing the process, and are counted.
+ */
+static void test_shrunk_file_is_survived_and_counted(void **state)
+{
+	struct vhost_user_mem_region r = { 0, 4 * 4096, 0x7f0000000000, 0 };
+	struct guest_mem gm;
+	volatile uint8_t *p;
+	const char *why;
+	int fd = own_memfd(4 * 4096);
+
+	assert_int_equal(gm_sigbus_install(), 0);
+	(void)gm_sigbus_lost();
+	gm_init(&gm);
+	assert_int_equal(gm_add_region(&gm, &r, fd, &why), 0);
+	p = gm_gpa_to_host(&gm, 0, 4 * 4096);
+	p[0] = 7;
+	p[3 * 4096] = 9;
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	assert_int_equal(p[0], 7);	   /* still in the file */
+	assert_int_equal(p[3 * 4096], 0); /* lost: a zero page */
+	p[2 * 4096 + 5] = 1;		   /* lost: written, not fatal */
+	assert_int_equal(p[2 * 4096 + 5], 1);
+	assert_int_equal(gm_sigbus_lost(), 2);
+	assert_int_equal(gm_sigbus_lost(), 0);
+	gm_clear(&gm);
+	close(fd);
+}
+
+/* A SIGBUS outside registered guest memory is still the end. */
+static void test_sigbus_elsewhere_still_kills(void **state)
+{
+	int status, fd = own_memfd(2 * 4096);
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile uint8_t *q = mmap(NULL, 2 * 4096,
+					   PROT_READ | PROT_WRITE, MAP_SHARED,
+					   fd, 0);
+
+		if (q == MAP_FAILED || gm_sigbus_install() < 0 ||
+		    ftruncate(fd, 0) < 0)
+			_exit(2);
+		(void)q[4096];
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +420,9 @@ int main(void)
 		cmocka_unit_test(test_region_keeps_its_own_cloexec_fd),
 		cmocka_unit_test(
 			test_hugetlb_memfd_region_maps_at_unaligned_offset),
+		cmocka_unit_test(test_region_mapping_is_excluded_from_core_dumps),
+		cmocka_unit_test(test_shrunk_file_is_survived_and_counted),
+		cmocka_unit_test(test_sigbus_elsewhere_still_kills),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

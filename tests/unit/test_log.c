@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Log lines: tagged, one line per call, errno text only with log_warn. */
 #include <errno.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,12 +80,75 @@ static void test_log_long_line_is_truncated_not_overflowed(void **state)
 	assert_int_equal(buf[n - 1], '\n');
 }
 
+static void test_ratelimit_passes_burst_then_counts_drops(void **state)
+{
+	struct log_ratelimit rl = LOG_RATELIMIT_INIT(1000, 3);
+	uint64_t dropped = 99;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		assert_true(log_ratelimit_pass(&rl, 5000 + i, &dropped));
+		assert_int_equal(dropped, 0);
+	}
+	for (i = 0; i < 4; i++)
+		assert_false(log_ratelimit_pass(&rl, 5999, &dropped));
+	assert_int_equal(dropped, 0); /* untouched when refused */
+	assert_true(log_ratelimit_pass(&rl, 6000, &dropped));
+	assert_int_equal(dropped, 4);
+	assert_true(log_ratelimit_pass(&rl, 6001, &dropped));
+	assert_int_equal(dropped, 0);
+}
+
+static uint64_t test_clock_ms;
+
+static uint64_t test_clock(void)
+{
+	return test_clock_ms;
+}
+
+static void emit_peer_flood(void)
+{
+	int i;
+
+	for (i = 0; i < 3 * (int)LOG_PEER_BURST; i++)
+		log_peer_warnx("ring violation %d", i);
+	log_debug("filtered by level: costs no budget");
+	test_clock_ms += LOG_PEER_INTERVAL_MS;
+	log_peer_warnx("after the window");
+}
+
+static void test_peer_lines_are_rate_limited_and_drops_reported(void **state)
+{
+	char buf[4096], want[128];
+	const char *p;
+	int lines = 0;
+
+	log_init("worker/vm-a", LOG_LVL_INFO);
+	log_set_clock(test_clock);
+	log_peer_reset();
+	capture(buf, sizeof(buf), emit_peer_flood);
+	log_set_clock(NULL);
+	for (p = buf; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_int_equal(lines, LOG_PEER_BURST + 2);
+	snprintf(want, sizeof(want),
+		 "worker/vm-a: warning: %u similar lines suppressed by the "
+		 "rate limit (%u per %u ms)\n"
+		 "worker/vm-a: warning: after the window\n",
+		 2 * LOG_PEER_BURST, LOG_PEER_BURST, LOG_PEER_INTERVAL_MS);
+	assert_non_null(strstr(buf, want));
+	assert_null(strstr(buf, "ring violation 10\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log_warn_carries_tag_and_errno),
 		cmocka_unit_test(test_log_warnx_has_no_errno_and_levels_filter),
 		cmocka_unit_test(test_log_long_line_is_truncated_not_overflowed),
+		cmocka_unit_test(test_ratelimit_passes_burst_then_counts_drops),
+		cmocka_unit_test(
+			test_peer_lines_are_rate_limited_and_drops_reported),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,6 +84,7 @@ static int setup_num(void **state, bool indirect)
 	assert_non_null(f->elem);
 	assert_int_equal(pipe2(f->logp, O_NONBLOCK | O_CLOEXEC), 0);
 	log_init("test", LOG_LVL_INFO);
+	log_peer_reset(); /* each test sees its violation's line */
 	log_set_fd(f->logp[1]);
 	*state = f;
 	return 0;

@@ -13,8 +13,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "tests/unit/log_capture.h"
-
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "tests/unit/guest_ram.h"
@@ -34,9 +32,10 @@ struct fix {
 	struct vu_dev *dev;
 	struct vu_result res;
 	struct ram ram;
-	struct log_capture lc;
+	int logp[2];
 	int watched[256];
 	unsigned int unwatch_calls;
+	char log[4096];
 };
 
 static int watch(void *ctx, unsigned int q, int fd)
@@ -58,6 +57,14 @@ static void unwatch(void *ctx, unsigned int q, int fd)
 
 static const struct vu_host_ops host = { watch, unwatch };
 
+/* The limiters' clock: tests move it by hand. */
+static uint64_t fake_ms = 1000;
+
+static uint64_t fake_now(void)
+{
+	return fake_ms;
+}
+
 static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
@@ -66,7 +73,11 @@ static int setup(void **state)
 	memset(f->watched, -1, sizeof(f->watched));
 	assert_int_equal(ram_open(&f->ram, RAM_SIZE), 0);
 	assert_int_equal(vu_dev_new(&echo_device_ops, &host, f, &f->dev), 0);
-	log_capture_start(&f->lc);
+	assert_int_equal(pipe2(f->logp, O_NONBLOCK | O_CLOEXEC), 0);
+	log_init("test", LOG_LVL_INFO);
+	log_set_clock(fake_now);
+	log_peer_reset();
+	log_set_fd(f->logp[1]);
 	*state = f;
 	return 0;
 }
@@ -76,10 +87,32 @@ static int teardown(void **state)
 	struct fix *f = *state;
 
 	vu_dev_free(f->dev);
-	log_capture_stop(&f->lc);
+	log_set_fd(2);
+	log_set_clock(NULL);
+	close(f->logp[0]);
+	close(f->logp[1]);
 	ram_close(&f->ram);
 	free(f);
 	return 0;
+}
+
+/* Everything logged since the last call. */
+static const char *logged(struct fix *f)
+{
+	ssize_t n = read(f->logp[0], f->log, sizeof(f->log) - 1);
+
+	f->log[n > 0 ? n : 0] = '\0';
+	return f->log;
+}
+
+static void expect_log(struct fix *f, const char *what)
+{
+	const char *l = logged(f);
+
+	if (!strstr(l, what))
+		fail_msg("log '%s' does not mention '%s'", l, what);
+	/* The next check sees its own line whatever the rate limit. */
+	log_peer_reset();
 }
 
 static void send_raw(struct fix *f, uint32_t req, uint32_t flags,
@@ -120,15 +153,14 @@ static void send_state(struct fix *f, uint32_t req, uint32_t index,
 static void expect_ok(struct fix *f)
 {
 	if (f->res.disconnect)
-		fail_msg("unexpected disconnect: %s", log_captured(&f->lc));
+		fail_msg("unexpected disconnect: %s", logged(f));
 	assert_int_equal(f->res.reply_len, 0);
 }
 
 static void expect_drop(struct fix *f, const char *what)
 {
 	assert_true(f->res.disconnect);
-	log_capture_expect(&f->lc, what);
-	f->dev->nlogged = 0;
+	expect_log(f, what);
 }
 
 static uint64_t reply_u64(struct fix *f)
@@ -409,9 +441,7 @@ static void test_queue_index_past_max_is_refused_with_ack(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &s, 8, NULL, 0);
 	assert_false(f->res.disconnect);
 	assert_int_equal(reply_u64(f), 1);
-	log_capture_expect(
-		&f->lc,
-		"SET_VRING_NUM: queue index 256, device has 256 queues");
+	expect_log(f, "SET_VRING_NUM: queue index 256, device has 256 queues");
 	/* A good request answers 0. */
 	s.index = 255;
 	send_raw(f, VHOST_USER_SET_VRING_NUM,
@@ -437,7 +467,7 @@ static void test_kick_index_past_max_and_reserved_bits_are_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 		 &(uint64_t){ 0x200 | 3 }, 8, &fd, 1);
 	assert_int_equal(reply_u64(f), 1);
-	log_capture_expect(&f->lc, "sets reserved bits");
+	expect_log(f, "sets reserved bits");
 	assert_int_equal(fcntl(fd, F_GETFD), -1);
 }
 
@@ -455,8 +485,7 @@ static void test_ring_size_must_be_power_of_2_up_to_1024(void **state)
 			 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &s, 8,
 			 NULL, 0);
 		assert_int_equal(reply_u64(f), 1);
-		log_capture_expect(&f->lc,
-				   "is not a power of 2 from 1 to 1024");
+		expect_log(f, "is not a power of 2 from 1 to 1024");
 	}
 	send_state(f, VHOST_USER_SET_VRING_NUM, 1, 1024);
 	expect_ok(f);
@@ -478,7 +507,7 @@ static void check_bad_region(struct fix *f, struct vhost_user_mem_region r,
 		 2);
 	assert_false(f->res.disconnect);
 	assert_int_equal(reply_u64(f), 1);
-	log_capture_expect(&f->lc, what);
+	expect_log(f, what);
 	assert_int_equal(f->dev->mem.nregions, 0);
 }
 
@@ -514,7 +543,7 @@ static void test_features_not_offered_are_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 		 &(uint64_t){ 1ull << VIRTIO_F_RING_EVENT_IDX }, 8, NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	log_capture_expect(&f->lc, "never offered");
+	expect_log(f, "never offered");
 	send_raw(f, VHOST_USER_SET_PROTOCOL_FEATURES,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 		 &(uint64_t){ 1ull << VHOST_USER_PROTOCOL_F_LOG_SHMFD }, 8,
@@ -539,8 +568,7 @@ static void test_config_reads_magic_and_refuses_out_of_range(void **state)
 	send_msg(f, VHOST_USER_GET_CONFIG, pl, 12 + 7, NULL, 0);
 	assert_false(f->res.disconnect);
 	assert_int_equal(f->res.reply_len, 12);
-	log_capture_expect(&f->lc,
-			   "bytes 10+7 outside the 16-byte config space");
+	expect_log(f, "bytes 10+7 outside the 16-byte config space");
 	c[0] = UINT32_MAX;
 	c[1] = 2;
 	memcpy(pl, c, 12);
@@ -557,7 +585,7 @@ static void test_set_config_is_refused(void **state)
 	send_raw(f, VHOST_USER_SET_CONFIG,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, c, 16, NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	log_capture_expect(&f->lc, "read-only");
+	expect_log(f, "read-only");
 }
 
 /* ---- ring life cycle --------------------------------------------------- */
@@ -668,8 +696,8 @@ static void test_ring_address_outside_memory_is_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &a, sizeof(a),
 		 NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	log_capture_expect(&f->lc, "SET_VRING_ADDR: queue 4 descriptor table "
-				   "0x7f000000fff0+128 not in guest memory");
+	expect_log(f, "SET_VRING_ADDR: queue 4 descriptor table "
+		      "0x7f000000fff0+128 not in guest memory");
 	a.desc_user_addr = DESC; /* a guest address, not the frontend's */
 	send_raw(f, VHOST_USER_SET_VRING_ADDR,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &a, sizeof(a),
@@ -680,7 +708,7 @@ static void test_ring_address_outside_memory_is_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &a, sizeof(a),
 		 NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	log_capture_expect(&f->lc, "not 16-byte aligned");
+	expect_log(f, "not 16-byte aligned");
 }
 
 static void test_guest_ring_violation_sets_needs_reset(void **state)
@@ -696,8 +724,7 @@ static void test_guest_ring_violation_sets_needs_reset(void **state)
 	send_u64(f, VHOST_USER_SET_STATUS, 0x0f);
 	ring_publish(&g, 200); /* head past the ring */
 	vu_kick(f->dev, 0);
-	log_capture_expect(&f->lc,
-			   "virtqueue 0: avail ring entry 0 holds head 200");
+	expect_log(f, "virtqueue 0: avail ring entry 0 holds head 200");
 	send_msg(f, VHOST_USER_GET_STATUS, NULL, 0, NULL, 0);
 	assert_int_equal(reply_u64(f), 0x0f | VIRTIO_STATUS_NEEDS_RESET);
 	/* The connection is fine: the frontend resets the device. */
@@ -749,7 +776,7 @@ static void test_add_and_remove_mem_region(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &r, sizeof(r), &fd,
 		 1);
 	assert_int_equal(reply_u64(f), 1);
-	log_capture_expect(&f->lc, "overlaps");
+	expect_log(f, "overlaps");
 	r.region.mmap_offset = 0x1234; /* ignored for removal */
 	send_msg(f, VHOST_USER_REM_MEM_REG, &r, sizeof(r), NULL, 0);
 	expect_ok(f);
@@ -758,7 +785,7 @@ static void test_add_and_remove_mem_region(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &r, sizeof(r),
 		 NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	log_capture_expect(&f->lc, "REM_MEM_REG: no region at guest 0x0");
+	expect_log(f, "REM_MEM_REG: no region at guest 0x0");
 }
 
 static void test_ring_without_kick_fd_is_polled(void **state)
@@ -788,21 +815,175 @@ static void test_ring_without_kick_fd_is_polled(void **state)
 	close(call);
 }
 
-static void test_violation_logging_is_bounded(void **state)
+/* ---- call and err fds, per-kick budget ------------------------------- */
+
+/* A blocking pipe whose buffer is full: a blocking write would hang. */
+static void full_pipe(int p[2])
+{
+	static char page[4096];
+	int size;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	size = fcntl(p[1], F_SETPIPE_SZ, 4096);
+	assert_true(size >= 4096);
+	while (size > 0) {
+		ssize_t n = write(p[1], page, (size_t)size < sizeof(page)
+						      ? (size_t)size
+						      : sizeof(page));
+		assert_true(n > 0);
+		size -= (int)n;
+	}
+	assert_int_equal(fcntl(p[1], F_GETFL) & O_NONBLOCK, 0);
+}
+
+static void set_call(struct fix *f, uint32_t req, unsigned int q, int fd)
+{
+	int copy = dup(fd);
+
+	send_raw(f, req, VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
+		 &(uint64_t){ q }, 8, &copy, 1);
+}
+
+static void test_full_blocking_call_pipe_does_not_block(void **state)
 {
 	struct fix *f = *state;
-	unsigned int i, lines = 0;
-	const char *p;
+	struct ring g = guest_ring(f);
+	int kick, call, p[2];
 
 	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
-	for (i = 0; i < 3 * VU_MAX_LOGGED_VIOLATIONS; i++)
-		send_raw(f, VHOST_USER_SET_VRING_NUM,
-			 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
-			 &(struct vhost_user_vring_state){ 999, 8 }, 8, NULL,
-			 0);
-	for (p = log_captured(&f->lc); (p = strchr(p, '\n')); p++)
+	mem_table(f);
+	call = ring_up(f, 0, &kick);
+	full_pipe(p);
+	set_call(f, VHOST_USER_SET_VRING_CALL, 0, p[1]);
+	assert_int_equal(reply_u64(f), 0);
+	/* The shared open file is non-blocking now: the write cannot wait. */
+	assert_int_not_equal(fcntl(p[1], F_GETFL) & O_NONBLOCK, 0);
+	set_call(f, VHOST_USER_SET_VRING_ERR, 0, p[1]);
+	assert_int_equal(reply_u64(f), 0);
+	post_hello(f, &g);
+	alarm(10); /* a hang fails the test instead of stalling the suite */
+	vu_kick(f->dev, 0);
+	alarm(0);
+	assert_int_equal(ring_used_idx(&g), 1);
+	close(p[0]);
+	close(p[1]);
+	close(kick);
+	close(call);
+}
+
+static void test_call_fd_must_be_a_writable_eventfd_kind(void **state)
+{
+	struct fix *f = *state;
+	int p[2], memfd;
+
+	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	set_call(f, VHOST_USER_SET_VRING_CALL, 0, p[0]);
+	assert_int_equal(reply_u64(f), 1);
+	expect_log(f, "SET_VRING_CALL: queue 0 call fd: not open for writing");
+	memfd = f->ram.fd;
+	set_call(f, VHOST_USER_SET_VRING_ERR, 1, memfd);
+	assert_int_equal(reply_u64(f), 1);
+	expect_log(f, "queue 1 err fd: a file or block device, not an eventfd");
+	assert_int_equal(f->dev->rings[0].vq.call_fd, -1);
+	assert_int_equal(f->dev->rings[1].err_fd, -1);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * A full ring is served a budget at a time: the rest waits for the loop's
+ * poll round, so the worker returns to its other fds in between.
+ */
+static void test_kick_serves_a_bounded_number_of_chains(void **state)
+{
+	enum { BIG = 128 };
+	struct vhost_user_vring_addr a = { 0,	       0,	    UVA + DESC,
+					   UVA + USED, UVA + AVAIL, 0 };
+	struct fix *f = *state;
+	struct ring g = { f->ram.map + DESC, f->ram.map + AVAIL,
+			  f->ram.map + USED, BIG, 0 };
+	int kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	int kickfd = dup(kick);
+	unsigned int i;
+
+	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+	mem_table(f);
+	send_state(f, VHOST_USER_SET_VRING_NUM, 0, BIG);
+	send_msg(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
+	expect_ok(f);
+	send_msg(f, VHOST_USER_SET_VRING_KICK, &(uint64_t){ 0 }, 8, &kickfd,
+		 1);
+	send_state(f, VHOST_USER_SET_VRING_ENABLE, 0, 1);
+	expect_ok(f);
+	for (i = 0; i < BIG; i++) {
+		ring_desc(&g, i, BUF + 16 * i, 16, VRING_DESC_F_WRITE, 0);
+		ring_publish(&g, (uint16_t)i);
+	}
+	vu_kick(f->dev, 0);
+	assert_true(ring_used_idx(&g) > 0);
+	assert_true(ring_used_idx(&g) < BIG);
+	assert_true(echo_device_ops.wants_poll(f->dev->priv));
+	for (i = 0; i < BIG && echo_device_ops.wants_poll(f->dev->priv); i++)
+		echo_device_ops.poll(f->dev->priv);
+	assert_int_equal(ring_used_idx(&g), BIG);
+	assert_false(echo_device_ops.wants_poll(f->dev->priv));
+	close(kick);
+}
+
+static unsigned int count_lines(const char *p)
+{
+	unsigned int lines = 0;
+
+	for (; (p = strchr(p, '\n')); p++)
 		lines++;
-	assert_int_equal(lines, VU_MAX_LOGGED_VIOLATIONS + 1);
+	return lines;
+}
+
+/* A refused request, answered with a failure ack: one warning each. */
+static void refused_request(struct fix *f)
+{
+	send_raw(f, VHOST_USER_SET_VRING_NUM,
+		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
+		 &(struct vhost_user_vring_state){ 999, 8 }, 8, NULL, 0);
+	assert_int_equal(reply_u64(f), 1);
+}
+
+/*
+ * The budget is the process's (the VM's), not the connection's: a frontend
+ * that reconnects gets no new lines, and the count of what was dropped is
+ * reported when lines flow again.
+ */
+static void test_violation_logging_is_rate_limited_per_vm(void **state)
+{
+	struct fix *f = *state;
+	unsigned int conn, i;
+	const char *l;
+
+	for (conn = 0; conn < 3; conn++) {
+		vu_dev_free(f->dev);
+		assert_int_equal(vu_dev_new(&echo_device_ops, &host, f,
+					    &f->dev),
+				 0);
+		negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+		for (i = 0; i < 30; i++)
+			refused_request(f);
+	}
+	assert_int_equal(count_lines(logged(f)), LOG_PEER_BURST);
+	fake_ms += LOG_PEER_INTERVAL_MS - 1;
+	refused_request(f);
+	assert_int_equal(count_lines(logged(f)), 0);
+	fake_ms += 1;
+	refused_request(f);
+	l = logged(f);
+	assert_int_equal(count_lines(l), 2);
+	if (!strstr(l, "81 similar lines suppressed by the rate limit"))
+		fail_msg("no count of the suppressed lines in '%s'", l);
+	assert_non_null(strstr(l, "queue index 999"));
+	refused_request(f);
+	l = logged(f);
+	assert_int_equal(count_lines(l), 1);
+	assert_null(strstr(l, "suppressed"));
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -839,7 +1020,10 @@ int main(void)
 		T(test_new_mem_table_restarts_running_rings),
 		T(test_add_and_remove_mem_region),
 		T(test_ring_without_kick_fd_is_polled),
-		T(test_violation_logging_is_bounded),
+		T(test_violation_logging_is_rate_limited_per_vm),
+		T(test_full_blocking_call_pipe_does_not_block),
+		T(test_call_fd_must_be_a_writable_eventfd_kind),
+		T(test_kick_serves_a_bounded_number_of_chains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

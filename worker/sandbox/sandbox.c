@@ -218,6 +218,8 @@ static int allow_memory(scmp_filter_ctx ctx)
 	ALLOW(madvise, SCMP_A2_32(SCMP_CMP_EQ, MADV_FREE));
 	ALLOW(madvise, SCMP_A2_32(SCMP_CMP_EQ, MADV_DONTFORK));
 	ALLOW(madvise, SCMP_A2_32(SCMP_CMP_EQ, MADV_DOFORK));
+	/* guest memory mapped at run time stays out of core dumps */
+	ALLOW(madvise, SCMP_A2_32(SCMP_CMP_EQ, MADV_DONTDUMP));
 	return ret;
 }
 
@@ -333,7 +335,7 @@ static int allow_sanitizer(scmp_filter_ctx ctx)
 
 	/* shadow memory of new allocations */
 	ALLOW(madvise, SCMP_A2_32(SCMP_CMP_EQ, MADV_NOHUGEPAGE));
-	ALLOW(madvise, SCMP_A2_32(SCMP_CMP_EQ, MADV_DONTDUMP));
+	/* (MADV_DONTDUMP, which it uses too, is in the normal list) */
 	/* its SIGABRT/SIGSEGV handlers run on their own stack */
 	ALLOW(sigaltstack);
 	return ret;

@@ -54,9 +54,10 @@ static ssize_t read_msg(struct vfu_conn *c, int *fds, unsigned int *nfds)
 	ret = stream_recv_hdr(c->fd, c->buf, sizeof(h), fds, VFIO_USER_MAX_FDS,
 			      nfds);
 	if (ret == -EPROTO)
-		log_warnx("vfio-user client sent more than %d fds with one "
-			  "message; dropping the connection",
-			  VFIO_USER_MAX_FDS);
+		log_peer_warnx(
+			"vfio-user client sent more than %d fds with one "
+			"message; dropping the connection",
+			VFIO_USER_MAX_FDS);
 	if (ret < 0)
 		return ret;
 	memcpy(&h, c->buf, sizeof(h));
@@ -76,8 +77,8 @@ int vfu_conn_readable(struct vfu_conn *c)
 	n = read_msg(c, fds, &nfds);
 	if (n < 0) {
 		if (n != -EPIPE && n != -EPROTO)
-			log_warnx("reading from the vfio-user client: %s",
-				  strerror((int)-n));
+			log_peer_warnx("reading from the vfio-user client: %s",
+				       strerror((int)-n));
 		for (i = 0; i < nfds; i++)
 			safe_close(fds[i]);
 		return (int)n;
@@ -87,8 +88,8 @@ int vfu_conn_readable(struct vfu_conn *c)
 		ret = stream_send(c->fd, c->res.reply.bytes, c->res.reply_len,
 				  NULL, 0);
 		if (ret < 0) {
-			log_warnx("replying to the vfio-user client: %s",
-				  strerror(-ret));
+			log_peer_warnx("replying to the vfio-user client: %s",
+				       strerror(-ret));
 			return ret;
 		}
 	}

@@ -42,20 +42,17 @@ struct command {
 static void violation(struct vfu_dev *dev, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * One warning per refused message, through the process's limiter for lines
+ * a peer causes (common/log.h): a client that reconnects and misbehaves
+ * again cannot flood the log.
+ */
 static void violation(struct vfu_dev *dev, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (dev->nlogged > VFU_MAX_LOGGED)
-		return;
-	if (++dev->nlogged > VFU_MAX_LOGGED) {
-		log_warnx("more than %u refused vfio-user messages on this "
-			  "connection; no longer logging them",
-			  VFU_MAX_LOGGED);
-		return;
-	}
 	va_start(ap, fmt);
-	log_vemit(LOG_LVL_WARN, 0, fmt, ap);
+	log_peer_vemit(LOG_LVL_WARN, 0, fmt, ap);
 	va_end(ap);
 }
 

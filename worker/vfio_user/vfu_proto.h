@@ -29,14 +29,10 @@
 #include "worker/device.h"
 #include "worker/vfio_user/pci.h"
 
-/* Violation log lines per connection before we stop logging them. */
-#define VFU_MAX_LOGGED 32
-
 struct vfu_dev {
 	struct pci_fn fn;
 	bool versioned; /* VERSION done: the other commands are allowed */
 	struct vfio_user_caps client_caps;
-	unsigned int nlogged;
 };
 
 /* What the loop must do after vfu_handle(). */

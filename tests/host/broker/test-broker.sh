@@ -43,6 +43,7 @@ write_policy() { # [control_group]
 [broker]
 control_socket = $T/control.sock
 control_group = ${1:-}
+socket_dir = $T/vm
 worker_ids = $ID0-$((ID0 + 99))
 cgroup_parent = $CG_PARENT
 
@@ -57,6 +58,9 @@ addresses = 10.99.0.10, fd99::/64
 [vm fixed]
 uid = $((ID0 + 50))
 gid = $((ID0 + 51))
+[vm m]
+vmm_uid = 65534
+vmm_gid = 65534
 EOF
 	chmod 644 "$T/policy.conf"
 }
@@ -68,6 +72,16 @@ wait_gone() {
 	local i
 	for i in $(seq 50); do
 		ctl list --json | grep -q "\"vm\": \"$1\"" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Waits (3 s) for TEXT in the broker's log after line N.
+within_log() {
+	local i
+	for i in $(seq 30); do
+		tail -n +"$(($2 + 1))" "$T/broker.log" | grep -qF "$1" && return 0
 		sleep 0.1
 	done
 	return 1
@@ -104,6 +118,8 @@ check "worker NoNewPrivs is 1" test "$(status_field "$pid" NoNewPrivs)" = 1
 check "worker Seccomp is 2 (filter)" test "$(status_field "$pid" Seccomp)" = 2
 check "worker RLIMIT_MEMLOCK is max_pinned (4 MiB)" \
 	grep -q "^Max locked memory *4194304 *4194304 *bytes" "/proc/$pid/limits"
+check "worker RLIMIT_CORE is 0 (a core would hold guest memory)" \
+	grep -q "^Max core file size *0 *0 *bytes" "/proc/$pid/limits"
 # the broker channel is up once STATS gets a fresh answer
 for i in $(seq 50); do
 	ctl stats --vm a --json | grep -q '"fresh": true' && break
@@ -129,8 +145,8 @@ check "the state record names the worker" \
 	grep -q "^pid $pid\$" "$T/state/workers/a.state"
 check "fd 3 is the vhost-user socket" \
 	grep -q '^socket:' <<<"$(readlink "/proc/$pid/fd/3")"
-check "socket owned by the worker uid, mode 0660" \
-	test "$(stat -c '%u %a %F' "$T/a.sock")" = "$ID0 660 socket"
+check "socket root's, mode 0600 (the policy names no QEMU identity for a)" \
+	test "$(stat -c '%u %g %a %F' "$T/a.sock")" = "0 0 600 socket"
 if [ "$CG_ROOT" != /nonexistent ]; then
 	check "worker in its cgroup $CG_PARENT/a" \
 		grep -qx "0::$CG_PARENT/a" "/proc/$pid/cgroup"
@@ -142,6 +158,61 @@ check "vhost-user handshake through the broker-made socket" probe
 check "the echo device answered the probe" grep -q rdmagate-echo "$T/probe.out"
 out=$(ctl list)
 check "list (text) shows a running" grep -Eq "^a +$pid +$ID0 .* running" <<<"$out"
+
+# ---- the worker's own log stream -------------------------------------------
+check "the worker's stderr is its own FIFO, not the broker's" \
+	test "$(readlink "/proc/$pid/fd/2")" != "$(readlink "/proc/$BPID/fd/2")" -a \
+	"$(stat -Lc %F "/proc/$pid/fd/2")" = fifo
+check "its lines reach the broker's log under worker/a:" \
+	within_log "worker/a: frontend connected" 0
+# what a taken-over worker could write into its stream (root writes it here)
+lines=$(wc -l < "$T/broker.log")
+printf 'broker: warning: worker/b (pid 1) killed\nx\rbroker: info\033[2J\n%02000d\n' 0 \
+	> "$T/state/workers/a.log"
+check "a forged broker line comes out as worker/a's" \
+	within_log "worker/a: broker: warning: worker/b (pid 1) killed" "$lines"
+check "control bytes are escaped" \
+	within_log 'worker/a: x\x0dbroker: info\x1b[2J' "$lines"
+check "a long line is cut at 512 bytes" \
+	within_log "worker/a: $(printf '%0512d' 0) [cut]" "$lines"
+check "no line of the worker's reads as the broker's" \
+	eval '! tail -n +$((lines + 1)) "$T/broker.log" | grep -q "^broker: warning: worker/b (pid 1)"'
+lines=$(wc -l < "$T/broker.log")
+for i in $(seq 300); do echo "flood $i"; done > "$T/state/workers/a.log"
+sleep 0.5
+echo after > "$T/state/workers/a.log"
+check "the dropped lines are counted" \
+	within_log "lines dropped: more than 20 a second)" "$lines"
+flood=$(tail -n +$((lines + 1)) "$T/broker.log" | grep -c 'worker/a: flood')
+check "a flood is bounded in rate: $flood lines of 300 (at most a burst of 100)" \
+	test "$flood" -ge 50 -a "$flood" -le 100
+
+# ---- the VM's QEMU identity (m: vmm_uid, vmm_gid 65534) -----------------
+out=$(ctl spawn --vm m --test-echo 2>&1)
+check "spawn m with its default socket name: $out" grep -q "worker/m: pid" <<<"$out"
+check "m's socket belongs to its QEMU identity (65534:65534, 0660) in socket_dir" \
+	test "$(stat -c '%u %g %a %F' "$T/vm/m.sock")" = "65534 65534 660 socket"
+# the file mode keeps others out; open it up to reach the worker's check
+chmod 666 "$T/vm/m.sock"
+lines=$(wc -l < "$T/broker.log")
+out=$(setpriv --reuid=1234 --regid=1234 --clear-groups "$GUEST" \
+	--socket "$T/vm/m.sock" probe 2>&1)
+check "the worker turns away another uid (SO_PEERCRED)" \
+	eval '! grep -q rdmagate-echo <<<"$out"'
+check "and says so" within_log "refused a frontend of uid 1234 gid 1234" "$lines"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$GUEST" \
+	--socket "$T/vm/m.sock" probe 2>&1)
+check "it serves m's QEMU identity" grep -q rdmagate-echo <<<"$out"
+ctl stop --vm m > /dev/null 2>&1
+
+# ---- the frontend: the policy's (virtio-rdma), or root's choice ----------
+lines=$(wc -l < "$T/broker.log")
+out=$(ctl spawn --vm sys --test-echo --frontend pvrdma 2>&1)
+check "root may choose the frontend: $out" grep -q "worker/sys: pid" <<<"$out"
+check "the broker spawned it with frontend pvrdma" \
+	within_log "socket $T/vm/sys.sock, device echo, frontend pvrdma" "$lines"
+ctl stop --vm sys > /dev/null 2>&1
+wait_gone sys
 
 # ---- refusals ------------------------------------------------------------
 out=$(ctl spawn --vm a --socket "$T/a2.sock" --test-echo 2>&1)
@@ -159,6 +230,11 @@ check "a malformed address refused by rdmagatectl: $out" \
 	grep -q "\-\-address 10.99.0.300: not an IPv4 or IPv6 address" <<<"$out"
 out=$(ctl spawn --vm sys --socket "$T/a.sock" --test-echo 2>&1)
 check "socket in use refused: $out" grep -q "something listens there" <<<"$out"
+check "and the refused spawn left a's socket alone" test -S "$T/a.sock"
+fds=$(ls "/proc/$BPID/fd" | wc -l)
+for i in 1 2 3 4 5; do ctl spawn --vm sys --socket "$T/a.sock" --test-echo > /dev/null 2>&1; done
+check "refused spawns leave the broker no fd ($fds before, $(ls "/proc/$BPID/fd" | wc -l) after)" \
+	test "$(ls "/proc/$BPID/fd" | wc -l)" = "$fds"
 out=$(ctl spawn --vm sys --socket "$T/policy.conf" --test-echo 2>&1)
 check "existing non-socket refused: $out" grep -q "exists and is not a socket" <<<"$out"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTL" \
@@ -181,13 +257,13 @@ def ask(b):
     st, = struct.unpack("=i", r[12:16])
     return t, st, r[16:16 + 256].split(b"\0")[0].decode()
 cases = [b"", b"\1", b"\0" * 11, b"\xff" * 600,
-         struct.pack("=III", 2, 2, 0), struct.pack("=III", 1, 12, 0),
-         struct.pack("=III", 1, 3, 0), struct.pack("=III", 1, 4, 0),
-         struct.pack("=III", 1, 2, 4) + b"abcd",
-         struct.pack("=III", 1, 6, 72) + b"x" * 72]
+         struct.pack("=III", 3, 2, 0), struct.pack("=III", 2, 12, 0),
+         struct.pack("=III", 2, 3, 0), struct.pack("=III", 2, 4, 0),
+         struct.pack("=III", 2, 2, 4) + b"abcd",
+         struct.pack("=III", 2, 6, 72) + b"x" * 72]
 random.seed(7)
 for i in range(300):
-    cases.append(struct.pack("=III", 1, random.choice([2, 4, 6, 8, 10, 5]),
+    cases.append(struct.pack("=III", 2, random.choice([2, 4, 6, 8, 10, 5]),
                  random.randrange(0, 300)) +
                  os.urandom(random.randrange(0, 560)))
 bad = 0
@@ -207,7 +283,7 @@ check "hostile datagrams each get a reply with a reason: $out" \
 	grep -q " 0$" <<<"$out"
 check "the broker still serves after them" test "$(ctl list --json)" != ""
 check "the broker logged what was wrong" \
-	grep -q "bad message: protocol version 2, this side speaks 1" "$T/broker.log"
+	grep -q "bad message: protocol version 3, this side speaks 2" "$T/broker.log"
 
 # ---- fixed ids --------------------------------------------------------------
 out=$(ctl spawn --vm fixed --socket "$T/f.sock" --test-echo 2>&1)
@@ -240,9 +316,9 @@ ctl stop --vm a > /dev/null 2>&1
 cp "$T/policy.good" "$T/policy.conf"
 printf '[vm b]\n' >> "$T/policy.conf"
 out=$(ctl reload 2>&1)
-check "reload of a good file: $out" grep -q "reloaded .*: 4 VMs" <<<"$out"
+check "reload of a good file: $out" grep -q "reloaded .*: 5 VMs" <<<"$out"
 out=$("$CTL" policy check "$T/policy.conf" 2>&1)
-check "policy check (no broker involved): $out" grep -q "valid (4 VMs)" <<<"$out"
+check "policy check (no broker involved): $out" grep -q "valid (5 VMs)" <<<"$out"
 printf 'max_qp = 100\n' >> "$T/policy.conf"
 out=$("$CTL" policy check "$T/policy.conf" 2>&1)
 check "policy check of a bad file names the error" grep -q "max_qp = 100" <<<"$out"
@@ -270,27 +346,71 @@ check "uid 65534 gid 100 (not a member) is turned away by SO_PEERCRED: $out" \
 check "the broker logs the refusal" \
 	grep -q "refused pid [0-9]* uid 65534: not root nor in control_group" \
 	"$T/broker.log"
+# ---- control socket stalls ---------------------------------------------------
+HOG="$(dirname "$0")/control-hog.py"
+setpriv --reuid=65534 --regid=65534 --clear-groups \
+	/usr/bin/python3 "$HOG" slots "$T/control.sock" 40 > "$T/hog.out" 2>&1 &
+HOGPID=$!
+for i in $(seq 50); do grep -q served "$T/hog.out" && break; sleep 0.1; done
+check "the control group gets $((32 - 4)) of 40 connections: $(head -n 1 "$T/hog.out")" \
+	grep -q "^served 28 of 40$" "$T/hog.out"
+out=$(ctl list --json 2>&1)
+check "root still gets a slot while they are held: $out" test "$out" = "[]"
+wait "$HOGPID"
+check "idle connections are closed ($(tail -n 1 "$T/hog.out"))" \
+	grep -q "^closed 28$" "$T/hog.out"
+check "and the broker says so" \
+	grep -q "idle for 10000 ms; closing its connection" "$T/broker.log"
+python3 "$HOG" replies "$T/control.sock" > "$T/hog.out" 2>&1 &
+HOGPID=$!
+sleep 1
+out=$(ctl list --json 2>&1)
+check "the broker serves others while a client does not read: $out" \
+	test "$out" = "[]"
+wait "$HOGPID"
+out=$(cat "$T/hog.out")
+check "and that client gets every reply once it reads: $out" \
+	eval '[ "$(awk "{ print \$2 }" <<<"$out")" = "$(awk "{ print \$4 }" <<<"$out")" ] && [ "$(awk "{ print \$2 }" <<<"$out")" -gt 100 ]'
 out=$(nobody reload 2>&1)
 check "RELOAD is root's only: $out" grep -q "RELOAD: not allowed for uid 65534" <<<"$out"
+# a member acts only for the VMs whose QEMU identity it is (m: vmm_uid
+# 65534), and names only a file in the broker's socket_dir
 mkdir "$T/nb" && chown 65534:65534 "$T/nb"
-out=$(nobody spawn --vm a --socket "$T/x.sock" 2>&1)
-check "a member may not bind in a directory it does not own: $out" \
-	grep -q "not owned by the caller" <<<"$out"
-out=$(nobody spawn --vm a --socket "$T/nb/a.sock" --device rxe9 2>&1)
+out=$(nobody spawn --vm m --socket "$T/nb/m.sock" 2>&1)
+check "a member may not name a directory, even its own: $out" \
+	grep -q "a caller other than root names a file in the broker's socket_dir" <<<"$out"
+out=$(nobody spawn --vm a --socket a.sock 2>&1)
+check "a member may not spawn a VM it is not the QEMU of: $out" \
+	grep -q "uid 65534 is not the QEMU identity of vm a" <<<"$out"
+out=$(nobody spawn --vm m --socket m.sock --device rxe9 2>&1)
 check "a member may not override the device: $out" \
 	grep -q "only root may override" <<<"$out"
-out=$(nobody spawn --vm a --socket "$T/nb/a.sock" --test-echo 2>&1)
+out=$(nobody spawn --vm m --frontend pvrdma 2>&1)
+check "nor the frontend: $out" grep -q "only root may override" <<<"$out"
+out=$(nobody spawn --vm m --socket m.sock --test-echo 2>&1)
 check "test hooks are root's only: $out" grep -q "test hooks are root's only" <<<"$out"
+ctl spawn --vm a --socket a.sock --test-echo > /dev/null 2>&1
+out=$(nobody stop --vm a 2>&1)
+check "a member may not stop another VM's worker: $out" \
+	grep -q "uid 65534 is not the QEMU identity of vm a" <<<"$out"
+out=$(nobody stats --vm a 2>&1)
+check "nor read its counters: $out" \
+	grep -q "uid 65534 is not the QEMU identity of vm a" <<<"$out"
+out=$(nobody stats --json 2>&1)
+check "STATS of every worker leaves out the VMs it is not the QEMU of: $out" \
+	test "$out" = "[]"
+ctl stop --vm a > /dev/null 2>&1
 # a member's spawn on the policy's device: this host has no rxe0, so the
 # worker starts and exits with status 1, which the broker reports
 lines=$(wc -l < "$T/broker.log")
-out=$(nobody spawn --vm a --socket "$T/nb/a.sock" 2>&1)
-check "a member may spawn in its own directory: $out" grep -q "worker/a: pid" <<<"$out"
-wait_gone a
+out=$(nobody spawn --vm m 2>&1)
+check "its QEMU may spawn m, socket m.sock in socket_dir: $out" \
+	grep -q "worker/m: pid" <<<"$out"
+wait_gone m
 check "the worker's exit status is reported" \
-	grep -q "worker/a (pid [0-9]*) exited with status 1" \
+	grep -q "worker/m (pid [0-9]*) exited with status 1" \
 	<(tail -n +"$((lines + 1))" "$T/broker.log")
-check "its socket is removed" test ! -e "$T/nb/a.sock"
+check "its socket is removed" test ! -e "$T/vm/m.sock"
 write_policy
 ctl reload > /dev/null 2>&1
 check "control_group removed: socket back to 0600" \

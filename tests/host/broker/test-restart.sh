@@ -46,6 +46,7 @@ trap cleanup EXIT
 cat > "$T/policy.conf" <<EOF
 [broker]
 control_socket = $T/control.sock
+socket_dir = $T/vm
 worker_ids = 62200-62299
 cgroup_parent = $CG_PARENT
 
@@ -113,12 +114,16 @@ check "broker 1 exits on SIGTERM and leaves the workers running" \
 	kill -0 "$pa" "$pb"
 check "and says so" grep -q "2 workers keep running" "$T/broker1.log"
 check "the guest's traffic is still flowing with no broker" kill -0 "$GPID"
+# a's log stream while no broker runs (root writes what a would)
+echo "said with no broker" > "$T/state/workers/a.log"
 check "broker 2 is up" start_broker "$T/broker2.log"
 check "broker 2 re-adopted a: $(grep -c 're-adopted' "$T/broker2.log") re-adoptions" \
 	grep -q "worker/a (pid $pa, uid [0-9]*) re-adopted" "$T/broker2.log"
 check "list shows both with their pids" \
 	test "$(pid_of a) $(pid_of b)" = "$pa $pb"
 check "a's channel is reconnected (fresh counters)" fresh a
+check "a's log line from the gap reaches broker 2" \
+	grep -q "^worker/a: said with no broker$" "$T/broker2.log"
 check "b's channel is reconnected (fresh counters)" fresh b
 check "a counts its guest's connection" \
 	test "$(ctl stats --vm a --json | jq '.[0].connects')" = 1
@@ -145,7 +150,35 @@ pc=$(pid_of c)
 stop_broker KILL
 kill -9 "$pc"
 sleep 0.2
+# records that must never make a broker signal or adopt a process: an old
+# (v1) record, as a newline in a socket path once forged one; a v2 record
+# naming a live process whose start time is not the record's (a reused
+# pid); a record naming a channel this broker does not make
+sleep 100 &
+VICTIM=$!
+printf '%s\n' '# forged' 'version 1' 'vm v1' "pid $VICTIM" 'starttime 0' \
+	'uid 0' 'gid 0' 'device echo' 'port 1' "socket $T/v1.sock" 'cgroup -' \
+	'start 0' "channel $T/state/workers/v1.channel" > "$T/state/workers/v1.state"
+record() { # vm pid starttime channel
+	printf '%s\n' 'rdmagate-broker-state 2' "vm $1" "pid $2" \
+		"starttime $3" 'uid 0' 'gid 0' 'device echo' 'port 1' \
+		"socket $T/$1.sock" 'cgroup -' 'start 0' "channel $4" \
+		> "$T/state/workers/$1.state"
+}
+record reuse "$VICTIM" 1 "$T/state/workers/reuse.channel"
+record chan "$VICTIM" "$(awk '{ print $22 }' /proc/$VICTIM/stat)" /tmp/elsewhere
 check "broker 3 is up" start_broker "$T/broker3.log"
+check "the v1 record is refused" \
+	grep -q "v1.state: not a version 2 record" "$T/broker3.log"
+check "a reused pid is not adopted" \
+	grep -q "worker/reuse (pid $VICTIM) ended while no broker" "$T/broker3.log"
+check "a record naming a foreign channel is ignored" \
+	grep -q "vm chan: its record names a channel or cgroup" "$T/broker3.log"
+check "none of them is listed" test -z "$(pid_of reuse)$(pid_of chan)$(pid_of v1)"
+check "the process they named was never signalled" kill -0 "$VICTIM"
+kill "$VICTIM"
+wait "$VICTIM" 2>/dev/null
+rm -f "$T/state/workers/v1.state" "$T/state/workers/chan.state"
 check "it cleaned up after c, which died meanwhile" \
 	grep -q "worker/c (pid $pc) ended while no broker was running" \
 	"$T/broker3.log"

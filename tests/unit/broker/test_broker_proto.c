@@ -62,7 +62,7 @@ static void m_long(struct bp_msg *m, uint8_t *b, size_t *len)
 
 static void m_version(struct bp_msg *m, uint8_t *b, size_t *len)
 {
-	uint32_t v = 2;
+	uint32_t v = 1; /* before the socket directory and frontends */
 
 	memcpy(b, &v, 4);
 }
@@ -153,14 +153,25 @@ static void m_socket_unterminated(struct bp_msg *m, uint8_t *b, size_t *len)
 	memset(PAY(b)->socket, '/', BP_PATH_SIZE);
 }
 
+/* relative: a file name, or nothing else */
 static void m_socket_relative(struct bp_msg *m, uint8_t *b, size_t *len)
 {
-	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "vm-a.sock");
+	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "vms/vm-a.sock");
 }
 
-static void m_socket_empty(struct bp_msg *m, uint8_t *b, size_t *len)
+static void m_socket_dot_name(struct bp_msg *m, uint8_t *b, size_t *len)
 {
-	memset(PAY(b)->socket, 0, BP_PATH_SIZE);
+	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "..");
+}
+
+static void m_frontend(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	PAY(b)->frontend = 3;
+}
+
+static void m_spawn_pad(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	PAY(b)->pad = 1;
 }
 
 static void m_socket_dotdot(struct bp_msg *m, uint8_t *b, size_t *len)
@@ -176,6 +187,23 @@ static void m_socket_dot(struct bp_msg *m, uint8_t *b, size_t *len)
 static void m_socket_trailing_slash(struct bp_msg *m, uint8_t *b, size_t *len)
 {
 	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "/run/");
+}
+
+/* a newline would inject lines into the broker's records and logs */
+static void m_socket_newline(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	bp_set_str(PAY(b)->socket, BP_PATH_SIZE,
+		   "/run/x.sock\naddr 10.0.0.1\npid 1");
+}
+
+static void m_socket_escape(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "/run/\x1b[2Jx.sock");
+}
+
+static void m_socket_del(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "/run/x\x7f.sock");
 }
 
 static void m_device_unterminated(struct bp_msg *m, uint8_t *b, size_t *len)
@@ -238,17 +266,17 @@ static const struct bad_case bad[] = {
 	{ "short_message", m_short, -EBADMSG, "short message: 11 bytes" },
 	{ "empty_message", m_empty, -EBADMSG, "short message: 0 bytes" },
 	{ "long_message", m_long, -EMSGSIZE, "long message" },
-	{ "bad_version", m_version, -EPROTONOSUPPORT, "protocol version 2" },
+	{ "bad_version", m_version, -EPROTONOSUPPORT, "protocol version 1" },
 	{ "version_zero", m_version0, -EPROTONOSUPPORT, "protocol version 0" },
 	{ "unknown_type", m_type, -EOPNOTSUPP, "unknown message type 12" },
 	{ "unknown_type_huge", m_type_huge, -EOPNOTSUPP,
 	  "unknown message type 4294967295" },
 	{ "len_disagrees_with_datagram", m_len_vs_datagram, -EBADMSG,
-	  "header says 448 payload bytes, the message has 447" },
+	  "header says 456 payload bytes, the message has 455" },
 	{ "payload_too_long_for_type", m_len_field, -EBADMSG,
-	  "SPAWN: payload of 452 bytes, it has 448" },
+	  "SPAWN: payload of 460 bytes, it has 456" },
 	{ "payload_too_short_for_type", m_truncated_payload, -EBADMSG,
-	  "SPAWN: payload of 100 bytes, it has 448" },
+	  "SPAWN: payload of 100 bytes, it has 456" },
 	{ "vm_unterminated", m_vm_unterminated, -EINVAL,
 	  "vm name: not NUL-terminated" },
 	{ "vm_junk_after_nul", m_vm_junk, -EINVAL,
@@ -262,14 +290,23 @@ static const struct bad_case bad[] = {
 	{ "socket_unterminated", m_socket_unterminated, -EINVAL,
 	  "socket path: not NUL-terminated" },
 	{ "socket_relative", m_socket_relative, -EINVAL,
-	  "socket path 'vm-a.sock': not an absolute path" },
-	{ "socket_empty", m_socket_empty, -EINVAL,
-	  "socket path '': not an absolute path" },
+	  "socket 'vms/vm-a.sock': not a file name nor an absolute path" },
+	{ "socket_dot_name", m_socket_dot_name, -EINVAL,
+	  "socket '..': not a file name" },
+	{ "frontend_3", m_frontend, -EINVAL,
+	  "frontend 3: not 0 (the policy's) or 1..2" },
+	{ "spawn_padding", m_spawn_pad, -EINVAL, "spawn: padding is not zero" },
 	{ "socket_dotdot", m_socket_dotdot, -EINVAL,
-	  "socket path '/run/../etc/x'" },
-	{ "socket_dot", m_socket_dot, -EINVAL, "socket path '/run/./x'" },
+	  "socket '/run/../etc/x'" },
+	{ "socket_dot", m_socket_dot, -EINVAL, "socket '/run/./x'" },
 	{ "socket_trailing_slash", m_socket_trailing_slash, -EINVAL,
-	  "socket path '/run/'" },
+	  "socket '/run/'" },
+	/* shown with '?' for each control character */
+	{ "socket_newline", m_socket_newline, -EINVAL,
+	  "socket '/run/x.sock?addr 10.0.0.1?pid 1'" },
+	{ "socket_escape", m_socket_escape, -EINVAL,
+	  "socket '/run/?[2Jx.sock'" },
+	{ "socket_del", m_socket_del, -EINVAL, "socket '/run/x?.sock'" },
 	{ "device_unterminated", m_device_unterminated, -EINVAL,
 	  "device: not NUL-terminated" },
 	{ "device_bad_name", m_device_bad, -EINVAL,
@@ -318,7 +355,7 @@ static void test_good_spawn(void **state)
 
 	good_spawn(&m);
 	len = wire(&m, buf);
-	assert_int_equal(len, 12 + 448);
+	assert_int_equal(len, 12 + 456);
 	assert_int_equal(bp_decode(buf, len, &out, err), 0);
 	assert_string_equal(out.u.spawn.vm, "vm-a");
 	assert_string_equal(out.u.spawn.socket, "/run/rdmagate/vm-a.sock");
@@ -343,6 +380,32 @@ static void test_good_spawn(void **state)
 	len = wire(&m, buf);
 	assert_int_equal(bp_decode(buf, len, &out, err), 0);
 	assert_int_equal(strlen(out.u.spawn.vm), 64);
+	/* a file name in the broker's socket_dir, or none; a frontend */
+	bp_set_str(m.u.spawn.socket, BP_PATH_SIZE, "vm-a.sock");
+	m.u.spawn.frontend = BP_FRONTEND_PVRDMA;
+	len = wire(&m, buf);
+	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+	assert_string_equal(out.u.spawn.socket, "vm-a.sock");
+	assert_int_equal(out.u.spawn.frontend, BP_FRONTEND_PVRDMA);
+	memset(m.u.spawn.socket, 0, BP_PATH_SIZE);
+	len = wire(&m, buf);
+	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+}
+
+static void test_frontend_names(void **state)
+{
+	uint32_t f = 99;
+
+	assert_string_equal(bp_frontend_name(BP_FRONTEND_VIRTIO_RDMA),
+			    "virtio-rdma");
+	assert_string_equal(bp_frontend_name(BP_FRONTEND_PVRDMA), "pvrdma");
+	assert_null(bp_frontend_name(BP_FRONTEND_POLICY));
+	assert_null(bp_frontend_name(3));
+	assert_int_equal(bp_frontend_parse("pvrdma", &f), 0);
+	assert_int_equal(f, BP_FRONTEND_PVRDMA);
+	assert_int_equal(bp_frontend_parse("virtio", &f), -EINVAL);
+	assert_int_equal(bp_frontend_parse("", &f), -EINVAL);
+	assert_int_equal(f, BP_FRONTEND_PVRDMA);
 }
 
 /* Every row of the table: its empty/default message decodes or is refused
@@ -436,7 +499,7 @@ static void test_set_str(void **state)
 
 int main(void)
 {
-	struct CMUnitTest t[ARRAY_SIZE(bad) + 5];
+	struct CMUnitTest t[ARRAY_SIZE(bad) + 6];
 	size_t i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
@@ -446,5 +509,6 @@ int main(void)
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_every_type_sizes);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_replies);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_set_str);
+	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_frontend_names);
 	return _cmocka_run_group_tests("broker_proto", t, n, NULL, NULL);
 }

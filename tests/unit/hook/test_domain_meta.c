@@ -274,6 +274,23 @@ static void test_device_and_port(void **state)
 	assert_int_equal(m.s.port, 255);
 	m = ok_parse(device("port='1' socket='/run/rdmagate/vm/a.sock'", ""));
 	assert_int_equal(m.s.port, 1);
+	assert_int_equal(m.s.frontend, BP_FRONTEND_POLICY);
+}
+
+/* frontend: the policy's unless the domain says; a file name alone names
+ * the socket in the broker's socket_dir */
+static void test_frontend_and_socket_name(void **state)
+{
+	struct domain_meta m;
+
+	m = ok_parse(device("socket='a.sock' frontend='pvrdma'", ""));
+	assert_int_equal(m.s.frontend, BP_FRONTEND_PVRDMA);
+	assert_string_equal(m.s.socket, "a.sock");
+	m = ok_parse(device("socket='a.sock' frontend='virtio-rdma'", ""));
+	assert_int_equal(m.s.frontend, BP_FRONTEND_VIRTIO_RDMA);
+	bad(device("socket='a.sock' frontend='e1000'", ""), -EINVAL,
+	    "line 3: <rdmagate:device>: frontend 'e1000': not virtio-rdma or "
+	    "pvrdma");
 }
 
 static void test_test_echo(void **state)
@@ -445,11 +462,11 @@ static void test_bad_socket_and_device(void **state)
 	char attrs[256];
 
 	bad(device("socket='run/a.sock'", ""), -EINVAL,
-	    "line 3: <rdmagate:device>: socket path 'run/a.sock': not an "
-	    "absolute path");
+	    "line 3: <rdmagate:device>: socket 'run/a.sock': not a file name "
+	    "nor an absolute path");
 	bad(device("socket='/run/../etc/a.sock'", ""), -EINVAL,
-	    "socket path '/run/../etc/a.sock'");
-	bad(device("socket='/run/rdmagate/'", ""), -EINVAL, "socket path");
+	    "socket '/run/../etc/a.sock'");
+	bad(device("socket='/run/rdmagate/'", ""), -EINVAL, "socket '/run");
 	snprintf(attrs, sizeof(attrs), "socket='/%0120d'", 0);
 	bad(device(attrs, ""), -EINVAL, "longer than 107 bytes");
 	bad(device("socket='/run/a&#10;b.sock'", ""), -EINVAL,
@@ -495,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_device_and_port),
 		cmocka_unit_test(test_test_echo),
+		cmocka_unit_test(test_frontend_and_socket_name),
 		cmocka_unit_test(test_missing_attributes),
 		cmocka_unit_test(test_unknown_attribute),
 		cmocka_unit_test(test_bad_port),

@@ -64,6 +64,34 @@ static void test_vm_section_inherits_defaults(void **state)
 	assert_int_equal(vm->n_addrs, 0);
 	assert_false(vm->has_uid);
 	assert_false(vm->has_gid);
+	assert_false(vm->has_vmm_uid);
+	assert_false(vm->has_vmm_gid);
+	assert_int_equal(vm->frontend, POLICY_FRONTEND_VIRTIO_RDMA);
+	assert_true(vm->quota.max_memory == 1ull << 30);
+	assert_int_equal(vm->quota.max_pids, 16);
+	policy_free(p);
+}
+
+static void test_vmm_identity_frontend_and_limits(void **state)
+{
+	struct policy *p = parse_ok(DEV "frontend = pvrdma\nmax_pids = 4\n"
+					"[vm a]\nvmm_uid = 1001\nvmm_gid = "
+					"1002\nmax_memory = 64M\n"
+					"[vm b]\nfrontend = virtio-rdma\n");
+	const struct policy_vm *a = policy_lookup_vm(p, "a");
+	const struct policy_vm *b = policy_lookup_vm(p, "b");
+
+	assert_true(a->has_vmm_uid && a->has_vmm_gid);
+	assert_int_equal(a->vmm_uid, 1001);
+	assert_int_equal(a->vmm_gid, 1002);
+	assert_int_equal(a->frontend, POLICY_FRONTEND_PVRDMA);
+	assert_true(a->quota.max_memory == 64ull << 20);
+	assert_int_equal(a->quota.max_pids, 4);
+	assert_false(b->has_vmm_uid);
+	assert_int_equal(b->frontend, POLICY_FRONTEND_VIRTIO_RDMA);
+	assert_string_equal(policy_frontend_name(a->frontend), "pvrdma");
+	assert_null(policy_frontend_name(0));
+	assert_null(policy_frontend_name(3));
 	policy_free(p);
 }
 
@@ -107,6 +135,7 @@ static void test_broker_keys_and_builtin_broker(void **state)
 	assert_int_equal(b->worker_id_first, 60000);
 	assert_int_equal(b->worker_id_last, 60999);
 	assert_string_equal(b->cgroup_parent, "/rdmagate");
+	assert_string_equal(b->socket_dir, "/run/rdmagate/vm");
 	assert_int_equal(policy_vm_count(p), 0);
 	assert_null(policy_vm_at(p, 0));
 	policy_free(p);
@@ -533,6 +562,7 @@ int main(void)
 		cmocka_unit_test(
 			test_vm_override_beats_defaults_only_for_that_vm),
 		cmocka_unit_test(test_unlisted_vm_is_not_served),
+		cmocka_unit_test(test_vmm_identity_frontend_and_limits),
 		cmocka_unit_test(test_broker_keys_and_builtin_broker),
 		cmocka_unit_test(
 			test_may_claim_exact_prefix_and_ipv4_mapped_gid),

@@ -220,6 +220,30 @@ static const struct bad_case cases[] = {
 	{ "uid_zero", DEV "[vm a]\nuid = 0\n",
 	  "t.conf:4: uid = 0: too small (expected a whole number from 1 to "
 	  "4294967294)" },
+	/* the QEMU identity, the frontend, the worker's cgroup limits */
+	{ "vmm_uid_in_worker_ids", DEV "[vm a]\nvmm_uid = 60010\n",
+	  "t.conf:4: vmm_uid = 60010: inside worker_ids 60000-60999 (a QEMU "
+	  "identity is never a worker's)" },
+	{ "vmm_gid_shared_by_two_vms",
+	  DEV "[vm a]\nvmm_gid = 1001\n[vm b]\nvmm_gid = 1001\n",
+	  "t.conf:6: vmm_gid = 1001: also the vmm_gid of [vm a] (line 4)" },
+	{ "vmm_uid_in_defaults", DEV "vmm_uid = 1001\n",
+	  "t.conf:3: vmm_uid is not allowed in [defaults] (it belongs in "
+	  "[vm NAME])" },
+	{ "vmm_uid_root", DEV "[vm a]\nvmm_uid = 0\n",
+	  "t.conf:4: vmm_uid = 0: too small (expected a whole number from 1 "
+	  "to 4294967294)" },
+	{ "frontend_unknown", DEV "frontend = virtio\n",
+	  "t.conf:3: frontend = virtio: not a frontend (expected virtio-rdma "
+	  "or pvrdma)" },
+	{ "max_memory_too_small", DEV "max_memory = 1M\n",
+	  "t.conf:3: max_memory = 1M: less than 16M (what a worker needs)" },
+	{ "max_pids_zero", DEV "[vm a]\nmax_pids = 0\n",
+	  "t.conf:4: max_pids = 0: too small (expected a whole number from 1 "
+	  "to 4096)" },
+	{ "socket_dir_relative", "[broker]\nsocket_dir = run/vm\n",
+	  "t.conf:2: socket_dir = run/vm: not an absolute path (expected an "
+	  "absolute path of at most 107 bytes)" },
 	/* merged settings */
 	{ "vm_without_device", "[vm a]\n",
 	  "t.conf:1: [vm a]: no device (set device in [defaults] or in this "

@@ -54,6 +54,7 @@ write_policy() { # ADDRESSES_OF_A ADDRESSES_OF_B
 	cat > "$T/policy.conf" <<EOF
 [broker]
 control_socket = $T/control.sock
+socket_dir = $T/vm
 cgroup_parent = /rdmagate
 
 [defaults]

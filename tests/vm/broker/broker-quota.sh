@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# vm test (inside rdmagate-vm, rxe0): the broker's rdma cgroup quotas.
+# vm test (inside rdmagate-vm, rxe0): the broker's cgroup quotas.
 # A worker spawned on rxe0 gets <cgroup>/rdma.max from the policy's object
-# quotas and holds the cgroup's one handle; a second context in that cgroup
+# quotas and holds the cgroup's one handle, memory.max and pids.max from
+# max_memory and max_pids (enforced), RLIMIT_CORE 0; a second context in that cgroup
 # is refused, objects beyond hca_object are refused in a VM's cgroup, and
 # the same allocations outside the cgroups succeed (the host is unaffected).
 # Usage: broker-quota.sh BROKER RDMAGATECTL WORKER PROBE   (TAP)
@@ -20,6 +21,7 @@ CG=/sys/fs/cgroup/rdmagate
 cat > "$T/policy.conf" <<EOF
 [broker]
 control_socket = $T/control.sock
+socket_dir = $T/vm
 cgroup_parent = /rdmagate
 
 [defaults]
@@ -31,6 +33,8 @@ max_mr = 1
 max_srq = 0
 max_ah = 0
 max_pinned = 64M
+max_memory = 256M
+max_pids = 8
 
 [vm a]
 [vm q]
@@ -53,6 +57,17 @@ check "a's rdma.max is the policy's: $(cat $CG/a/rdma.max 2>&1)" \
 	grep -Eq "^rxe0 hca_handle=1 hca_object=7 ?$" "$CG/a/rdma.max"
 check "the worker holds a's one handle: $(cat $CG/a/rdma.current 2>&1)" \
 	grep -q "^rxe0 hca_handle=1 " "$CG/a/rdma.current"
+check "a's memory.max is the policy's 256M: $(cat $CG/a/memory.max 2>&1)" \
+	test "$(cat $CG/a/memory.max 2>&1)" = 268435456
+check "a's pids.max is the policy's 8: $(cat $CG/a/pids.max 2>&1)" \
+	test "$(cat $CG/a/pids.max 2>&1)" = 8
+apid=$(cat "$CG/a/cgroup.procs" 2>/dev/null | head -n 1)
+check "the worker (pid ${apid:-?}) dumps no core (RLIMIT_CORE 0)" \
+	grep -Eq "^Max core file size +0 +0 " "/proc/${apid:-0}/limits"
+# pids.max holds: a ninth process in a's cgroup cannot be forked
+out=$(sh -c 'echo $$ > '"$CG/a"'/cgroup.procs; for i in 1 2 3 4 5 6 7 8 9; do sleep 2 & done; wait' 2>&1)
+check "forks beyond pids.max are refused in a's cgroup: $(tail -n 1 <<<"$out")" \
+	grep -qi "resource temporarily unavailable\|cannot fork\|Cannot fork" <<<"$out"
 out=$("$PROBE" --join "$CG/a" rxe0 1 2>&1)
 check "a second context in a's cgroup is refused: $out" \
 	grep -q "^open failed" <<<"$out"

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whether the broker takes up a worker's GID_ADD, decided over its address
+ * table alone (pure, unit-tested): another VM's address, a VM's limit of
+ * addresses, and one pending add per VM, whichever branch the add takes.
+ */
+#ifndef RDMAGATE_BROKER_GID_RULES_H
+#define RDMAGATE_BROKER_GID_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gid_entry;
+
+enum gid_verdict {
+	GID_NEW,	   /* add the address */
+	GID_OWNED,	   /* the VM's already: answer for this GID */
+	GID_OTHER_VM,	   /* EADDRINUSE */
+	GID_SAME_PENDING,  /* EBUSY: this address is still being added */
+	GID_OTHER_PENDING, /* EBUSY: another of the VM's is */
+	GID_VM_FULL,	   /* ENOSPC */
+};
+
+/*
+ * The verdict on vm claiming (family, addr) given the n entries of table
+ * (max_per_vm addresses per VM); *ret_entry is the table's entry for the
+ * address, or NULL.
+ */
+enum gid_verdict gid_rules_admit(const struct gid_entry *table, size_t n,
+				 const char *vm, int family,
+				 const uint8_t addr[16],
+				 unsigned int max_per_vm,
+				 const struct gid_entry **ret_entry);
+
+#endif

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target for the broker's state record parser
+ * (broker/state_record.c), which a restarted broker runs as root before it
+ * signals and re-adopts workers: any bytes must parse or fail cleanly, and
+ * whatever parses must write a text that parses to the same record and is
+ * written again byte for byte.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/state_record.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char text[STATE_RECORD_MAX + 1], again[STATE_RECORD_MAX + 1];
+	struct state_record r, q;
+	char why[160];
+	int n;
+
+	if (state_record_parse((const char *)data, size, &r, why, sizeof(why)) <
+	    0)
+		return 0;
+	n = state_record_format(&r, text, sizeof(text));
+	/* escaping may make a record that fitted too long to write */
+	if (n == -ENOSPC)
+		return 0;
+	if (n < 0 ||
+	    state_record_parse(text, (size_t)n, &q, why, sizeof(why)) < 0)
+		abort();
+	if (state_record_format(&q, again, sizeof(again)) != n ||
+	    memcmp(text, again, (size_t)n))
+		abort();
+	return 0;
+}
