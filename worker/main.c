@@ -21,6 +21,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/stream_msg.h"
 #include "common/unix_socket.h"
 #include "config.h"
 #if RDMAGATE_TEST_HOOKS
@@ -34,9 +35,11 @@
 #include "worker/virtio_rdma/vrdma.h"
 #include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/selinux.h"
+#include "worker/vfio_user/conn.h"
 #include "worker/vu_proto.h"
 
-/* A frontend that stops mid-message is dropped after this long. */
+/* A frontend that stops mid-message, or stops reading our replies, is
+ * dropped after this long. */
 #define RECV_TIMEOUT_SEC 5
 
 /* Device fds (completion channels) watched at once. */
@@ -57,6 +60,9 @@ struct loop {
 	int cfd; /* current frontend, or -1 */
 	const struct device_ops *ops;
 	struct vu_dev *dev;
+	/* --frontend vfio-user: the PCI function and its client */
+	const struct pci_fn_ops *fn_ops;
+	struct vfu_conn *vfu;
 	struct dev_watch watches[MAX_DEV_WATCHES];
 	struct broker_link broker;
 	/* the mux channel (QP1): its fd, and the device that gets its MADs */
@@ -74,6 +80,7 @@ struct options {
 	const char *vm;
 	const char *test_device;
 	const char *device;
+	const char *frontend; /* vhost-user|virtio-rdma, vfio-user|pvrdma */
 	uint8_t port;
 	bool busy_poll;
 	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
@@ -183,103 +190,29 @@ static void mux_channel(void *arg, int fd, uint32_t mux_worker_id)
 
 /* ---- receiving one message ------------------------------------------- */
 
-static void take_fds(struct msghdr *mh, int *fds, unsigned int *nfds)
-{
-	struct cmsghdr *c;
-
-	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		size_t n, i;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-			if (*nfds < VHOST_USER_MAX_FDS)
-				fds[(*nfds)++] = fd;
-			else
-				safe_close(fd);
-		}
-	}
-}
-
-/* Reads exactly len bytes; 0, -EPIPE at end of stream, or -errno. */
-static int read_full(int fd, uint8_t *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = recv(fd, buf, len, MSG_WAITALL);
-
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Reads one message: the header with its fds, then the payload (unless
  * the size field is out of range: vu_handle() reports that).  Returns the
- * bytes in buf, 0 at end of stream, or -errno; fds are the caller's.
+ * bytes in buf, or -errno (-EPIPE at end of stream); fds are the caller's.
  */
 static ssize_t read_msg(int cfd, uint8_t *buf, int *fds, unsigned int *nfds)
 {
-	union {
-		char b[CMSG_SPACE(VHOST_USER_MAX_FDS * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { buf, sizeof(struct vhost_user_header) };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl.b,
-			     .msg_controllen = sizeof(ctl.b) };
 	struct vhost_user_header h;
-	ssize_t n;
 	int ret;
 
-	do
-		n = recvmsg(cfd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n < 0 ? -errno : 0;
-	take_fds(&mh, fds, nfds);
-	if (mh.msg_flags & MSG_CTRUNC) {
-		log_peer_warnx("frontend sent more than %d fds with one message; "
-			       "dropping the connection",
+	ret = stream_recv_hdr(cfd, buf, sizeof(h), fds, VHOST_USER_MAX_FDS,
+			      nfds);
+	if (ret == -EPROTO)
+		log_peer_warnx("frontend sent more than %d fds with one "
+			       "message; dropping the connection",
 			       VHOST_USER_MAX_FDS);
-		return -EPROTO;
-	}
-	ret = read_full(cfd, buf + n, sizeof(h) - (size_t)n);
 	if (ret < 0)
 		return ret;
 	memcpy(&h, buf, sizeof(h));
 	if (h.size > VHOST_USER_MAX_PAYLOAD)
 		return sizeof(h);
-	ret = read_full(cfd, buf + sizeof(h), h.size);
+	ret = stream_read_full(cfd, buf + sizeof(h), h.size);
 	return ret < 0 ? ret : (ssize_t)(sizeof(h) + h.size);
-}
-
-static int send_full(int fd, const uint8_t *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* ---- connections ----------------------------------------------------- */
@@ -288,6 +221,8 @@ static void conn_close(struct loop *l)
 {
 	vu_dev_free(l->dev);
 	l->dev = NULL;
+	vfu_conn_close(l->vfu);
+	l->vfu = NULL;
 	epoll_ctl(l->ep, EPOLL_CTL_DEL, l->cfd, NULL);
 	l->cfd = safe_close(l->cfd);
 	if (l->lfd >= 0 && ep_add(l->ep, l->lfd, mktag(TAG_LISTEN, 0)) < 0)
@@ -305,7 +240,10 @@ static int conn_open(struct loop *l, int cfd)
 	/* A frontend that stops reading its replies cannot hold us either. */
 	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	dev_env.loop_ctx = l;
-	ret = vu_dev_new_env(l->ops, &host_ops, l, &dev_env, &l->dev);
+	if (l->fn_ops)
+		ret = vfu_conn_open(l->fn_ops, &dev_env, cfd, &l->vfu);
+	else
+		ret = vu_dev_new_env(l->ops, &host_ops, l, &dev_env, &l->dev);
 	if (ret < 0) {
 		safe_close(cfd);
 		return ret;
@@ -372,6 +310,11 @@ static void on_conn(struct loop *l)
 	struct vu_result res;
 	ssize_t n;
 
+	if (l->vfu) {
+		if (vfu_conn_readable(l->vfu) < 0)
+			conn_close(l);
+		return;
+	}
 	n = read_msg(l->cfd, buf, fds, &nfds);
 	if (n <= 0) {
 		if (n < 0 && n != -EPIPE && n != -EPROTO)
@@ -384,7 +327,7 @@ static void on_conn(struct loop *l)
 	}
 	vu_handle(l->dev, buf, (size_t)n, fds, nfds, &res);
 	if (res.reply_len &&
-	    send_full(l->cfd, res.reply.bytes, res.reply_len) < 0) {
+	    stream_send(l->cfd, res.reply.bytes, res.reply_len, NULL, 0) < 0) {
 		log_peer_warn("replying to the frontend");
 		res.disconnect = true;
 	}
@@ -448,7 +391,7 @@ static void check_lost_memory(struct loop *l)
 {
 	unsigned int n = gm_sigbus_lost();
 
-	if (!n || !l->dev)
+	if (!n || (!l->dev && !l->vfu))
 		return;
 	log_peer_warnx("guest memory: %u page(s) vanished under a live "
 		       "mapping (the frontend shrank a region's file); "
@@ -459,6 +402,8 @@ static void check_lost_memory(struct loop *l)
 
 static bool dev_wants_poll(const struct loop *l)
 {
+	if (l->vfu)
+		return vfu_conn_wants_poll(l->vfu);
 	return l->dev && l->ops->wants_poll && l->ops->wants_poll(l->dev->priv);
 }
 
@@ -483,7 +428,9 @@ static int run(struct loop *l)
 			dispatch(l, ev[i].data.u64);
 		if (l->dev && vu_needs_poll(l->dev))
 			vu_poll(l->dev);
-		if (dev_wants_poll(l))
+		if (dev_wants_poll(l) && l->vfu)
+			vfu_conn_poll(l->vfu);
+		else if (dev_wants_poll(l))
 			l->ops->poll(l->dev->priv);
 		check_lost_memory(l);
 	}
@@ -571,6 +518,10 @@ static void usage(FILE *f)
 		   "                        accept only a frontend of this uid "
 		   "or gid (and root)\n"
 		   "  --test-device echo    serve the transport TEST device\n"
+		   "  --frontend vfio-user  serve a PCI function over "
+		   "vfio-user (with\n"
+		   "                        --test-device pci-test: its "
+		   "transport TEST function)\n"
 		   "  --sandbox-debug       log forbidden syscalls instead of "
 		   "dying (never in\n"
 		   "                        production)\n"
@@ -625,6 +576,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "vm", required_argument, NULL, 'm' },
 		{ "test-device", required_argument, NULL, 't' },
 		{ "device", required_argument, NULL, 'D' },
+		{ "frontend", required_argument, NULL, 'F' },
 		{ "port", required_argument, NULL, 'P' },
 		{ "busy-poll", no_argument, NULL, 'B' },
 		{ "max-qp", required_argument, NULL, 256 },
@@ -670,6 +622,9 @@ static void parse(int argc, char **argv, struct options *o)
 			break;
 		case 'D':
 			o->device = optarg;
+			break;
+		case 'F':
+			o->frontend = optarg;
 			break;
 		case 'P':
 			o->port = (uint8_t)parse_uint("--port", optarg, 1, 255);
@@ -784,6 +739,36 @@ static const struct device_ops *pick_device(const struct options *o,
 	return &echo_device_ops;
 }
 
+/*
+ * --frontend vfio-user: the PCI function served (docs/vfio-user.md).  NULL
+ * for the default vhost-user frontend.
+ */
+static const struct pci_fn_ops *pick_function(const struct options *o)
+{
+	const struct pci_fn_ops *fn;
+
+	/* the broker names the guest's device, an operator the protocol */
+	if (!o->frontend || strcmp(o->frontend, "vhost-user") == 0 ||
+	    strcmp(o->frontend, "virtio-rdma") == 0)
+		return NULL;
+	if (strcmp(o->frontend, "vfio-user") != 0 &&
+	    strcmp(o->frontend, "pvrdma") != 0)
+		fatalx("--frontend: '%s' is none of virtio-rdma (vhost-user) "
+		       "and pvrdma (vfio-user)",
+		       o->frontend);
+	if (!o->test_device || o->device)
+		fatalx("--frontend vfio-user serves only --test-device "
+		       "pci-test for now (the PVRDMA function comes next)");
+	fn = vfu_test_function(o->test_device);
+	if (!fn)
+		fatalx("unknown vfio-user test device '%s' (only 'pci-test')",
+		       o->test_device);
+	log_warnx("serving the vfio-user transport TEST function '%s', not "
+		  "PVRDMA",
+		  fn->name);
+	return fn;
+}
+
 /* The broker channel: its listening socket, accepted connections later. */
 static void broker_setup(struct loop *l, const struct options *o)
 {
@@ -878,7 +863,9 @@ int main(int argc, char **argv)
 	}
 	if (!o.socket_path == (o.fd < 0))
 		fatalx("give exactly one of --socket PATH and --fd N");
-	l.ops = pick_device(&o, &l, &cmd_fd);
+	l.fn_ops = pick_function(&o);
+	if (!l.fn_ops)
+		l.ops = pick_device(&o, &l, &cmd_fd);
 	signal(SIGPIPE, SIG_IGN);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)
