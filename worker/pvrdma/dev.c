@@ -11,15 +11,20 @@
 #include "common/log.h"
 #include "worker/pvrdma/dev.h"
 
-int pvrdma_dma_read(struct pvrdma_dev *d, uint64_t gpa, void *buf, size_t len)
+void *pvrdma_dma_ptr(struct pvrdma_dev *d, uint64_t gpa, size_t len)
 {
 	const struct guest_mem *gm = pci_fn_mem(d->fn);
-	void *p;
 
 	/* No DMA while the guest has not enabled bus mastering. */
 	if (!gm || !pci_fn_bus_master(d->fn))
-		return -EFAULT;
-	p = gm_gpa_to_host(gm, gpa, len);
+		return NULL;
+	return gm_gpa_to_host(gm, gpa, len);
+}
+
+int pvrdma_dma_read(struct pvrdma_dev *d, uint64_t gpa, void *buf, size_t len)
+{
+	void *p = pvrdma_dma_ptr(d, gpa, len);
+
 	if (!p)
 		return -EFAULT;
 	memcpy(buf, p, len);
@@ -29,12 +34,8 @@ int pvrdma_dma_read(struct pvrdma_dev *d, uint64_t gpa, void *buf, size_t len)
 int pvrdma_dma_write(struct pvrdma_dev *d, uint64_t gpa, const void *buf,
 		     size_t len)
 {
-	const struct guest_mem *gm = pci_fn_mem(d->fn);
-	void *p;
+	void *p = pvrdma_dma_ptr(d, gpa, len);
 
-	if (!gm || !pci_fn_bus_master(d->fn))
-		return -EFAULT;
-	p = gm_gpa_to_host(gm, gpa, len);
 	if (!p)
 		return -EFAULT;
 	memcpy(p, buf, len);
@@ -49,11 +50,10 @@ static int dma_read_cb(void *ctx, uint64_t gpa, void *buf, size_t len)
 /* Every page of a ring must be guest memory now, not at first use. */
 static int check_ring_pages(struct pvrdma_dev *d, const struct pvrdma_pages *p)
 {
-	const struct guest_mem *gm = pci_fn_mem(d->fn);
 	uint32_t i;
 
 	for (i = 0; i < p->n; i++)
-		if (!gm || !gm_gpa_to_host(gm, p->gpa[i], PVRDMA_PAGE_SIZE))
+		if (!pvrdma_dma_ptr(d, p->gpa[i], PVRDMA_PAGE_SIZE))
 			return -EFAULT;
 	return 0;
 }

@@ -91,6 +91,11 @@ struct pvrdma_dev {
 };
 
 /* dev.c: guest memory and interrupts */
+/*
+ * Host view of [gpa, gpa + len) in one DMA region, or NULL (also while bus
+ * mastering is off); valid until the next DMA region change.
+ */
+void *pvrdma_dma_ptr(struct pvrdma_dev *d, uint64_t gpa, size_t len);
 int pvrdma_dma_read(struct pvrdma_dev *d, uint64_t gpa, void *buf, size_t len);
 int pvrdma_dma_write(struct pvrdma_dev *d, uint64_t gpa, const void *buf,
 		     size_t len);

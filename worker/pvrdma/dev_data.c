@@ -24,13 +24,11 @@
 static uint32_t *index_ptr(struct pvrdma_dev *d,
 			   const struct pvrdma_ring_map *r, bool tail)
 {
-	const struct guest_mem *gm = pci_fn_mem(d->fn);
-	uint64_t gpa;
-
-	if (!gm || !pci_fn_bus_master(d->fn) || !r->pages || !r->pages->n)
+	if (!r->pages || !r->pages->n)
 		return NULL;
-	gpa = r->pages->gpa[0] + r->state_off + (tail ? 0 : 4);
-	return gm_gpa_to_host(gm, gpa, sizeof(uint32_t));
+	return pvrdma_dma_ptr(d,
+			      r->pages->gpa[0] + r->state_off + (tail ? 0 : 4),
+			      sizeof(uint32_t));
 }
 
 int pvrdma_ring_state_read(struct pvrdma_dev *d,
