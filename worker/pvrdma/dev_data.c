@@ -254,26 +254,27 @@ static void post_one_send(struct pvrdma_dev *d, struct pvrdma_qp *qp,
 {
 	struct pvrdma_sq_limits lim = { qp->type, qp->max_send_sge,
 					d->caps.gid_tbl_len };
+	struct pvrdma_sq_wqe_hdr h;
 	struct pvrdma_send s;
 	struct rdma_reason why;
 	enum ibv_wc_status st;
-	const struct pvrdma_sq_wqe_hdr *h = (const void *)slot;
 	uint64_t wr_id = 0;
 	const char *bwhy = NULL;
 	bool sig;
 
-	sig = qp->sq_sig_all || (h->send_flags & PVRDMA_SEND_SIGNALED);
+	memcpy(&h, slot, sizeof(h)); /* the slot is >= one header */
+	sig = qp->sq_sig_all || (h.send_flags & PVRDMA_SEND_SIGNALED);
 	if (pvrdma_sq_wqe_decode(slot, qp->sq.esize, &lim, &s, &wr_id, &why) <
 	    0) {
 		d->stats.wqe_refused++;
 		complete_now(d, qp, false, wr_id,
-			     pvrdma_send_wc_opcode(h->opcode),
+			     pvrdma_send_wc_opcode(h.opcode),
 			     IBV_WC_LOC_QP_OP_ERR, true);
 		return;
 	}
 	if (be_post_send(d->be, qp->handle, &s.wr, &st, &bwhy) == BE_DONE)
 		complete_now(d, qp, false, wr_id,
-			     pvrdma_send_wc_opcode(h->opcode), st, sig);
+			     pvrdma_send_wc_opcode(h.opcode), st, sig);
 }
 
 static void post_one_recv(struct pvrdma_dev *d, struct pvrdma_qp *qp,
