@@ -399,6 +399,20 @@ void fake_be_complete(struct be *be, uint32_t qp, bool recv, uint64_t cookie,
 	be->ops->completion(be->fe, &wc);
 }
 
+void fake_be_event(struct be *be, enum ibv_event_type type, enum be_obj obj,
+		   uint32_t handle)
+{
+	struct be_async_event ev = { type, obj, handle, NULL };
+
+	if (obj == BE_OBJ_QP)
+		ev.ctx = be->qp[handle].ctx;
+	else if (obj == BE_OBJ_CQ)
+		ev.ctx = be->cq[handle].ctx;
+	else if (obj == BE_OBJ_SRQ)
+		ev.ctx = be->srq[handle].ctx;
+	be->ops->async_event(be->fe, &ev);
+}
+
 /* ---- vfio-user services ---- */
 
 int pci_fn_raise(struct pci_fn *fn, unsigned int vector)

@@ -51,6 +51,10 @@ void fake_be_complete(struct be *be, uint32_t qp, bool recv, uint64_t cookie,
 		      enum ibv_wc_status status, enum ibv_wc_opcode op,
 		      uint32_t byte_len);
 
+/* Hands a host async event on QP/CQ/SRQ `handle` (or the port) over. */
+void fake_be_event(struct be *be, enum ibv_event_type type, enum be_obj obj,
+		   uint32_t handle);
+
 /* The vfio-user services, faked. */
 struct pci_fn {
 	struct guest_mem gm;

@@ -579,6 +579,99 @@ static void test_cq_overflow(void **state)
 	assert_int_equal(cqe_at(P_CQ, 0)->wr_id, 0);
 }
 
+/* Receives on a QP and an SRQ, UD sends, host events on objects. */
+static void test_recv_srq_ud_and_events(void **state)
+{
+	union pvrdma_cmd_req req;
+	union pvrdma_cmd_resp resp;
+	struct pvrdma_rq_wqe_hdr rh = { 0x55, 1, 0 };
+	struct pvrdma_sge sge = { 0x8000, 64, 0x101 };
+	struct pvrdma_ring *eq = ram(P_ASYNC + 2, 8);
+	struct pvrdma_eqe *e = ram(P_ASYNC + 3, 0);
+	struct pvrdma_sq_wqe_hdr sh;
+	uint32_t err, pd, cq, qp, ud, srq;
+	uint8_t *w;
+
+	(void)state;
+	probe();
+	pd = create_pd();
+	cq = create_cq(P_CQ, &err);
+	qp = create_qp(P_QP, pd, cq);
+	/* a receive: RQ WQEs from page send_chunks (2) of the QP */
+	w = ram(P_QP + 4, 0);
+	memcpy(w, &rh, sizeof(rh));
+	memcpy(w + sizeof(rh), &sge, sizeof(sge));
+	((struct pvrdma_ring *)ram(P_QP + 2, 8))->prod_tail = 1;
+	uar(0, PVRDMA_UAR_QP_RECV | qp);
+	assert_int_equal(fake_be_last->recvs, 1);
+	assert_int_equal(fake_be_last->last_recv.cookie, 0x55);
+	assert_int_equal(((struct pvrdma_ring *)ram(P_QP + 2, 8))->cons_head,
+			 1);
+	/* an SRQ and its doorbell */
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_CREATE_SRQ;
+	req.create_srq.pd_handle = pd;
+	req.create_srq.attrs.max_wr = 16;
+	req.create_srq.attrs.max_sge = 2;
+	req.create_srq.nchunks = 2;
+	req.create_srq.pdir_dma =
+		fake_ram_pdir(&T.ram, P_SRQ, P_SRQ + 1, P_SRQ + 2, 2);
+	assert_int_equal(cmd(&req, &resp), 0);
+	srq = resp.create_srq_resp.srqn;
+	rh.wr_id = 0x66;
+	w = ram(P_SRQ + 3, 0);
+	memcpy(w, &rh, sizeof(rh));
+	memcpy(w + sizeof(rh), &sge, sizeof(sge));
+	((struct pvrdma_ring *)ram(P_SRQ + 2, 8))->prod_tail = 1;
+	uar(PVRDMA_UAR_SRQ_OFFSET, PVRDMA_UAR_SRQ_RECV | srq);
+	assert_int_equal(fake_be_last->srq_recvs, 1);
+	assert_int_equal(fake_be_last->last_recv.cookie, 0x66);
+	/* a UD QP on the SRQ: its send carries the address vector */
+	qp_req(&req, P_QP2, pd, cq);
+	req.create_qp.qp_type = PVRDMA_QPT_UD;
+	req.create_qp.is_srq = 1;
+	req.create_qp.srq_handle = srq;
+	req.create_qp.max_recv_wr = 0;
+	req.create_qp.max_recv_sge = 0;
+	req.create_qp.total_chunks = 2;
+	assert_int_equal(cmd(&req, &resp), 0);
+	ud = resp.create_qp_resp_v2.qp_handle;
+	memset(&sh, 0, sizeof(sh));
+	sh.wr_id = 0x88;
+	sh.opcode = PVRDMA_WR_SEND;
+	sh.wr.ud.remote_qpn = 0x1234;
+	sh.wr.ud.remote_qkey = 0x11111111;
+	sh.wr.ud.av.port_pd = 1u << 24 | pd;
+	sh.wr.ud.av.gid_index = 1;
+	memcpy(ram(P_QP2 + 3, 0), &sh, sizeof(sh));
+	((struct pvrdma_ring *)ram(P_QP2 + 2, 0))->prod_tail = 1;
+	uar(0, PVRDMA_UAR_QP_SEND | ud);
+	assert_int_equal(fake_be_last->sends, 1);
+	assert_int_equal(fake_be_last->last_send.ud.remote_qpn, 0x1234);
+	assert_int_equal(fake_be_last->last_send.ud.av.sgid_index, 1);
+	/* a receive doorbell on an SRQ QP does nothing */
+	uar(0, PVRDMA_UAR_QP_RECV | ud);
+	assert_int_equal(fake_be_last->recvs, 1);
+	/* host events: in the driver's numbering, counted per QP */
+	fake_be_event(fake_be_last, IBV_EVENT_COMM_EST, BE_OBJ_QP, qp);
+	fake_be_event(fake_be_last, IBV_EVENT_SRQ_LIMIT_REACHED, BE_OBJ_SRQ,
+		      srq);
+	fake_be_event(fake_be_last, IBV_EVENT_PORT_ERR, BE_OBJ_PORT, 1);
+	assert_int_equal(eq->prod_tail, 3);
+	assert_int_equal(e[0].type, PVRDMA_EVENT_COMM_EST);
+	assert_int_equal(e[0].info, qp);
+	assert_int_equal(e[1].type, PVRDMA_EVENT_SRQ_LIMIT_REACHED);
+	assert_int_equal(e[2].type, PVRDMA_EVENT_PORT_ERR);
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_DESTROY_QP;
+	req.destroy_qp.qp_handle = qp;
+	assert_int_equal(cmd(&req, &resp), 0);
+	assert_int_equal(resp.destroy_qp_resp.events_reported, 1);
+	/* doorbells of a destroyed QP are ignored */
+	uar(0, PVRDMA_UAR_QP_RECV | qp);
+	assert_int_equal(fake_be_last->recvs, 1);
+}
+
 static long rss_pages(void)
 {
 	long size = 0, rss = 0;
@@ -740,6 +833,7 @@ int main(void)
 		DEV_TEST(test_cve_2018_20124_num_sge),
 		DEV_TEST(test_cve_2018_20216_ring_indices),
 		DEV_TEST(test_cq_overflow),
+		DEV_TEST(test_recv_srq_ud_and_events),
 		DEV_TEST(test_thousand_refusals_leak_nothing),
 		DEV_TEST(test_reset_and_again),
 		DEV_TEST(test_no_dma_without_bus_master),
