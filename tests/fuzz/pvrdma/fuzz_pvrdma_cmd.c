@@ -38,8 +38,8 @@ static void check_dsr(const uint8_t *data, size_t size)
 	struct rdma_reason why;
 
 	memset(&info, 0xa5, sizeof(info));
-	if (pvrdma_dsr_decode(data, size, PVRDMA_DEVICE_VERSION, &info,
-			      &why) < 0)
+	if (pvrdma_dsr_decode(data, size, PVRDMA_DEVICE_VERSION, &info, &why) <
+	    0)
 		return;
 	CHECK(info.cmd_slot_dma && !(info.cmd_slot_dma & 0xfff));
 	CHECK(info.resp_slot_dma && !(info.resp_slot_dma & 0xfff));

@@ -73,8 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(p.gpa[i] == ram_u64(&ram, tbl + 8 * (i % 512)));
 		CHECK(pvrdma_page_addr_ok(p.gpa[i]));
 	}
-	CHECK(pvrdma_pages_gpa(&p, (uint64_t)p.n * PVRDMA_PAGE_SIZE, 1,
-			       &gpa) == -ERANGE);
+	CHECK(pvrdma_pages_gpa(&p, (uint64_t)p.n * PVRDMA_PAGE_SIZE, 1, &gpa) ==
+	      -ERANGE);
 	CHECK(pvrdma_pages_gpa(&p, 0, 1, &gpa) == 0 && gpa == p.gpa[0]);
 	pvrdma_pages_release(&p);
 	return 0;

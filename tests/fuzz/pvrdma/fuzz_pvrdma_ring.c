@@ -56,12 +56,10 @@ static void wqes(const uint8_t *data, size_t size)
 		lim.qp_type = BE_QPT_UD;
 	if (pvrdma_sq_wqe_decode(data, size, &lim, &s, &wr_id, &why) == 0)
 		CHECK(s.wr.num_sge <= 8 && s.wr.sge == s.sge &&
-		      sizeof(struct pvrdma_sq_wqe_hdr) +
-				      16ull * s.wr.num_sge <=
+		      sizeof(struct pvrdma_sq_wqe_hdr) + 16ull * s.wr.num_sge <=
 			      size);
 	if (pvrdma_rq_wqe_decode(data, size, 4, &r, &wr_id, &why) == 0)
-		CHECK(r.wr.num_sge <= 4 &&
-		      16 + 16ull * r.wr.num_sge <= size);
+		CHECK(r.wr.num_sge <= 4 && 16 + 16ull * r.wr.num_sge <= size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

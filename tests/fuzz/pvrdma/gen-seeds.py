@@ -80,3 +80,38 @@ def ring_seeds():
 cmd_seeds()
 pdir_seeds()
 ring_seeds()
+
+
+def dev_seeds():
+    # fuzz_pvrdma_dev.c: records [op] + bytes. A driver's session: PD, CQ
+    # (ring at 15), QP (ring at 21), a send WQE, its doorbell, an arm, a
+    # completion, an event, a reset.
+    def cmd(code, body):
+        c = struct.pack("<QII", 0x1234, code, 0) + body
+        return bytes([1]) + (c + bytes(64))[:64]
+    pd = cmd(2, struct.pack("<II", 0, 0))
+    base = 0x100000
+    cq = cmd(6, struct.pack("<QIIII", base + 15 * PAGE, 0, 64, 2, 0))
+    qp = cmd(9, struct.pack("<QIIIIIIIIIIIHHHBBBxxx", base + 21 * PAGE,
+                            1, 1, 1, 0, 16, 16, 2, 2, 0, 0, 0, 3, 2, 0, 0,
+                            2, 0))
+    wqe = struct.pack("<QIIIIII", 7, 1, 0, 2, 2, 0, 0) + bytes(48) + \
+        struct.pack("<QII", 0x4000, 64, 0x101)
+    # RAM write: page 24 (QP data page 1 = ring page 3), offset 0
+    ramw = bytes([0, 24, 0, len(wqe)]) + wqe
+    # prod_tail = 1 at page 23 offset 0
+    tail = bytes([0, 23, 0, 4]) + struct.pack("<I", 1)
+    bell = bytes([2]) + struct.pack("<HI", 0, (1 << 30) | 1)
+    arm = bytes([2]) + struct.pack("<HI", 4, (1 << 30) | 1)
+    comp = bytes([5, 1, 0, 7])
+    ev = bytes([6, 4, 3, 1])
+    reset = bytes([7, 6])
+    write("seeds-dev", "session",
+          pd + cq + qp + ramw + tail + bell + arm + comp + ev)
+    write("seeds-dev", "session-reset",
+          pd + cq + qp + reset + pd + cq + qp + bell)
+    write("seeds-dev", "bad-indices", pd + cq + qp +
+          bytes([0, 23, 0, 8]) + struct.pack("<Ii", 0x7fffffff, -1) + bell)
+
+
+dev_seeds()
