@@ -72,7 +72,7 @@ int gm_check_region(const struct guest_mem *gm,
 			return -EINVAL;
 		}
 	}
-	if (gm->nregions >= GM_MAX_REGIONS) {
+	if (gm->nregions >= gm_max_regions(gm)) {
 		*ret_why = "no free memory slot";
 		return -ENOSPC;
 	}

@@ -21,6 +21,12 @@
 
 /* Regions we map at once: SET_MEM_TABLE's array and our GET_MAX_MEM_SLOTS. */
 #define GM_MAX_REGIONS VHOST_USER_MEM_BASELINE_NREGS
+/*
+ * What a table can hold when its owner raises the limit (max_regions):
+ * QEMU's vfio-user client maps every RAM section, and a q35 machine has a
+ * dozen at once (low RAM, the PAM shadow ROM pieces, option ROMs, VRAM).
+ */
+#define GM_TABLE_REGIONS 64
 
 struct gm_region {
 	uint64_t gpa;
@@ -36,10 +42,20 @@ struct gm_region {
 
 struct guest_mem {
 	unsigned int nregions;
-	struct gm_region regions[GM_MAX_REGIONS];
+	/* limit, <= GM_TABLE_REGIONS; 0 (gm_init's) means GM_MAX_REGIONS */
+	unsigned int max_regions;
+	struct gm_region regions[GM_TABLE_REGIONS];
 };
 
-/* An empty table. */
+/* The table's region limit. */
+static inline unsigned int gm_max_regions(const struct guest_mem *gm)
+{
+	return gm->max_regions && gm->max_regions <= GM_TABLE_REGIONS
+		       ? gm->max_regions
+		       : GM_MAX_REGIONS;
+}
+
+/* An empty table (limit GM_MAX_REGIONS). */
 void gm_init(struct guest_mem *gm);
 /* Unmaps every region and closes its fd; the table is empty afterwards. */
 void gm_clear(struct guest_mem *gm);

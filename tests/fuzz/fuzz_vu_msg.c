@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "tests/fuzz/fuzz_script.h"
 #include "worker/device.h"
 #include "worker/vu_proto.h"
 
@@ -41,47 +42,6 @@ static void unwatch(void *ctx, unsigned int q, int fd)
 }
 
 static const struct vu_host_ops host = { watch, unwatch };
-
-static void init(void)
-{
-	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-	ram_fd = memfd_create("fuzz-ram", MFD_CLOEXEC);
-	if (null < 0 || ram_fd < 0 || ftruncate(ram_fd, RAM_SIZE) < 0)
-		abort();
-	ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, ram_fd,
-		   0);
-	if (ram == MAP_FAILED)
-		abort();
-	log_init("fuzz", LOG_LVL_WARN);
-	log_set_fd(null);
-}
-
-/* Lowest free fd number: unchanged across an input unless one leaked. */
-static int lowest_free_fd(void)
-{
-	int fd = dup(0);
-
-	if (fd < 0)
-		abort();
-	close(fd);
-	return fd;
-}
-
-struct cursor {
-	const uint8_t *p;
-	size_t left;
-};
-
-static bool take(struct cursor *c, void *out, size_t n)
-{
-	if (c->left < n)
-		return false;
-	memcpy(out, c->p, n);
-	c->p += n;
-	c->left -= n;
-	return true;
-}
 
 static bool is_mem_request(uint32_t req)
 {
@@ -118,20 +78,6 @@ static void do_message(struct vu_dev *dev, struct cursor *c)
 		abort();
 }
 
-static void do_write(struct cursor *c)
-{
-	uint16_t off;
-	uint8_t len;
-
-	if (!take(c, &off, 2) || !take(c, &len, 1))
-		return;
-	if (len > c->left)
-		len = (uint8_t)c->left;
-	if ((size_t)off + len > RAM_SIZE)
-		len = (uint8_t)(RAM_SIZE - off);
-	take(c, ram + off, len);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cursor c = { data, size };
@@ -140,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int free_fd;
 
 	if (!ram)
-		init();
+		ram = fuzz_ram_init(RAM_SIZE, &ram_fd);
 	free_fd = lowest_free_fd();
 	memset(ram, 0, RAM_SIZE);
 	if (vu_dev_new(&echo_device_ops, &host, NULL, &dev) < 0)
@@ -155,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				vu_kick(dev, q);
 			break;
 		case 2:
-			do_write(&c);
+			fuzz_ram_write(&c, ram, RAM_SIZE);
 			break;
 		default:
 			vu_poll(dev);

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "tests/unit/log_capture.h"
+
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "tests/unit/guest_ram.h"
@@ -32,10 +34,9 @@ struct fix {
 	struct vu_dev *dev;
 	struct vu_result res;
 	struct ram ram;
-	int logp[2];
+	struct log_capture lc;
 	int watched[256];
 	unsigned int unwatch_calls;
-	char log[4096];
 };
 
 static int watch(void *ctx, unsigned int q, int fd)
@@ -65,9 +66,7 @@ static int setup(void **state)
 	memset(f->watched, -1, sizeof(f->watched));
 	assert_int_equal(ram_open(&f->ram, RAM_SIZE), 0);
 	assert_int_equal(vu_dev_new(&echo_device_ops, &host, f, &f->dev), 0);
-	assert_int_equal(pipe2(f->logp, O_NONBLOCK | O_CLOEXEC), 0);
-	log_init("test", LOG_LVL_INFO);
-	log_set_fd(f->logp[1]);
+	log_capture_start(&f->lc);
 	*state = f;
 	return 0;
 }
@@ -77,29 +76,10 @@ static int teardown(void **state)
 	struct fix *f = *state;
 
 	vu_dev_free(f->dev);
-	log_set_fd(2);
-	close(f->logp[0]);
-	close(f->logp[1]);
+	log_capture_stop(&f->lc);
 	ram_close(&f->ram);
 	free(f);
 	return 0;
-}
-
-/* Everything logged since the last call. */
-static const char *logged(struct fix *f)
-{
-	ssize_t n = read(f->logp[0], f->log, sizeof(f->log) - 1);
-
-	f->log[n > 0 ? n : 0] = '\0';
-	return f->log;
-}
-
-static void expect_log(struct fix *f, const char *what)
-{
-	const char *l = logged(f);
-
-	if (!strstr(l, what))
-		fail_msg("log '%s' does not mention '%s'", l, what);
 }
 
 static void send_raw(struct fix *f, uint32_t req, uint32_t flags,
@@ -140,14 +120,14 @@ static void send_state(struct fix *f, uint32_t req, uint32_t index,
 static void expect_ok(struct fix *f)
 {
 	if (f->res.disconnect)
-		fail_msg("unexpected disconnect: %s", logged(f));
+		fail_msg("unexpected disconnect: %s", log_captured(&f->lc));
 	assert_int_equal(f->res.reply_len, 0);
 }
 
 static void expect_drop(struct fix *f, const char *what)
 {
 	assert_true(f->res.disconnect);
-	expect_log(f, what);
+	log_capture_expect(&f->lc, what);
 	f->dev->nlogged = 0;
 }
 
@@ -429,7 +409,9 @@ static void test_queue_index_past_max_is_refused_with_ack(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &s, 8, NULL, 0);
 	assert_false(f->res.disconnect);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "SET_VRING_NUM: queue index 256, device has 256 queues");
+	log_capture_expect(
+		&f->lc,
+		"SET_VRING_NUM: queue index 256, device has 256 queues");
 	/* A good request answers 0. */
 	s.index = 255;
 	send_raw(f, VHOST_USER_SET_VRING_NUM,
@@ -455,7 +437,7 @@ static void test_kick_index_past_max_and_reserved_bits_are_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 		 &(uint64_t){ 0x200 | 3 }, 8, &fd, 1);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "sets reserved bits");
+	log_capture_expect(&f->lc, "sets reserved bits");
 	assert_int_equal(fcntl(fd, F_GETFD), -1);
 }
 
@@ -473,7 +455,8 @@ static void test_ring_size_must_be_power_of_2_up_to_1024(void **state)
 			 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &s, 8,
 			 NULL, 0);
 		assert_int_equal(reply_u64(f), 1);
-		expect_log(f, "is not a power of 2 from 1 to 1024");
+		log_capture_expect(&f->lc,
+				   "is not a power of 2 from 1 to 1024");
 	}
 	send_state(f, VHOST_USER_SET_VRING_NUM, 1, 1024);
 	expect_ok(f);
@@ -495,7 +478,7 @@ static void check_bad_region(struct fix *f, struct vhost_user_mem_region r,
 		 2);
 	assert_false(f->res.disconnect);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, what);
+	log_capture_expect(&f->lc, what);
 	assert_int_equal(f->dev->mem.nregions, 0);
 }
 
@@ -531,7 +514,7 @@ static void test_features_not_offered_are_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 		 &(uint64_t){ 1ull << VIRTIO_F_RING_EVENT_IDX }, 8, NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "never offered");
+	log_capture_expect(&f->lc, "never offered");
 	send_raw(f, VHOST_USER_SET_PROTOCOL_FEATURES,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 		 &(uint64_t){ 1ull << VHOST_USER_PROTOCOL_F_LOG_SHMFD }, 8,
@@ -556,7 +539,8 @@ static void test_config_reads_magic_and_refuses_out_of_range(void **state)
 	send_msg(f, VHOST_USER_GET_CONFIG, pl, 12 + 7, NULL, 0);
 	assert_false(f->res.disconnect);
 	assert_int_equal(f->res.reply_len, 12);
-	expect_log(f, "bytes 10+7 outside the 16-byte config space");
+	log_capture_expect(&f->lc,
+			   "bytes 10+7 outside the 16-byte config space");
 	c[0] = UINT32_MAX;
 	c[1] = 2;
 	memcpy(pl, c, 12);
@@ -573,7 +557,7 @@ static void test_set_config_is_refused(void **state)
 	send_raw(f, VHOST_USER_SET_CONFIG,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, c, 16, NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "read-only");
+	log_capture_expect(&f->lc, "read-only");
 }
 
 /* ---- ring life cycle --------------------------------------------------- */
@@ -684,8 +668,8 @@ static void test_ring_address_outside_memory_is_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &a, sizeof(a),
 		 NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "SET_VRING_ADDR: queue 4 descriptor table "
-		      "0x7f000000fff0+128 not in guest memory");
+	log_capture_expect(&f->lc, "SET_VRING_ADDR: queue 4 descriptor table "
+				   "0x7f000000fff0+128 not in guest memory");
 	a.desc_user_addr = DESC; /* a guest address, not the frontend's */
 	send_raw(f, VHOST_USER_SET_VRING_ADDR,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &a, sizeof(a),
@@ -696,7 +680,7 @@ static void test_ring_address_outside_memory_is_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &a, sizeof(a),
 		 NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "not 16-byte aligned");
+	log_capture_expect(&f->lc, "not 16-byte aligned");
 }
 
 static void test_guest_ring_violation_sets_needs_reset(void **state)
@@ -712,7 +696,8 @@ static void test_guest_ring_violation_sets_needs_reset(void **state)
 	send_u64(f, VHOST_USER_SET_STATUS, 0x0f);
 	ring_publish(&g, 200); /* head past the ring */
 	vu_kick(f->dev, 0);
-	expect_log(f, "virtqueue 0: avail ring entry 0 holds head 200");
+	log_capture_expect(&f->lc,
+			   "virtqueue 0: avail ring entry 0 holds head 200");
 	send_msg(f, VHOST_USER_GET_STATUS, NULL, 0, NULL, 0);
 	assert_int_equal(reply_u64(f), 0x0f | VIRTIO_STATUS_NEEDS_RESET);
 	/* The connection is fine: the frontend resets the device. */
@@ -764,7 +749,7 @@ static void test_add_and_remove_mem_region(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &r, sizeof(r), &fd,
 		 1);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "overlaps");
+	log_capture_expect(&f->lc, "overlaps");
 	r.region.mmap_offset = 0x1234; /* ignored for removal */
 	send_msg(f, VHOST_USER_REM_MEM_REG, &r, sizeof(r), NULL, 0);
 	expect_ok(f);
@@ -773,7 +758,7 @@ static void test_add_and_remove_mem_region(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &r, sizeof(r),
 		 NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "REM_MEM_REG: no region at guest 0x0");
+	log_capture_expect(&f->lc, "REM_MEM_REG: no region at guest 0x0");
 }
 
 static void test_ring_without_kick_fd_is_polled(void **state)
@@ -815,7 +800,7 @@ static void test_violation_logging_is_bounded(void **state)
 			 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 			 &(struct vhost_user_vring_state){ 999, 8 }, 8, NULL,
 			 0);
-	for (p = logged(f); (p = strchr(p, '\n')); p++)
+	for (p = log_captured(&f->lc); (p = strchr(p, '\n')); p++)
 		lines++;
 	assert_int_equal(lines, VU_MAX_LOGGED_VIOLATIONS + 1);
 }

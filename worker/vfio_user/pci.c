@@ -332,6 +332,7 @@ int pci_fn_init(struct pci_fn *fn, const struct pci_fn_ops *ops,
 	memset(fn, 0, sizeof(*fn));
 	fn->ops = ops;
 	gm_init(&fn->mem);
+	fn->mem.max_regions = GM_TABLE_REGIONS; /* QEMU maps every section */
 	fn->msix_table = calloc(n, MSIX_ENTRY_SIZE);
 	fn->pba = calloc(1, pba_bytes(n));
 	fn->irq_fds = calloc(n, sizeof(int));
@@ -411,7 +412,7 @@ int pci_fn_irq_info(const struct pci_fn *fn, uint32_t index,
 {
 	struct vfio_user_irq_info r = { .argsz = sizeof(r), .index = index };
 
-	if (index >= VFIO_USER_PCI_NUM_IRQS)
+	if (index >= PCI_FN_NUM_IRQ_INDEXES)
 		return -EINVAL;
 	if (index == VFIO_USER_PCI_MSIX) {
 		r.flags = VFIO_USER_IRQ_INFO_F_EVENTFD;
@@ -642,7 +643,7 @@ static int irqs_check(const struct pci_fn *fn,
 		*ret_why = "not exactly one data type and one action";
 		return -EINVAL;
 	}
-	if (s->index >= VFIO_USER_PCI_NUM_IRQS) {
+	if (s->index >= PCI_FN_NUM_IRQ_INDEXES) {
 		*ret_why = "no such irq index";
 		return -EINVAL;
 	}

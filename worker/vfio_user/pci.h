@@ -22,6 +22,13 @@
 
 /* Conventional PCI config space: all a PVRDMA function needs. */
 #define PCI_CFG_SIZE 256
+/*
+ * Interrupt indexes we report: INTx, MSI, MSI-X.  Not ERR and REQ: QEMU
+ * warns "Could not enable error recovery" when ERR has no vector but says
+ * nothing when the index is absent, and an error notifier would only let
+ * the device stop the VM.
+ */
+#define PCI_FN_NUM_IRQ_INDEXES (VFIO_USER_PCI_MSIX + 1)
 /* Where our one capability (MSI-X) sits. */
 #define PCI_CFG_MSIX_CAP 0x40
 

@@ -110,7 +110,7 @@ static int dma_copy(struct test_fn *t)
 	uint64_t src = get64(t->regs + TFN_REG_DMA_SRC);
 	uint64_t dst = get64(t->regs + TFN_REG_DMA_DST);
 	uint32_t len = get32(t->regs + TFN_REG_DMA_LEN);
-	struct iovec iov[GM_MAX_REGIONS];
+	struct iovec iov[GM_TABLE_REGIONS];
 	unsigned int n = 0, i;
 	size_t done = 0;
 	int ret;
@@ -119,14 +119,14 @@ static int dma_copy(struct test_fn *t)
 		return -EPERM;
 	if (len > TFN_DMA_MAX)
 		return -E2BIG;
-	ret = gm_gpa_to_iov(gm, src, len, iov, GM_MAX_REGIONS, &n);
+	ret = gm_gpa_to_iov(gm, src, len, iov, GM_TABLE_REGIONS, &n);
 	for (i = 0; ret == 0 && i < n; i++) {
 		memcpy(t->bounce + done, iov[i].iov_base, iov[i].iov_len);
 		done += iov[i].iov_len;
 	}
 	n = 0;
 	if (ret == 0)
-		ret = gm_gpa_to_iov(gm, dst, len, iov, GM_MAX_REGIONS, &n);
+		ret = gm_gpa_to_iov(gm, dst, len, iov, GM_TABLE_REGIONS, &n);
 	for (i = 0, done = 0; ret == 0 && i < n; i++) {
 		memcpy(iov[i].iov_base, t->bounce + done, iov[i].iov_len);
 		done += iov[i].iov_len;

@@ -27,6 +27,7 @@ struct out {
 	uint8_t *payload;
 	size_t len;
 	const char *why; /* on failure */
+	bool expected;	 /* a refusal clients make routinely: debug log only */
 };
 
 typedef int (*handler_fn)(struct vfu_dev *dev, const struct msg *m,
@@ -92,7 +93,7 @@ static int do_version(struct vfu_dev *dev, const struct msg *m, struct out *o)
 		.max_msg_fds = VFIO_USER_MAX_FDS,
 		.max_data_xfer_size = VFIO_USER_MAX_XFER,
 		.pgsizes = VFIO_USER_PGSIZE,
-		.max_dma_maps = GM_MAX_REGIONS,
+		.max_dma_maps = GM_TABLE_REGIONS,
 	};
 	struct vfio_user_version v;
 	struct vfio_user_caps caps = { 0 };
@@ -176,7 +177,7 @@ static int do_get_info(struct vfu_dev *dev, const struct msg *m, struct out *o)
 		.argsz = sizeof(i),
 		.flags = VFIO_USER_DEVICE_F_PCI | VFIO_USER_DEVICE_F_RESET,
 		.num_regions = VFIO_USER_PCI_NUM_REGIONS,
-		.num_irqs = VFIO_USER_PCI_NUM_IRQS,
+		.num_irqs = PCI_FN_NUM_IRQ_INDEXES,
 	};
 	memcpy(o->payload, &i, sizeof(i));
 	o->len = sizeof(i);
@@ -217,6 +218,9 @@ static int do_irq_info(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	ret = pci_fn_irq_info(&dev->fn, i.index, &i);
 	if (ret < 0) {
 		o->why = "no such irq index";
+		/* QEMU asks for ERR (and REQ) at every start */
+		o->expected = i.index == VFIO_USER_PCI_ERR ||
+			      i.index == VFIO_USER_PCI_REQ;
 		return ret;
 	}
 	memcpy(o->payload, &i, sizeof(i));
@@ -373,6 +377,9 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 	memcpy(&m.hdr, buf, sizeof(m.hdr));
 	m.payload = (const uint8_t *)buf + sizeof(m.hdr);
 	m.len = len - sizeof(m.hdr);
+	log_debug("vfio-user: %s (id %u, %zu bytes, %u fds%s)",
+		  vfio_user_command_name(m.hdr.command), m.hdr.msg_id, m.len,
+		  nfds, m.hdr.flags & VFIO_USER_F_NO_REPLY ? ", no reply" : "");
 	why = check_request(dev, &m, &err);
 	if (why) {
 		violation(dev, "vfio-user: refusing %s (%u, id %u): %s",
@@ -382,7 +389,11 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 		goto close_fds;
 	}
 	err = -commands[m.hdr.command].handle(dev, &m, &o);
-	if (err)
+	if (err && o.expected)
+		log_debug("vfio-user: refusing %s (id %u): %s",
+			  vfio_user_command_name(m.hdr.command), m.hdr.msg_id,
+			  o.why);
+	else if (err)
 		violation(dev, "vfio-user: refusing %s (id %u): %s",
 			  vfio_user_command_name(m.hdr.command), m.hdr.msg_id,
 			  o.why ? o.why : strerror(err));

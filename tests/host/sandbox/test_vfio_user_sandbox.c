@@ -19,20 +19,6 @@
 #include "config.h"
 #include "tests/host/vfio_user/vt.h"
 
-static void close_client(struct vfio_user_client *c)
-{
-	vfio_user_client_close(c);
-}
-#define CLIENT(c)                                                              \
-	__attribute__((cleanup(                                                \
-		close_client))) struct vfio_user_client c = { .fd = -1 }
-
-static void release_ram(struct guest_ram *r)
-{
-	guest_ram_release(r);
-}
-#define RAM(r) __attribute__((cleanup(release_ram))) struct guest_ram r
-
 /* True if the worker's log contains `needle` anywhere. */
 static bool log_has(const struct worker *w, const char *needle)
 {
@@ -64,13 +50,8 @@ static int session(struct worker *w)
 	CHECK(vfio_user_client_irq_wait(&c, 3, H_TIMEOUT_MS) == 1);
 	/* DMA in guest memory, completion interrupt */
 	CHECK_OK(guest_ram_write(&ram, 0x1000, "sandboxed", 10));
-	CHECK_OK(vfio_user_client_bar_write(&c, 0, TFN_REG_DMA_SRC, 8, 0x1000));
-	CHECK_OK(vfio_user_client_bar_write(&c, 0, TFN_REG_DMA_DST, 8,
-					    VT_HIGH_GPA));
-	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_LEN, 10));
 	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_VEC, 5));
-	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_GO, 1));
-	CHECK_OK(vt_reg(&c, TFN_REG_STATUS, &status));
+	CHECK_OK(vt_dma_copy(&c, 0x1000, VT_HIGH_GPA, 10, &status));
 	CHECK(status == 0);
 	CHECK(vfio_user_client_irq_wait(&c, 5, H_TIMEOUT_MS) == 1);
 	CHECK(!memcmp(guest_ram_ptr(&ram, VT_HIGH_GPA, 10), "sandboxed", 10));

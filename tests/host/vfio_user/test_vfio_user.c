@@ -14,20 +14,6 @@
 
 #define NO_IRQ_MS 150
 
-static void close_client(struct vfio_user_client *c)
-{
-	vfio_user_client_close(c);
-}
-#define CLIENT(c)                                                              \
-	__attribute__((cleanup(                                                \
-		close_client))) struct vfio_user_client c = { .fd = -1 }
-
-static void release_ram(struct guest_ram *r)
-{
-	guest_ram_release(r);
-}
-#define RAM(r) __attribute__((cleanup(release_ram))) struct guest_ram r
-
 static uint32_t cfg32(const struct vfio_user_client *c, unsigned int off)
 {
 	uint32_t v;
@@ -54,7 +40,7 @@ static int handshake_describes_the_function(struct worker *w)
 	CHECK(c.pgsizes == 4096);
 	CHECK(c.info.flags ==
 	      (VFIO_USER_DEVICE_F_PCI | VFIO_USER_DEVICE_F_RESET));
-	CHECK(c.info.num_regions == 9 && c.info.num_irqs == 5);
+	CHECK(c.info.num_regions == 9 && c.info.num_irqs == 3);
 	r = c.regions;
 	CHECK(r[0].size == TFN_BAR0_SIZE && r[2].size == TFN_BAR2_SIZE);
 	CHECK(r[0].flags ==
@@ -160,23 +146,6 @@ static int bar_registers_read_and_write(struct worker *w)
 	return 0;
 }
 
-/* Copies len bytes src -> dst with the test function's DMA engine. */
-static int dma_copy(struct vfio_user_client *c, uint64_t src, uint64_t dst,
-		    uint32_t len, uint32_t *ret_status)
-{
-	int r = vfio_user_client_bar_write(c, 0, TFN_REG_DMA_SRC, 8, src);
-
-	if (!r)
-		r = vfio_user_client_bar_write(c, 0, TFN_REG_DMA_DST, 8, dst);
-	if (!r)
-		r = vt_reg_write(c, TFN_REG_DMA_LEN, len);
-	if (!r)
-		r = vt_reg_write(c, TFN_REG_DMA_GO, 1);
-	if (!r)
-		r = vt_reg(c, TFN_REG_STATUS, ret_status);
-	return r;
-}
-
 static int dma_regions_map_and_unmap(struct worker *w)
 {
 	uint8_t src[4096], dst[4096];
@@ -195,27 +164,27 @@ static int dma_regions_map_and_unmap(struct worker *w)
 		src[i] = (uint8_t)(i * 7 + 3);
 	CHECK_OK(guest_ram_write(&ram, 0x10000, src, sizeof(src)));
 	/* no bus mastering yet: the device must not DMA */
-	CHECK_OK(dma_copy(&c, 0x10000, VT_HIGH_GPA + 0x2000, 4096, &status));
+	CHECK_OK(vt_dma_copy(&c, 0x10000, VT_HIGH_GPA + 0x2000, 4096, &status));
 	CHECK(status == EPERM);
 	CHECK_OK(vfio_user_client_cfg_read(&c, PCI_COMMAND, 2, &cmd));
 	CHECK_OK(vfio_user_client_cfg_write(&c, PCI_COMMAND, 2,
 					    cmd | PCI_COMMAND_MASTER));
-	CHECK_OK(dma_copy(&c, 0x10000, VT_HIGH_GPA + 0x2000, 4096, &status));
+	CHECK_OK(vt_dma_copy(&c, 0x10000, VT_HIGH_GPA + 0x2000, 4096, &status));
 	CHECK(status == 0);
 	CHECK_OK(guest_ram_read(&ram, VT_HIGH_GPA + 0x2000, dst, sizeof(dst)));
 	CHECK(!memcmp(src, dst, sizeof(src)));
 	/* a copy that runs off the end of a region fails cleanly */
-	CHECK_OK(dma_copy(&c, VT_RAM_SIZE - 100, 0, 200, &status));
+	CHECK_OK(vt_dma_copy(&c, VT_RAM_SIZE - 100, 0, 200, &status));
 	CHECK(status == EFAULT);
 	/* unmap the high region: the device loses it */
 	CHECK_OK(vfio_user_client_dma_unmap(&c, VT_HIGH_GPA, VT_RAM_SIZE, 0));
 	CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &maps));
 	CHECK(maps == 1);
-	CHECK_OK(dma_copy(&c, 0x10000, VT_HIGH_GPA + 0x2000, 16, &status));
+	CHECK_OK(vt_dma_copy(&c, 0x10000, VT_HIGH_GPA + 0x2000, 16, &status));
 	CHECK(status == EFAULT);
 	/* and it can come back; then UNMAP_ALL */
 	CHECK_OK(vfio_user_client_dma_map(&c, &ram, 1));
-	CHECK_OK(dma_copy(&c, 0x10000, VT_HIGH_GPA, 16, &status));
+	CHECK_OK(vt_dma_copy(&c, 0x10000, VT_HIGH_GPA, 16, &status));
 	CHECK(status == 0);
 	CHECK_OK(vfio_user_client_dma_unmap(&c, 0, 0,
 					    VFIO_USER_DMA_UNMAP_F_ALL));
@@ -322,7 +291,7 @@ static int dma_completion_raises_its_vector(struct worker *w)
 	CHECK_OK(vfio_user_client_map_ram(&c, &ram));
 	CHECK_OK(vfio_user_client_msix_enable(&c, 8));
 	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_VEC, 4));
-	CHECK_OK(dma_copy(&c, 0, 0x1000, 64, &status));
+	CHECK_OK(vt_dma_copy(&c, 0, 0x1000, 64, &status));
 	CHECK(status == 0);
 	CHECK(vfio_user_client_irq_wait(&c, 4, H_TIMEOUT_MS) == 1);
 	return 0;

@@ -12,24 +12,14 @@
 #include <linux/pci_regs.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/host/vfio_user/vt.h"
-
-static void close_client(struct vfio_user_client *c)
-{
-	vfio_user_client_close(c);
-}
-#define CLIENT(c)                                                              \
-	__attribute__((cleanup(                                                \
-		close_client))) struct vfio_user_client c = { .fd = -1 }
-
-static void release_ram(struct guest_ram *r)
-{
-	guest_ram_release(r);
-}
-#define RAM(r) __attribute__((cleanup(release_ram))) struct guest_ram r
+#include "worker/guest_mem.h" /* GM_TABLE_REGIONS */
 
 /* The worker still serves a well-behaved client afterwards. */
 static int still_serves(struct worker *w)
@@ -297,7 +287,7 @@ static int dma_map_refuses_bad_regions(struct worker *w)
 	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_MAP, &b, sizeof(b), &fd, 1,
 			    EINVAL));
 	/* the table fills up: ENOSPC, not a crash */
-	for (i = 1; i < 64; i++) {
+	for (i = 1; i <= GM_TABLE_REGIONS; i++) {
 		int r;
 
 		b = m;
@@ -312,7 +302,7 @@ static int dma_map_refuses_bad_regions(struct worker *w)
 		CHECK_OK(r);
 	}
 	printf("# %u regions mapped before ENOSPC\n", i);
-	CHECK(i < 64);
+	CHECK(i == GM_TABLE_REGIONS);
 	CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &maps));
 	CHECK(maps == i);
 	close(fd);
@@ -540,6 +530,44 @@ static int set_irqs_refuses_bad_requests(struct worker *w)
 	return still_serves(w);
 }
 
+/*
+ * A client that sends requests and never reads the replies: the worker's
+ * send times out (5 s) and it drops the client instead of blocking.
+ */
+static int client_that_never_reads_is_dropped(struct worker *w)
+{
+	struct vfio_user_region_rw rw = { .region = VFIO_USER_PCI_CONFIG,
+					  .count = 256 };
+	uint8_t msg[sizeof(struct vfio_user_header) + sizeof(rw)];
+	struct vfio_user_header h = { .command = VFIO_USER_REGION_READ,
+				      .size = sizeof(msg) };
+	struct timespec t0, t1;
+	unsigned long sent = 0;
+	CLIENT(c);
+
+	CHECK_OK(vt_connect(&c, w));
+	memcpy(msg, &h, sizeof(h));
+	memcpy(msg + sizeof(h), &rw, sizeof(rw));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* until our own send buffer is full too */
+	while (send(c.fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) ==
+	       (ssize_t)sizeof(msg))
+		sent++;
+	printf("# %lu requests sent, none of the replies read\n", sent);
+	/* the worker hangs up within its 5 s send timeout (and a margin) */
+	for (;;) {
+		struct pollfd p = { .fd = c.fd, .events = POLLRDHUP };
+
+		if (poll(&p, 1, 1000) == 1 &&
+		    (p.revents & (POLLRDHUP | POLLHUP)))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		CHECK(t1.tv_sec - t0.tv_sec < 15);
+	}
+	vfio_user_client_close(&c);
+	return still_serves(w);
+}
+
 /* The worker's open fds while a fresh client is connected. */
 static int fds_with_a_client(struct worker *w)
 {
@@ -581,6 +609,8 @@ static const struct h_case cases[] = {
 	{ "dma-unmap-refuses-bad-ranges", dma_unmap_refuses_bad_ranges },
 	{ "region-accesses-are-bounded", region_accesses_are_bounded },
 	{ "set-irqs-refuses-bad-requests", set_irqs_refuses_bad_requests },
+	{ "client-that-never-reads-is-dropped",
+	  client_that_never_reads_is_dropped },
 	{ "hostile-client-leaks-nothing", hostile_client_leaks_nothing },
 };
 

@@ -52,6 +52,22 @@ int vt_reg_write(struct vfio_user_client *c, uint64_t off, uint32_t val)
 	return vfio_user_client_bar_write(c, 0, off, 4, val);
 }
 
+int vt_dma_copy(struct vfio_user_client *c, uint64_t src, uint64_t dst,
+		uint32_t len, uint32_t *ret_status)
+{
+	int r = vfio_user_client_bar_write(c, 0, TFN_REG_DMA_SRC, 8, src);
+
+	if (!r)
+		r = vfio_user_client_bar_write(c, 0, TFN_REG_DMA_DST, 8, dst);
+	if (!r)
+		r = vt_reg_write(c, TFN_REG_DMA_LEN, len);
+	if (!r)
+		r = vt_reg_write(c, TFN_REG_DMA_GO, 1);
+	if (!r)
+		r = vt_reg(c, TFN_REG_STATUS, ret_status);
+	return r;
+}
+
 int vt_refused(struct vfio_user_client *c, uint16_t command,
 	       const void *payload, uint32_t len, const int *fds,
 	       unsigned int nfds, uint32_t err)

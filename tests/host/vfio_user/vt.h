@@ -19,6 +19,20 @@
 #define VT_RAM_SIZE (4ull << 20)
 #define VT_HIGH_GPA (4ull << 30)
 
+/* A client closed, and guest RAM released, on every return path. */
+static inline void vt_client_close(struct vfio_user_client *c)
+{
+	vfio_user_client_close(c);
+}
+#define CLIENT(c)                                                              \
+	__attribute__((cleanup(                                                \
+		vt_client_close))) struct vfio_user_client c = { .fd = -1 }
+static inline void vt_ram_release(struct guest_ram *r)
+{
+	guest_ram_release(r);
+}
+#define RAM(r) __attribute__((cleanup(vt_ram_release))) struct guest_ram r
+
 /* Connects to w and runs QEMU's realize sequence (vfio_user_client_init). */
 int vt_connect(struct vfio_user_client *c, struct worker *w);
 /* Connects without any message (for tests that start with garbage). */
@@ -28,6 +42,12 @@ int vt_ram(struct guest_ram *ram);
 /* A test function register (BAR0) read / posted write. */
 int vt_reg(struct vfio_user_client *c, uint64_t off, uint32_t *ret_val);
 int vt_reg_write(struct vfio_user_client *c, uint64_t off, uint32_t val);
+/*
+ * Copies len bytes src -> dst with the test function's DMA engine (then
+ * raises TFN_REG_DMA_VEC if set); *ret_status is its STATUS (-errno).
+ */
+int vt_dma_copy(struct vfio_user_client *c, uint64_t src, uint64_t dst,
+		uint32_t len, uint32_t *ret_status);
 /*
  * Sends a request with `len` payload bytes and `nfds` fds and checks that
  * the worker answered it with an error reply carrying errno `err`.
