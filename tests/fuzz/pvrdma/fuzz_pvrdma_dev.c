@@ -155,12 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&h, 0, sizeof(h));
 	if (fake_ram_init(&h.ram, PAGES) < 0)
 		return 0;
-	h.fn.gm.nregions = 1;
-	h.fn.gm.regions[0].gpa = FAKE_RAM_BASE;
-	h.fn.gm.regions[0].size = PAGES * PVRDMA_PAGE_SIZE;
-	h.fn.gm.regions[0].host = h.ram.mem;
-	h.fn.gm.regions[0].fd = -1;
-	h.fn.bus_master = true;
+	fake_fn_init(&h.fn, &h.ram);
 	h.cfg.be.gid_tbl_len = 16;
 	h.env.cfg = &h.cfg;
 	if (pvrdma_fn_ops.create(&h.fn, &h.env, &h.priv) == 0) {

@@ -415,6 +415,17 @@ void fake_be_event(struct be *be, enum ibv_event_type type, enum be_obj obj,
 
 /* ---- vfio-user services ---- */
 
+void fake_fn_init(struct pci_fn *fn, struct fake_ram *ram)
+{
+	memset(fn, 0, sizeof(*fn));
+	fn->gm.nregions = 1;
+	fn->gm.regions[0].gpa = FAKE_RAM_BASE;
+	fn->gm.regions[0].size = ram->pages * PVRDMA_PAGE_SIZE;
+	fn->gm.regions[0].host = ram->mem;
+	fn->gm.regions[0].fd = -1;
+	fn->bus_master = true;
+}
+
 int pci_fn_raise(struct pci_fn *fn, unsigned int vector)
 {
 	if (vector >= 3)

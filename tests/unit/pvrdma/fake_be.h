@@ -13,6 +13,7 @@
 
 #include "worker/backend/backend.h"
 #include "worker/guest_mem.h"
+#include "fake_ram.h"
 
 #define FAKE_MAX 64
 
@@ -61,5 +62,8 @@ struct pci_fn {
 	bool bus_master;
 	unsigned int raised[3];
 };
+
+/* A function whose one DMA region is ram, with bus mastering on. */
+void fake_fn_init(struct pci_fn *fn, struct fake_ram *ram);
 
 #endif

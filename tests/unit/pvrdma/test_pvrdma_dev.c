@@ -176,6 +176,19 @@ static void qp_req(union pvrdma_cmd_req *req, unsigned int page, uint32_t pd,
 	req->create_qp.qp_type = PVRDMA_QPT_RC;
 }
 
+/* An SRQ of 16 x 2-SGE receives on PD pd, ring at P_SRQ. */
+static void srq_req(union pvrdma_cmd_req *req, uint32_t pd)
+{
+	memset(req, 0, sizeof(*req));
+	req->hdr.cmd = PVRDMA_CMD_CREATE_SRQ;
+	req->create_srq.pd_handle = pd;
+	req->create_srq.attrs.max_wr = 16;
+	req->create_srq.attrs.max_sge = 2;
+	req->create_srq.nchunks = 2;
+	req->create_srq.pdir_dma =
+		fake_ram_pdir(&T.ram, P_SRQ, P_SRQ + 1, P_SRQ + 2, 2);
+}
+
 static uint32_t create_qp(unsigned int page, uint32_t pd, uint32_t cq)
 {
 	union pvrdma_cmd_req req;
@@ -225,12 +238,7 @@ static int setup(void **state)
 	(void)state;
 	memset(&T, 0, sizeof(T));
 	assert_int_equal(fake_ram_init(&T.ram, P_TOTAL), 0);
-	T.fn.gm.nregions = 1;
-	T.fn.gm.regions[0].gpa = FAKE_RAM_BASE;
-	T.fn.gm.regions[0].size = P_TOTAL * PVRDMA_PAGE_SIZE;
-	T.fn.gm.regions[0].host = T.ram.mem;
-	T.fn.gm.regions[0].fd = -1;
-	T.fn.bus_master = true;
+	fake_fn_init(&T.fn, &T.ram);
 	T.cfg.be.gid_tbl_len = 16;
 	memcpy(T.cfg.mac, "\x52\x54\x00\x12\x34\x56", 6);
 	T.env.cfg = &T.cfg;
@@ -380,14 +388,7 @@ static void test_all_commands_answer(void **state)
 	req.destroy_bind.index = 2;
 	assert_int_equal(cmd(&req, NULL), 0);
 	/* SRQ */
-	memset(&req, 0, sizeof(req));
-	req.hdr.cmd = PVRDMA_CMD_CREATE_SRQ;
-	req.create_srq.pd_handle = pd;
-	req.create_srq.attrs.max_wr = 16;
-	req.create_srq.attrs.max_sge = 2;
-	req.create_srq.nchunks = 2;
-	req.create_srq.pdir_dma =
-		fake_ram_pdir(&T.ram, P_SRQ, P_SRQ + 1, P_SRQ + 2, 2);
+	srq_req(&req, pd);
 	assert_int_equal(cmd(&req, &resp), 0);
 	memset(&req.create_srq, 0, sizeof(req.create_srq));
 	req.hdr.cmd = PVRDMA_CMD_QUERY_SRQ;
@@ -608,14 +609,7 @@ static void test_recv_srq_ud_and_events(void **state)
 	assert_int_equal(((struct pvrdma_ring *)ram(P_QP + 2, 8))->cons_head,
 			 1);
 	/* an SRQ and its doorbell */
-	memset(&req, 0, sizeof(req));
-	req.hdr.cmd = PVRDMA_CMD_CREATE_SRQ;
-	req.create_srq.pd_handle = pd;
-	req.create_srq.attrs.max_wr = 16;
-	req.create_srq.attrs.max_sge = 2;
-	req.create_srq.nchunks = 2;
-	req.create_srq.pdir_dma =
-		fake_ram_pdir(&T.ram, P_SRQ, P_SRQ + 1, P_SRQ + 2, 2);
+	srq_req(&req, pd);
 	assert_int_equal(cmd(&req, &resp), 0);
 	srq = resp.create_srq_resp.srqn;
 	rh.wr_id = 0x66;
@@ -722,14 +716,7 @@ static void hostile_round(uint32_t pd, uint32_t cq)
 	/* rings mapped, then the backend refuses (no such PD) */
 	qp_req(&req, P_QP2, 55, cq);
 	assert_int_equal(cmd(&req, NULL), EINVAL);
-	memset(&req, 0, sizeof(req));
-	req.hdr.cmd = PVRDMA_CMD_CREATE_SRQ;
-	req.create_srq.pd_handle = 55;
-	req.create_srq.attrs.max_wr = 16;
-	req.create_srq.attrs.max_sge = 2;
-	req.create_srq.nchunks = 2;
-	req.create_srq.pdir_dma =
-		fake_ram_pdir(&T.ram, P_SRQ, P_SRQ + 1, P_SRQ + 2, 2);
+	srq_req(&req, 55);
 	assert_int_equal(cmd(&req, NULL), EINVAL);
 	memset(&req, 0, sizeof(req));
 	req.hdr.cmd = PVRDMA_CMD_CREATE_MR;
