@@ -113,12 +113,18 @@ static int check_create_mr(const union pvrdma_cmd_req *c,
 	return 0;
 }
 
-/* A ring of pages: 1 state page + entries, within the device's bound. */
+/*
+ * A ring of pages: 1 state page + entries, within the device's bound and
+ * at most twice what the ring needs (the provider allocates an SRQ's
+ * entries twice over; QPs and CQs come exact): a guest cannot make the
+ * device keep a long page list for a short ring.
+ */
 static int check_ring_pages(uint32_t have, uint32_t need, uint64_t pdir,
 			    const struct pvrdma_cmd_limits *lim,
 			    const char *what, struct rdma_reason *why)
 {
-	if (have < need || have > lim->max_ring_pages)
+	if (have < need || have > 2 * (uint64_t)need ||
+	    have > lim->max_ring_pages)
 		return rdma_fail(why, -EINVAL,
 				 "%s ring of %u pages (needs %u, at most %u)",
 				 what, have, need, lim->max_ring_pages);

@@ -148,6 +148,11 @@ static void test_create_cq_and_mr(void **state)
 			 PVRDMA_CMD_CREATE_CQ);
 	c.create_cq.nchunks = 4;
 	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EINVAL);
+	c.create_cq.nchunks = 11; /* more than twice the ring */
+	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EINVAL);
+	c.create_cq.nchunks = 10;
+	assert_int_equal(decode(&c, sizeof(c), &out, &why),
+			 PVRDMA_CMD_CREATE_CQ);
 	c.create_cq.nchunks = 5;
 	c.create_cq.cqe = 100;
 	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EINVAL);
