@@ -47,7 +47,7 @@ def cmd_seeds():
     write("seeds-cmd", "create-bind", slot(15, struct.pack(
         "<III", 1024, 0, 1) + bytes(16) + bytes([2]) + bytes(3)))
     write("seeds-cmd", "create-srq", slot(17, struct.pack(
-        "<QIIIIIIB7x", 0x3000, 1, 5, 64, 2, 10, 0, 0)))
+        "<QIIIIIIB7x", 0x3000, 1, 3, 64, 2, 10, 0, 0)))
     dsr = struct.pack("<IIIIQQIIQIIQQ", 20, 0, 0x9, 0, 0x1000, 0x2000,
                       4, 0, 0x3000, 4, 0, 0x4000, 0xfe000)
     write("seeds-cmd", "dsr", dsr + bytes(280 - len(dsr)))
