@@ -30,8 +30,8 @@
 #include "common/probes.h"
 #include "worker/broker_link.h"
 #include "worker/device.h"
-#include "worker/rdma/dev_rdma.h"
-#include "worker/rdma/qp1.h"
+#include "worker/backend/qp1.h"
+#include "worker/virtio_rdma/vrdma.h"
 #include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/selinux.h"
 #include "worker/vfio_user/conn.h"
@@ -86,7 +86,7 @@ struct options {
 #if RDMAGATE_TEST_HOOKS
 	const char *test_syscall; /* made once the sandbox is on (tests) */
 #endif
-	struct rdma_limits lim;
+	struct be_limits lim;
 	bool verbose;
 };
 
@@ -507,7 +507,7 @@ static uint32_t parse_uint(const char *opt, const char *s, uint32_t min,
 }
 
 /* The limit of option --max-* number i (in the option table's order). */
-static uint32_t *limit_ptr(struct rdma_limits *lim, int i)
+static uint32_t *limit_ptr(struct be_limits *lim, int i)
 {
 	uint32_t *const p[] = { &lim->max_qp,	  &lim->max_cq,	 &lim->max_mr,
 				&lim->max_pd,	  &lim->max_srq, &lim->max_ah,
@@ -626,7 +626,7 @@ static const struct device_ops *pick_device(const struct options *o,
 					    struct loop *l, int *ret_cmd_fd)
 {
 	static struct rdma_hca hca;
-	static struct rdma_dev_cfg cfg;
+	static struct vrdma_cfg cfg;
 	struct rdma_reason why;
 	int ret;
 
@@ -641,12 +641,12 @@ static const struct device_ops *pick_device(const struct options *o,
 		if (ret < 0)
 			fatalx("cannot serve verbs device '%s' port %u: %s",
 			       o->device, o->port, why.msg);
-		cfg.hca = &hca;
-		cfg.lim = o->lim;
+		cfg.be.hca = &hca;
+		cfg.be.lim = o->lim;
+		cfg.be.counters = &counters;
+		cfg.be.broker = &l->broker;
+		cfg.be.mux = &l->mux;
 		cfg.busy_poll = o->busy_poll;
-		cfg.counters = &counters;
-		cfg.broker = &l->broker;
-		cfg.mux = &l->mux;
 		l->mux.counters = &counters;
 		l->broker.on_mux_channel = mux_channel;
 		l->broker.mux_arg = l;
@@ -770,7 +770,7 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < MAX_DEV_WATCHES; i++)
 		l.watches[i].fd = -1;
-	rdma_limits_default(&o.lim);
+	be_limits_default(&o.lim);
 	parse(argc, argv, &o);
 	set_log_tag(&o);
 	if (o.vm)

@@ -81,7 +81,8 @@ struct be_gsi_recv {
 struct be_wq {
 	struct be_pend *e; /* [size] */
 	uint32_t size, count, next;
-	/* QP1 receives, in posting order: [size], first, count = ... */
+	/* QP1's receive queue: held receives [size], oldest at gsi_first,
+	 * count of them in count (e is unused then) */
 	struct be_gsi_recv *gsi;
 	uint32_t gsi_first;
 };

@@ -23,9 +23,10 @@
 int be_wq_init(struct be_wq *q, uint32_t size, bool gsi)
 {
 	memset(q, 0, sizeof(*q));
+	/* the host may round a queue up; more than BE_MAX_WR never post */
 	q->size = size ? size : 1;
 	if (q->size > BE_MAX_WR)
-		return -EINVAL;
+		q->size = BE_MAX_WR;
 	q->e = calloc(q->size, sizeof(*q->e));
 	if (gsi)
 		q->gsi = calloc(q->size, sizeof(*q->gsi));
@@ -298,8 +299,7 @@ static enum ibv_wc_status host_send(struct be *be, uint32_t h, struct be_qp *q,
 	return IBV_WC_SUCCESS;
 }
 
-enum be_post be_post_send(struct be *be, uint32_t h,
-			  const struct be_send_wr *w,
+enum be_post be_post_send(struct be *be, uint32_t h, const struct be_send_wr *w,
 			  enum ibv_wc_status *ret_status, const char **why)
 {
 	struct be_qp *q = be_qp_get(be, h);
@@ -400,24 +400,28 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 
 	if (!rq || (q && q->srq)) {
 		*why = q ? "the QP receives through its SRQ" : "no such queue";
-		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR, ret_status);
+		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR,
+				    ret_status);
 	}
 	if (w->num_sge > max_sge || w->num_sge > BE_MAX_SGE ||
 	    (w->num_sge && !w->sge)) {
 		*why = "more SGEs than the queue allows";
-		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_LEN_ERR, ret_status);
+		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_LEN_ERR,
+				    ret_status);
 	}
 	if (q && q->type == BE_QPT_GSI)
 		return gsi_recv(be, q, w, ret_status, why);
 	if (map_sges(be, pd, w->sge, w->num_sge, sge) < 0) {
 		*why = "an SGE with the DMA key is not inside one guest RAM "
 		       "region";
-		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_PROT_ERR, ret_status);
+		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_PROT_ERR,
+				    ret_status);
 	}
 	k = wq_get(rq);
 	if (k < 0) {
 		*why = "the receive queue is full";
-		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR, ret_status);
+		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR,
+				    ret_status);
 	}
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = be_wr_id(q ? q->gen : s->gen, kind, h, (uint32_t)k);
@@ -428,7 +432,8 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 	if (ret) {
 		wq_put(rq, (uint32_t)k);
 		*why = "the host refused it (QP state?)";
-		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR, ret_status);
+		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR,
+				    ret_status);
 	}
 	rq->e[k].cookie = w->cookie;
 	rq->e[k].opcode = IBV_WC_RECV;
@@ -474,10 +479,11 @@ enum ibv_wc_status be_sge_copy(const struct be *be, uint32_t pd,
 		host = be_sge_host(be, pd, sge[i].lkey, sge[i].addr, n,
 				   to_guest);
 		if (!host) {
-			*why = to_guest ? "an SGE is not inside a writable "
-					  "memory region of the QP's PD"
-					: "an SGE is not inside a memory region "
-					  "of the QP's PD";
+			*why = to_guest
+				       ? "an SGE is not inside a writable "
+					 "memory region of the QP's PD"
+				       : "an SGE is not inside a memory region "
+					 "of the QP's PD";
 			return IBV_WC_LOC_PROT_ERR;
 		}
 		/* one side is our private buffer: no guest-to-guest copy */
@@ -525,8 +531,8 @@ int be_gsi_deliver(struct be *be, void *data, uint32_t len,
 	c.opcode = IBV_WC_RECV;
 	c.qp = h;
 	c.qp_num = 1;
-	c.status = be_sge_copy(be, q->pd, g.sge, g.num_sge, data, len, true,
-			       &why);
+	c.status =
+		be_sge_copy(be, q->pd, g.sge, g.num_sge, data, len, true, &why);
 	if (c.status != IBV_WC_SUCCESS) {
 		c.byte_len = 0;
 		c.wc_flags = 0;
@@ -534,8 +540,8 @@ int be_gsi_deliver(struct be *be, void *data, uint32_t len,
 		be->st->recv_errors++;
 		be_refused(be, "QP1 receive refused: %s", why);
 	}
-	RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, 1, g.cookie,
-			     (uint32_t)c.status, (uint32_t)c.opcode);
+	RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, 1, g.cookie, (uint32_t)c.status,
+			     (uint32_t)c.opcode);
 	be->ops->completion(be->fe, &c);
 	return c.status == IBV_WC_SUCCESS ? 0 : -EIO;
 }
@@ -611,9 +617,9 @@ static void complete(struct be *be, uint32_t cq, const struct ibv_wc *wc)
 		c.byte_len = wc->byte_len;
 		c.imm_data = wc->imm_data;
 		c.src_qp = wc->src_qp;
-		c.wc_flags = wc->wc_flags &
-			     (IBV_WC_GRH | IBV_WC_WITH_IMM | IBV_WC_WITH_INV |
-			      IBV_WC_IP_CSUM_OK);
+		c.wc_flags =
+			wc->wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM |
+					IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK);
 		c.pkey_index = 0;
 		c.sl = wc->sl;
 		c.slid = wc->slid;
@@ -675,8 +681,7 @@ void be_chan_ready(void *arg)
 		if (ibv_req_notify_cq(cq, 0))
 			log_warnx("CQ %u: cannot re-arm the host CQ", h);
 		/* everything: the event fired once for all of them */
-		while (be_cq_poll(be, h, BE_POLL_BUDGET) ==
-		       (int)BE_POLL_BUDGET)
+		while (be_cq_poll(be, h, BE_POLL_BUDGET) == (int)BE_POLL_BUDGET)
 			;
 	}
 }

@@ -148,30 +148,6 @@ static int alloc_mrn(struct be *be, uint32_t *ret_mrn)
 	return -ENOSPC;
 }
 
-/* Every run of the layout is guest RAM (it may cross adjacent regions). */
-static int check_runs(const struct guest_mem *gm,
-		      const struct rdma_mr_layout *lay)
-{
-	uint32_t i;
-
-	for (i = 0; i < lay->nruns; i++) {
-		uint64_t gpa = lay->runs[i].gpa, off;
-		uint64_t len = (uint64_t)lay->runs[i].npages * RDMA_MR_PAGE_SIZE;
-
-		while (len > 0) {
-			const struct gm_region *g = gm_find_gpa(gm, gpa, &off);
-
-			if (!g)
-				return -EFAULT;
-			if (len <= g->size - off)
-				break;
-			len -= g->size - off;
-			gpa += g->size - off; /* region end: no overflow */
-		}
-	}
-	return 0;
-}
-
 /* The layout's runs fit its page count, in order, without overlap. */
 static bool layout_sane(const struct rdma_mr_layout *lay)
 {
@@ -217,7 +193,7 @@ int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
 
 	pd = be_pd_get(be, pdh);
 	if (!pd)
-		return -ENOENT;
+		return -EINVAL;
 	if (access & ~(unsigned int)USER_ACCESS) {
 		be_refused(be, "REG_MR: access flags 0x%x", access);
 		return -EINVAL;
@@ -232,10 +208,9 @@ int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
 			   (unsigned long long)be->attr.max_mr_size);
 		return -EINVAL;
 	}
-	if (!be->mem || check_runs(be->mem, lay) < 0) {
-		be_refused(be, "REG_MR: pages outside guest RAM");
+	/* pages outside guest RAM fail in map_layout() (-EFAULT) */
+	if (!be->mem)
 		return -EFAULT;
-	}
 	r = alloc_mrn(be, &mrn);
 	if (r < 0)
 		return r;
@@ -295,7 +270,7 @@ int be_mr_reg_dma(struct be *be, uint32_t pdh, unsigned int access,
 
 	pd = be_pd_get(be, pdh);
 	if (!pd)
-		return -ENOENT;
+		return -EINVAL;
 	if (pd->dma_mr) {
 		be_refused(be, "GET_DMA_MR: PD %u already has DMA MR %u", pdh,
 			   pd->dma_mr);

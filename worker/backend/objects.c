@@ -31,10 +31,10 @@ void be_limits_default(struct be_limits *lim)
 	lim->max_pd = 64;
 	lim->max_srq = 16;
 	lim->max_ah = 256;
-	lim->max_cqe = 256;
-	lim->max_qp_wr = 256;
-	lim->max_srq_wr = 256;
-	lim->max_sge = 16;
+	lim->max_cqe = 512;
+	lim->max_qp_wr = 512;
+	lim->max_srq_wr = 512;
+	lim->max_sge = BE_MAX_SGE;
 }
 
 void be_refused(struct be *be, const char *fmt, ...)
@@ -106,9 +106,9 @@ static void fill_attr(struct be *be)
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = h->local_ca_ack_delay;
 	a->phys_port_cnt = 1;
-	be->gid_tbl_len = MIN(clamp_host(be->cfg.gid_tbl_len,
-					 be->hca->port_attr.gid_tbl_len),
-			      (uint32_t)BE_MAX_GIDS);
+	be->gid_tbl_len = MIN(
+		clamp_host(be->cfg.gid_tbl_len, be->hca->port_attr.gid_tbl_len),
+		(uint32_t)BE_MAX_GIDS);
 }
 
 const struct ibv_device_attr *be_device_attr(const struct be *be)
@@ -261,6 +261,11 @@ int be_pd_create(struct be *be, uint32_t want, uint32_t *ret_pd)
 	return 0;
 }
 
+bool be_pd_exists(const struct be *be, uint32_t pd)
+{
+	return pd != 0 && pd <= (uint32_t)be->attr.max_pd && be->pd[pd].used;
+}
+
 int be_pd_destroy(struct be *be, uint32_t pd)
 {
 	struct be_pd *p = be_pd_get(be, pd);
@@ -386,7 +391,8 @@ static int check_qp_caps(struct be *be, const struct ibv_qp_cap *c)
 	uint32_t sge = (uint32_t)be->attr.max_sge;
 
 	if (c->max_send_wr > wr || c->max_recv_wr > wr) {
-		be_refused(be, "CREATE_QP: %u send / %u receive WRs, at most %u",
+		be_refused(be,
+			   "CREATE_QP: %u send / %u receive WRs, at most %u",
 			   c->max_send_wr, c->max_recv_wr, wr);
 		return -EINVAL;
 	}
@@ -397,7 +403,8 @@ static int check_qp_caps(struct be *be, const struct ibv_qp_cap *c)
 		return -EINVAL;
 	}
 	if (c->max_inline_data > 4096) {
-		be_refused(be, "CREATE_QP: %u bytes of inline data, at most 4096",
+		be_refused(be,
+			   "CREATE_QP: %u bytes of inline data, at most 4096",
 			   c->max_inline_data);
 		return -EINVAL;
 	}
@@ -416,7 +423,7 @@ static bool have_gsi(const struct be *be)
 
 static enum ibv_qp_type host_qp_type(enum be_qp_type t)
 {
-	return t == BE_QPT_RC ? IBV_QPT_RC
+	return t == BE_QPT_RC	? IBV_QPT_RC
 	       : t == BE_QPT_UC ? IBV_QPT_UC
 				: IBV_QPT_UD;
 }
@@ -531,8 +538,7 @@ int be_qp_create(struct be *be, uint32_t want, const struct be_qp_init *in,
 	ret->handle = h;
 	ret->qp_num = q->qpn;
 	ret->cap = q->cap;
-	log_debug("CREATE_QP: type %u, QPN %u, handle %u", in->type, q->qpn,
-		  h);
+	log_debug("CREATE_QP: type %u, QPN %u, handle %u", in->type, q->qpn, h);
 	return 0;
 fail:
 	qp_release(be, q);
@@ -583,10 +589,10 @@ static int attr_to_host(struct be *be, int mask, const struct be_qp_attr *g,
 	h->rq_psn = g->rq_psn;
 	h->sq_psn = g->sq_psn;
 	h->dest_qp_num = g->dest_qp_num;
-	h->qp_access_flags = g->qp_access_flags &
-			     (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			      IBV_ACCESS_REMOTE_READ |
-			      IBV_ACCESS_REMOTE_ATOMIC);
+	h->qp_access_flags =
+		g->qp_access_flags &
+		(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	h->pkey_index = 0;
 	h->en_sqd_async_notify = g->en_sqd_async_notify;
 	h->max_rd_atomic = g->max_rd_atomic;
@@ -751,7 +757,8 @@ int be_srq_create(struct be *be, uint32_t want, const struct be_srq_init *in,
 		return -ENOENT;
 	if (in->max_wr > (uint32_t)be->attr.max_srq_wr ||
 	    in->max_sge > (uint32_t)be->attr.max_srq_sge) {
-		be_refused(be, "CREATE_SRQ: %u WRs of %u SGEs, at most %d of %d",
+		be_refused(be,
+			   "CREATE_SRQ: %u WRs of %u SGEs, at most %d of %d",
 			   in->max_wr, in->max_sge, be->attr.max_srq_wr,
 			   be->attr.max_srq_sge);
 		return -EINVAL;
@@ -761,8 +768,8 @@ int be_srq_create(struct be *be, uint32_t want, const struct be_srq_init *in,
 			   be->attr.max_srq);
 		return -ENOSPC;
 	}
-	ret = pick_handle(be, "CREATE_SRQ", want, be->cfg.srq_handles,
-			  be->srq, sizeof(*be->srq), &h);
+	ret = pick_handle(be, "CREATE_SRQ", want, be->cfg.srq_handles, be->srq,
+			  sizeof(*be->srq), &h);
 	if (ret < 0)
 		return ret;
 	s = &be->srq[h];
@@ -912,8 +919,8 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 	i = gid_held(be, gid, gid_type);
 	if (i >= 0)
 		return be->guest_gid[i];
-	ret = broker_link_gid(be->cfg.broker, WP_GID_ADD, gid, gid_type,
-			      &host, why, sizeof(why));
+	ret = broker_link_gid(be->cfg.broker, WP_GID_ADD, gid, gid_type, &host,
+			      why, sizeof(why));
 	if (ret < 0) {
 		be->st->gid_errors++;
 		be_refused(be, "ADD_GID: index %u: the broker refused: %s",
@@ -1066,27 +1073,24 @@ static void async_ready(void *arg)
 	unsigned int n;
 
 	/* a bounded batch: the loop stays fair; the fd stays readable */
-	for (n = 0; n < 64 && ibv_get_async_event(be->hca->ctx, &e) == 0;
-	     n++) {
+	for (n = 0; n < 64 && ibv_get_async_event(be->hca->ctx, &e) == 0; n++) {
 		struct be_async_event ev = { .type = e.event_type };
 
 		event_object(be, &e, &ev);
 		/* ack before the callback: it may destroy the object */
 		ibv_ack_async_event(&e);
 		be->async_events++;
-		be->st->async_events++;
 		if (!ev.handle)
 			continue; /* another connection's, or gone */
-		if (ev.obj == BE_OBJ_QP &&
-		    (ev.type == IBV_EVENT_QP_FATAL ||
-		     ev.type == IBV_EVENT_QP_REQ_ERR ||
-		     ev.type == IBV_EVENT_QP_ACCESS_ERR))
+		if (ev.obj == BE_OBJ_QP && (ev.type == IBV_EVENT_QP_FATAL ||
+					    ev.type == IBV_EVENT_QP_REQ_ERR ||
+					    ev.type == IBV_EVENT_QP_ACCESS_ERR))
 			be->qp[ev.handle].state = IBV_QPS_ERR;
 		if (be->async_events <= 16)
 			log_info("host async event %s on %s %u",
 				 ibv_event_type_str(e.event_type),
-				 ev.obj == BE_OBJ_QP    ? "QP"
-				 : ev.obj == BE_OBJ_CQ  ? "CQ"
+				 ev.obj == BE_OBJ_QP	? "QP"
+				 : ev.obj == BE_OBJ_CQ	? "CQ"
 				 : ev.obj == BE_OBJ_SRQ ? "SRQ"
 							: "port",
 				 ev.handle);
@@ -1160,6 +1164,9 @@ void be_destroy(struct be *be)
 		return;
 	if (be->cfg.mux && be->cfg.mux->be == be)
 		be->cfg.mux->be = NULL; /* MADs for us are dropped from now */
+	if (be->async_events)
+		log_info("%llu host async events on this guest's objects",
+			 (unsigned long long)be->async_events);
 	free_all(be);
 	if (be->async_watched && be->env.unwatch_fd)
 		be->env.unwatch_fd(be->env.loop_ctx, be->hca->ctx->async_fd);
@@ -1240,9 +1247,8 @@ int be_create(const struct be_cfg *cfg, const struct dev_env *env,
 	be->cfg.qp_handles = MIN(cfg->qp_handles ? cfg->qp_handles
 						 : (uint32_t)be->attr.max_qp,
 				 BE_MAX_HANDLES);
-	be->cfg.srq_handles = MIN(cfg->srq_handles
-					  ? cfg->srq_handles
-					  : (uint32_t)be->attr.max_srq,
+	be->cfg.srq_handles = MIN(cfg->srq_handles ? cfg->srq_handles
+						   : (uint32_t)be->attr.max_srq,
 				  BE_MAX_HANDLES);
 	ret = alloc_tables(be);
 	if (ret == 0)

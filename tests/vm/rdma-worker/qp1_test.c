@@ -252,6 +252,7 @@ static struct {
 	uint32_t seq;
 	struct wp_counters stats;
 	unsigned int gid_adds, gid_dels;
+	int host_index; /* > 0: GID_ADD is granted at this host index */
 } br = { .fd = -1,
 	 .mu = PTHREAD_MUTEX_INITIALIZER,
 	 .cv = PTHREAD_COND_INITIALIZER };
@@ -263,7 +264,10 @@ static void broker_answer_gid(const struct wp_msg *m)
 
 	wp_init(&r, m->h.type + 1);
 	r.u.gid_reply.seq = m->u.gid.seq;
-	if (m->h.type == WP_GID_ADD) {
+	if (m->h.type == WP_GID_ADD && br.host_index > 0) {
+		r.u.gid_reply.host_index = (uint32_t)br.host_index;
+		br.gid_adds++;
+	} else if (m->h.type == WP_GID_ADD) {
 		idx = host_gid_index(dev0, m->u.gid.gid);
 		if (idx < 0 || m->u.gid.gid_type != WP_GID_ROCE_V2) {
 			r.u.gid_reply.status = ENOENT;
@@ -879,6 +883,31 @@ static int t_mux_full(void)
 	return 0;
 }
 
+/*
+ * A host GID table index the host's address vector cannot hold (it has 8
+ * bits): the worker must refuse the GID and give it back, not cut the
+ * index to 300 & 0xff = 44 and send from whatever GID sits there.
+ */
+static int t_gid_index_wide(void)
+{
+	unsigned int adds = br.gid_adds, dels = br.gid_dels;
+	int r;
+
+	br.host_index = 300;
+	r = gv_add_gid(ctx, 2, peer6, WP_GID_ROCE_V2);
+	br.host_index = 0;
+	CHECK_EQ(r, -ERANGE);
+	CHECK_EQ(br.gid_adds, adds + 1);
+	for (int i = 0; i < 100 && br.gid_dels == dels; i++)
+		sleep_ms(20);
+	CHECK_EQ(br.gid_dels, dels + 1); /* given back to the broker */
+	CHECK(log_has("does not fit an address vector"));
+	/* index 2 stays empty: a MAD from it is refused */
+	CHECK_EQ(gv_del_gid(ctx, 2), -ENOENT);
+	CHECK(worker_alive());
+	return 0;
+}
+
 static int t_close(void)
 {
 	cm_qp1_close(&t);
@@ -909,6 +938,8 @@ static const struct tcase cases[] = {
 	{ "mux gone: sends fail and count; a new channel replaces it",
 	  t_mux_gone },
 	{ "mux queue full: sends fail without blocking", t_mux_full },
+	{ "a host GID index above 255 is refused and given back",
+	  t_gid_index_wide },
 	{ "guest closes; the worker logs its stats", t_close },
 };
 

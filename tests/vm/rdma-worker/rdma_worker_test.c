@@ -287,17 +287,18 @@ struct gqp {
 	unsigned int next;
 };
 
-static int create_qp(struct g *g, uint32_t pdn, uint8_t type, uint32_t scq,
-		     uint32_t rcq, struct gqp *qp)
+/* A QP of max_wr send and receive WRs with its queues up. */
+static int create_qp_n(struct g *g, uint32_t pdn, uint8_t type, uint32_t scq,
+		       uint32_t rcq, uint32_t max_wr, struct gqp *qp)
 {
 	struct virtio_rdma_cmd_create_qp c = {
 		.pdn = pdn,
 		.qp_type = type,
 		.sq_sig_type = VIRTIO_RDMA_SIG_REQ_WR,
-		.max_send_wr = 32,
+		.max_send_wr = max_wr,
 		.max_send_sge = 4,
 		.send_cqn = scq,
-		.max_recv_wr = 32,
+		.max_recv_wr = max_wr,
 		.max_recv_sge = 4,
 		.recv_cqn = rcq,
 		.max_inline_data = 128,
@@ -328,9 +329,18 @@ static int create_qp(struct g *g, uint32_t pdn, uint8_t type, uint32_t scq,
 	return r;
 }
 
-/* Posts one element (bytes) on q; the element lives in qp's area. */
-static int post(struct g *g, struct gqp *qp, struct guest_vq *q, const void *el,
-		uint32_t len)
+static int create_qp(struct g *g, uint32_t pdn, uint8_t type, uint32_t scq,
+		     uint32_t rcq, struct gqp *qp)
+{
+	return create_qp_n(g, pdn, type, scq, rcq, 32, qp);
+}
+
+/*
+ * Posts one element (bytes) on q, the element in qp's area; kick: tell
+ * the worker (else it is only made available in the ring).
+ */
+static int post_el(struct g *g, struct gqp *qp, struct guest_vq *q,
+		   const void *el, uint32_t len, bool kick)
 {
 	uint64_t gpa = qp->wqes + 1024ull * (qp->next++ % (2 * RING));
 	struct guest_sg sg = { gpa, len };
@@ -343,7 +353,15 @@ static int post(struct g *g, struct gqp *qp, struct guest_vq *q, const void *el,
 	guest_ram_write(&g->d.ram, gpa, el, len);
 	if (guest_vq_post(q, &sg, 1, NULL, 0, false, NULL, &head))
 		return -ENOSPC;
+	if (!kick)
+		return 0;
 	return guest_vq_kick(q) < 0 ? -EIO : 0;
+}
+
+static int post(struct g *g, struct gqp *qp, struct guest_vq *q, const void *el,
+		uint32_t len)
+{
+	return post_el(g, qp, q, el, len, true);
 }
 
 static int post_recv(struct g *g, struct gqp *qp, uint64_t wr_id, uint64_t addr,
@@ -572,6 +590,33 @@ struct side {
 	struct gmr mr;
 };
 static struct side sa, sb;
+
+/* A receive of 64 bytes at the start of A's MR; kick as post_el(). */
+static int post_recv_64(struct g *g, struct gqp *qp, uint64_t wr_id,
+			bool kick)
+{
+	struct {
+		struct virtio_rdma_rq_wqe h;
+		struct virtio_rdma_sge s;
+	} e = { { 1, 0, wr_id }, { sa.mr.iova, 64, sa.mr.lkey } };
+
+	return post_el(g, qp, qp->rq, &e, sizeof(e), kick);
+}
+
+/* RESET -> INIT, local writes only. */
+static int to_init(struct g *g, uint32_t qpn)
+{
+	struct virtio_rdma_qp_attr a = { 0 };
+
+	a.qp_state = VIRTIO_RDMA_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = VIRTIO_RDMA_ACCESS_LOCAL_WRITE;
+	return modify(g, qpn,
+		      VIRTIO_RDMA_QP_STATE | VIRTIO_RDMA_QP_PKEY_INDEX |
+			      VIRTIO_RDMA_QP_PORT |
+			      VIRTIO_RDMA_QP_ACCESS_FLAGS,
+		      &a);
+}
 
 #define ACC_ALL                                                                \
 	(VIRTIO_RDMA_ACCESS_LOCAL_WRITE | VIRTIO_RDMA_ACCESS_REMOTE_WRITE |    \
@@ -1286,6 +1331,13 @@ static int t_srq(void)
 	CHECK_EQ(e.byte_len, 64);
 	mr_io(&gb, &sb.mr, 60000, dst, sizeof(dst), false);
 	CHECK(!memcmp(src, dst, sizeof(src)));
+	/*
+	 * The receive took the SRQ below its limit (4): the host raised
+	 * SRQ_LIMIT_REACHED on its async fd, which the worker reads, maps to
+	 * this SRQ and logs (Profile A has no event queue for the guest).
+	 */
+	CHECK(log_has(&wb, "host async event SRQ limit reached on SRQ") ||
+	      log_has(&wb, "host async event SRQ limit reached on SRQ"));
 	CHECK_EQ(cmd(&gb, VIRTIO_RDMA_CMD_DESTROY_SRQ, &rs.srq_handle, 4, NULL,
 		     0),
 		 EBUSY);
@@ -1334,6 +1386,132 @@ static int t_dma_mr(void)
 	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_GET_DMA_MR, req, 8, NULL, 12),
 		 EEXIST);
 	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DEREG_MR, &r.mrn, 4, NULL, 0), 0);
+	return 0;
+}
+
+/*
+ * The DMA MR stands for all of guest RAM and the guest is told rkey 0: a
+ * peer that uses its lkey as an rkey (on rxe they are equal) must not read
+ * guest memory, whatever access flags the guest asked for.
+ */
+static int t_dma_mr_local(void)
+{
+	uint32_t req[2] = { sa.pdn, ACC_ALL };
+	struct virtio_rdma_rsp_mr r;
+	struct virtio_rdma_cqe e;
+	struct send_el s = { 0 };
+	uint8_t secret[256], got[256];
+	struct gqp qa, qb;
+	uint64_t gpa;
+
+	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_GET_DMA_MR, req, 8, &r, sizeof(r)),
+		 0);
+	CHECK_EQ(r.rkey, 0);
+	CHECK_EQ(guest_ram_alloc_in(&ga.d.ram, 0, sizeof(secret), 8, &gpa), 0);
+	pattern(secret, sizeof(secret), 9);
+	guest_ram_write(&ga.d.ram, gpa, secret, sizeof(secret));
+	/* a fresh connected pair: the refused READ puts it in error */
+	CHECK_EQ(create_qp(&ga, sa.pdn, VIRTIO_RDMA_QPT_RC, sa.cq.cqn,
+			   sa.cq.cqn, &qa),
+		 0);
+	CHECK_EQ(create_qp(&gb, sb.pdn, VIRTIO_RDMA_QPT_RC, sb.cq.cqn,
+			   sb.cq.cqn, &qb),
+		 0);
+	CHECK_EQ(connect_qp(&ga, qa.qpn, qb.qpn, gid_b), 0);
+	CHECK_EQ(connect_qp(&gb, qb.qpn, qa.qpn, gid_a), 0);
+	memset(got, 0, sizeof(got));
+	mr_io(&gb, &sb.mr, 0, got, sizeof(got), true);
+	s.h.opcode = VIRTIO_RDMA_WR_RDMA_READ;
+	s.h.send_flags = VIRTIO_RDMA_SEND_SIGNALED;
+	s.h.wr_id = 0xd1;
+	s.h.wr.rdma.remote_addr = gpa;
+	s.h.wr.rdma.rkey = r.lkey;
+	s.s[0] = (struct virtio_rdma_sge){ sb.mr.iova, sizeof(got),
+					   sb.mr.lkey };
+	CHECK_EQ(post_send(&gb, &qb, &s, 1), 0);
+	CHECK_EQ(reap_cqe(&gb, &sb.cq, &e), 0);
+	CHECK_EQ(e.wr_id, 0xd1);
+	mr_io(&gb, &sb.mr, 0, got, sizeof(got), false);
+	CHECK(memcmp(got, secret, sizeof(got)) != 0);
+	CHECK_EQ(e.status, VIRTIO_RDMA_WC_REM_ACCESS_ERR);
+	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DESTROY_QP, &qa.qpn, 4, NULL, 0), 0);
+	CHECK_EQ(cmd(&gb, VIRTIO_RDMA_CMD_DESTROY_QP, &qb.qpn, 4, NULL, 0), 0);
+	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DEREG_MR, &r.mrn, 4, NULL, 0), 0);
+	return 0;
+}
+
+/*
+ * Receives made available on a QP's ring without a kick, then MODIFY_QP:
+ * the worker takes them then, but its answer to the command must still
+ * go to the command's own chain on the control queue.
+ */
+static int t_modify_pending_recv(void)
+{
+	struct virtio_rdma_port_attr pa;
+	uint32_t port = 1;
+	struct guest_used u;
+	unsigned int i, n = 0;
+	struct gqp qp;
+
+	CHECK_EQ(create_qp(&ga, sa.pdn, VIRTIO_RDMA_QPT_RC, sa.cq.cqn,
+			   sa.cq.cqn, &qp),
+		 0);
+	/*
+	 * The worker runs the QP's rings once it has read their vhost-user
+	 * messages, which travel on another fd than the control kicks: a
+	 * round trip and a pause make sure the receive ring is running.
+	 */
+	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_QUERY_PORT, &port, 4, &pa,
+		     sizeof(pa)),
+		 0);
+	sleep_ms(100);
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(post_recv_64(&ga, &qp, 0xc0 + i, false), 0);
+	CHECK_EQ(to_init(&ga, qp.qpn), 0);
+	/* the control queue answers in order, each command its own chain */
+	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_QUERY_PORT, &port, 4, &pa,
+		     sizeof(pa)),
+		 0);
+	/* the three were taken: destroying the QP returns them */
+	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DESTROY_QP, &qp.qpn, 4, NULL, 0), 0);
+	for (i = 0; i < 100 && n < 3; i++) {
+		while (guest_vq_reap(qp.rq, &u) == 0)
+			n++;
+		if (n < 3)
+			sleep_ms(20);
+	}
+	CHECK_EQ(n, 3);
+	CHECK(worker_alive(&wa));
+	return 0;
+}
+
+/*
+ * One kick for more elements than the worker takes per kick (32): the
+ * rest must be taken in its next rounds without another kick.
+ */
+static int t_kick_budget(void)
+{
+	const unsigned int want = 50;
+	struct guest_used u;
+	unsigned int i, n = 0;
+	struct gqp qp;
+
+	CHECK_EQ(create_qp_n(&ga, sa.pdn, VIRTIO_RDMA_QPT_RC, sa.cq.cqn,
+			     sa.cq.cqn, 64, &qp),
+		 0);
+	CHECK_EQ(to_init(&ga, qp.qpn), 0);
+	for (i = 0; i < want; i++)
+		CHECK_EQ(post_recv_64(&ga, &qp, 0x500 + i, i == want - 1), 0);
+	sleep_ms(300);
+	/* all were posted to the host: destroying the QP returns them all */
+	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DESTROY_QP, &qp.qpn, 4, NULL, 0), 0);
+	for (i = 0; i < 100 && n < want; i++) {
+		while (guest_vq_reap(qp.rq, &u) == 0)
+			n++;
+		if (n < want)
+			sleep_ms(20);
+	}
+	CHECK_EQ(n, want);
 	return 0;
 }
 
@@ -1707,8 +1885,15 @@ static const struct tcase cases[] = {
 	{ "CQ interrupts only when armed, one-shot", t_arming },
 	{ "SEND ping-pong latency (a figure)", t_pingpong },
 	{ "UD with the AV in the element (AH cache), immediate data", t_ud },
-	{ "SRQ: create/modify/query, receives, destroy in use", t_srq },
+	{ "SRQ: create/modify/query, receives, limit event, destroy in use",
+	  t_srq },
 	{ "GET_DMA_MR: GPAs in two RAM regions with one lkey", t_dma_mr },
+	{ "the DMA MR has no remote access, whatever the guest asked",
+	  t_dma_mr_local },
+	{ "MODIFY_QP with receives waiting unkicked: the answer is its own",
+	  t_modify_pending_recv },
+	{ "a kick's elements past the per-kick budget taken without a kick",
+	  t_kick_budget },
 	{ "hostile commands refused, worker keeps serving", t_hostile_cmds },
 	{ "mapping budget: scattered MRs refused with ENOMEM, not a crash",
 	  t_mapping_budget },
