@@ -380,16 +380,13 @@ static void set_limits(struct pvrdma_dev *d)
 		.max_uar = PVRDMA_UAR_PAGES,
 		.max_mr_pages = PVRDMA_PAGE_DIR_MAX_PAGES,
 	};
-	uint64_t guid = 0;
-	unsigned int i;
+	const uint8_t *m = d->cfg->mac;
+	/* EUI-64 of the MAC (U/L bit flipped), as QEMU's node GUID; the
+	 * caps carry it big-endian, i.e. in this byte order in memory */
+	const uint8_t eui[8] = { m[0] ^ 0x02, m[1], m[2], 0xff,
+				 0xfe,	      m[3], m[4], m[5] };
 
-	/* EUI-64 from the MAC, as QEMU derived its node GUID */
-	for (i = 0; i < 3; i++)
-		guid |= (uint64_t)d->cfg->mac[i] << (8 * i);
-	guid |= 0xfffeull << 24;
-	for (i = 3; i < 6; i++)
-		guid |= (uint64_t)d->cfg->mac[i] << (8 * (i + 2));
-	in.node_guid = guid ^ 0x02;
+	memcpy(&in.node_guid, eui, sizeof(eui));
 	pvrdma_caps_encode(&in, &d->caps);
 	d->lim.max_cqe = d->caps.max_cqe;
 	d->lim.max_qp_wr = d->caps.max_qp_wr;

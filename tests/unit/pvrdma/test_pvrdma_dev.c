@@ -269,6 +269,9 @@ static void test_probe_writes_caps(void **state)
 	assert_int_equal(d->caps.gid_tbl_len, 16);
 	assert_int_equal(d->caps.max_uar, PVRDMA_UAR_PAGES);
 	assert_int_equal(d->caps.vendor_id, PVRDMA_PCI_VENDOR_ID);
+	/* EUI-64 of 52:54:00:12:34:56, big-endian in guest memory */
+	assert_memory_equal(&d->caps.node_guid,
+			    "\x50\x54\x00\xff\xfe\x12\x34\x56", 8);
 }
 
 static void test_send_completes_into_the_guest_cq(void **state)
