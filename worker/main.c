@@ -477,7 +477,9 @@ static void usage(FILE *f)
 		   "transport TEST function)\n"
 		   "  --frontend pvrdma     serve the PVRDMA function "
 		   "(vmw_pvrdma) over\n"
-		   "                        vfio-user on --device NAME\n"
+		   "                        vfio-user on --device NAME (as "
+		   "--frontend\n"
+		   "                        vfio-user --device NAME does)\n"
 		   "  --sandbox-debug       log forbidden syscalls instead of "
 		   "dying (never in\n"
 		   "                        production)\n"
@@ -682,8 +684,8 @@ static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
 	static struct pvrdma_cfg cfg;
 
 	if (!o->device || o->test_device)
-		fatalx("--frontend pvrdma serves a verbs device: give --device "
-		       "NAME (e.g. rxe0)");
+		fatalx("PVRDMA serves a verbs device: give --device NAME (e.g. "
+		       "rxe0) and no --test-device");
 	backend_cfg(o, l, &cfg.be, ret_cmd_fd);
 	cfg.busy_poll = o->busy_poll;
 	cfg.mac[0] = 0x02; /* locally administered: a node GUID only */
@@ -703,15 +705,17 @@ static const struct pci_fn_ops *pick_function(const struct options *o,
 
 	if (!o->frontend || strcmp(o->frontend, "vhost-user") == 0)
 		return NULL;
-	if (strcmp(o->frontend, "pvrdma") == 0)
+	/* over vfio-user, a verbs device is served as the PVRDMA function */
+	if (strcmp(o->frontend, "pvrdma") == 0 ||
+	    (strcmp(o->frontend, "vfio-user") == 0 && o->device))
 		return pick_pvrdma(o, l, ret_cmd_fd);
 	if (strcmp(o->frontend, "vfio-user") != 0)
 		fatalx("--frontend: '%s' is none of vhost-user, vfio-user, "
 		       "pvrdma",
 		       o->frontend);
-	if (!o->test_device || o->device)
-		fatalx("--frontend vfio-user serves only --test-device "
-		       "pci-test (--frontend pvrdma serves PVRDMA)");
+	if (!o->test_device)
+		fatalx("--frontend vfio-user serves --device NAME (PVRDMA) or "
+		       "--test-device pci-test");
 	fn = vfu_test_function(o->test_device);
 	if (!fn)
 		fatalx("unknown vfio-user test device '%s' (only 'pci-test')",
