@@ -178,7 +178,8 @@ enum pvrdma_device_ctl {
  *
  * The ring state lives in the first page of the ring's memory:
  *   QP: sq state at offset 0, rq state at offset 8; SQ WQEs from page 1,
- *       RQ WQEs from page send_chunks.
+ *       RQ WQEs from page 1 + send_chunks (send_chunks counts the SQ's
+ *       pages, not the state page; total_chunks counts all).
  *   SRQ: the rx state (offset 8); WQEs from page 1.
  *   CQ: the rx state (offset 8; the device produces); CQEs from page 1.
  *   Async event and CQ notification rings: the rx state (offset 8);
@@ -805,7 +806,7 @@ struct pvrdma_cmd_create_qp {
 	uint32_t lkey;
 	uint32_t access_flags;
 	uint16_t total_chunks; /* pages: state + SQ + RQ */
-	uint16_t send_chunks;  /* pages: state + SQ */
+	uint16_t send_chunks;  /* pages: SQ only (not the state page) */
 	uint16_t max_atomic_arg;
 	uint8_t sq_sig_all;
 	uint8_t qp_type; /* enum pvrdma_qp_type */

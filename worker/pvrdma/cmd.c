@@ -200,18 +200,20 @@ static int check_create_qp(const union pvrdma_cmd_req *c,
 	r = check_qp_caps(q, lim, why);
 	if (r < 0)
 		return r;
-	sq = 1 + pvrdma_ring_pages(q->max_send_wr,
-				   pvrdma_sq_wqe_size(q->max_send_sge));
+	/* send_chunks: the SQ's pages, without the ring-state page 0 */
+	sq = pvrdma_ring_pages(q->max_send_wr,
+			       pvrdma_sq_wqe_size(q->max_send_sge));
 	if (!q->is_srq)
 		rq = pvrdma_ring_pages(q->max_recv_wr,
 				       pvrdma_rq_wqe_size(q->max_recv_sge));
-	if (q->send_chunks < sq || q->send_chunks > q->total_chunks ||
-	    (uint32_t)q->total_chunks - q->send_chunks < rq)
+	if (q->send_chunks < sq ||
+	    (uint32_t)q->send_chunks + 1 > q->total_chunks ||
+	    (uint32_t)q->total_chunks - 1 - q->send_chunks < rq)
 		return rdma_fail(why, -EINVAL,
 				 "QP ring pages %u (send %u), needs send %u "
 				 "and receive %u",
 				 q->total_chunks, q->send_chunks, sq, rq);
-	return check_ring_pages(q->total_chunks, sq + rq, q->pdir_dma, lim,
+	return check_ring_pages(q->total_chunks, 1 + sq + rq, q->pdir_dma, lim,
 				"QP", why);
 }
 

@@ -376,7 +376,7 @@ static void set_limits(struct pvrdma_dev *d)
 {
 	struct pvrdma_caps_in in = {
 		.attr = be_device_attr(d->be),
-		.gid_tbl_len = d->cfg->be.gid_tbl_len,
+		.gid_tbl_len = d->gid_tbl_len,
 		.max_uar = PVRDMA_UAR_PAGES,
 		.max_mr_pages = PVRDMA_PAGE_DIR_MAX_PAGES,
 	};
@@ -432,8 +432,9 @@ static int fn_create(struct pci_fn *fn, const struct dev_env *env,
 	/* QP handles index the driver's and provider's u16 tables. */
 	if (bc.lim.max_qp > 0xffff)
 		bc.lim.max_qp = 0xffff;
-	if (bc.gid_tbl_len == 0)
+	if (bc.gid_tbl_len == 0 || bc.gid_tbl_len > BE_MAX_GIDS)
 		bc.gid_tbl_len = BE_MAX_GIDS;
+	d->gid_tbl_len = bc.gid_tbl_len;
 	r = be_create(&bc, env, &pvrdma_be_ops, d, &d->be);
 	if (r < 0) {
 		free(d);

@@ -76,6 +76,7 @@ struct pvrdma_dev {
 	struct pvrdma_dsr_info dsr;
 	struct pvrdma_device_caps caps;
 	struct pvrdma_cmd_limits lim;
+	uint32_t gid_tbl_len; /* the backend's guest GID table */
 	struct pvrdma_pages async_pages, cqn_pages;
 	struct pvrdma_ring_map async, cqn;
 

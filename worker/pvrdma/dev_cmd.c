@@ -305,7 +305,7 @@ static void qp_rings(struct pvrdma_qp *qp, const struct pvrdma_cmd_create_qp *q)
 	if (qp->has_rq)
 		qp->rq = (struct pvrdma_ring_map){
 			&qp->pages, PVRDMA_RING_STATE_RQ_OFFSET,
-			(uint64_t)q->send_chunks * PVRDMA_PAGE_SIZE,
+			(1 + (uint64_t)q->send_chunks) * PVRDMA_PAGE_SIZE,
 			q->max_recv_wr, pvrdma_rq_wqe_size(q->max_recv_sge)
 		};
 }

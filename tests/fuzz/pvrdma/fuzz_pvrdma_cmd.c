@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(out.hdr.cmd == (uint32_t)r);
 	if (r == PVRDMA_CMD_CREATE_QP)
 		CHECK(out.create_qp.total_chunks <= lim.max_ring_pages &&
-		      out.create_qp.send_chunks <= out.create_qp.total_chunks);
+		      out.create_qp.send_chunks < out.create_qp.total_chunks);
 	if (r == PVRDMA_CMD_CREATE_CQ)
 		CHECK(out.create_cq.nchunks <= lim.max_ring_pages &&
 		      out.create_cq.cqe && out.create_cq.cqe <= lim.max_cqe);

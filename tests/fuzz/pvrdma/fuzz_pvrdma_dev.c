@@ -96,7 +96,7 @@ static void run(struct h *h, const uint8_t *p, size_t n)
 			break;
 		case 1: /* command: its bytes into the slot, then REQUEST */
 			memset(&req, 0, sizeof(req));
-			take(&p, &n, &req, 64);
+			take(&p, &n, &req, sizeof(req));
 			req.hdr.cmd %= PVRDMA_CMD_MAX + 1;
 			memcpy(fake_ram_ptr(&h->ram, fake_ram_gpa(1),
 					    sizeof(req)),

@@ -35,7 +35,7 @@ def cmd_seeds():
     # CREATE_QP RC 64x4 send (wqe 256 B: 4 pages + state), 128x2 recv
     write("seeds-cmd", "create-qp", slot(9, struct.pack(
         "<QIIIIIIIIIIIHHHBBBxxx", 0x5000, 1, 1, 1, 0, 64, 128, 4, 2, 0,
-        0, 0, 5 + 2, 5, 0, 0, 2, 0)))
+        0, 0, 1 + 4 + 2, 4, 0, 0, 2, 0)))
     attrs = struct.pack("<IIIIIIIIIHHBBBBBBBBBBB5x", 2, 0, 3, 0, 0, 0, 0,
                         0x42, 0, 0, 0, 0, 0, 1, 1, 12, 1, 7, 7, 7, 0, 0)
     attrs += bytes(24)  # caps
@@ -88,12 +88,12 @@ def dev_seeds():
     # completion, an event, a reset.
     def cmd(code, body):
         c = struct.pack("<QII", 0x1234, code, 0) + body
-        return bytes([1]) + (c + bytes(64))[:64]
+        return bytes([1]) + (c + bytes(184))[:184]
     pd = cmd(2, struct.pack("<II", 0, 0))
     base = 0x100000
     cq = cmd(6, struct.pack("<QIIII", base + 15 * PAGE, 0, 64, 2, 0))
     qp = cmd(9, struct.pack("<QIIIIIIIIIIIHHHBBBxxx", base + 21 * PAGE,
-                            1, 1, 1, 0, 16, 16, 2, 2, 0, 0, 0, 3, 2, 0, 0,
+                            1, 1, 1, 0, 16, 16, 2, 2, 0, 0, 0, 3, 1, 0, 0,
                             2, 0))
     wqe = struct.pack("<QIIIIII", 7, 1, 0, 2, 2, 0, 0) + bytes(48) + \
         struct.pack("<QII", 0x4000, 64, 0x101)

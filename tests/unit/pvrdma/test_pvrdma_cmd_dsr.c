@@ -43,7 +43,8 @@ static void make_qp(union pvrdma_cmd_req *c, uint32_t swr, uint32_t ssge,
 	c->create_qp.max_send_sge = ssge;
 	c->create_qp.max_recv_wr = rwr;
 	c->create_qp.max_recv_sge = rsge;
-	c->create_qp.send_chunks = sp;
+	/* as the driver: send_chunks without the ring-state page */
+	c->create_qp.send_chunks = sp - 1;
 	c->create_qp.total_chunks = sp + rp;
 }
 
@@ -119,7 +120,7 @@ static void test_create_qp_refusals(void **state)
 	c.create_qp.send_chunks--; /* SQ would run past its pages */
 	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EINVAL);
 	make_qp(&c, 64, 4, 128, 2);
-	c.create_qp.total_chunks = c.create_qp.send_chunks; /* no RQ pages */
+	c.create_qp.total_chunks = c.create_qp.send_chunks + 1; /* no RQ */
 	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EINVAL);
 	make_qp(&c, 64, 4, 128, 2);
 	c.create_qp.total_chunks = 0xffff; /* CVE-2018-20125 */

@@ -171,7 +171,7 @@ static void qp_req(union pvrdma_cmd_req *req, unsigned int page, uint32_t pd,
 	req->create_qp.max_recv_wr = 16;
 	req->create_qp.max_send_sge = 2;
 	req->create_qp.max_recv_sge = 2;
-	req->create_qp.send_chunks = 2;
+	req->create_qp.send_chunks = 1; /* SQ pages, not the state page */
 	req->create_qp.total_chunks = 3;
 	req->create_qp.qp_type = PVRDMA_QPT_RC;
 }
@@ -272,6 +272,19 @@ static void test_probe_writes_caps(void **state)
 	/* EUI-64 of 52:54:00:12:34:56, big-endian in guest memory */
 	assert_memory_equal(&d->caps.node_guid,
 			    "\x50\x54\x00\xff\xfe\x12\x34\x56", 8);
+}
+
+/* Without a configured GID table length, the backend's whole table. */
+static void test_default_gid_table(void **state)
+{
+	struct pvrdma_device_shared_region *d = ram(P_DSR, 0);
+
+	(void)state;
+	pvrdma_fn_ops.destroy(T.priv);
+	T.cfg.be.gid_tbl_len = 0;
+	assert_int_equal(pvrdma_fn_ops.create(&T.fn, &T.env, &T.priv), 0);
+	probe();
+	assert_int_equal(d->caps.gid_tbl_len, BE_MAX_GIDS);
 }
 
 static void test_send_completes_into_the_guest_cq(void **state)
@@ -601,7 +614,7 @@ static void test_recv_srq_ud_and_events(void **state)
 	pd = create_pd();
 	cq = create_cq(P_CQ, &err);
 	qp = create_qp(P_QP, pd, cq);
-	/* a receive: RQ WQEs from page send_chunks (2) of the QP */
+	/* a receive: RQ WQEs from page 1 + send_chunks (2) of the QP */
 	w = ram(P_QP + 4, 0);
 	memcpy(w, &rh, sizeof(rh));
 	memcpy(w + sizeof(rh), &sge, sizeof(sge));
@@ -815,6 +828,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		DEV_TEST(test_probe_writes_caps),
+		DEV_TEST(test_default_gid_table),
 		DEV_TEST(test_send_completes_into_the_guest_cq),
 		DEV_TEST(test_all_commands_answer),
 		DEV_TEST(test_cve_2022_1050_commands_before_dsr),
