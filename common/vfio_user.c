@@ -409,3 +409,21 @@ int vfio_user_caps_format(const struct vfio_user_caps *c, char *buf,
 #undef EMIT
 	return (int)n + 1;
 }
+
+bool vfio_user_caps_equal(const struct vfio_user_caps *a,
+			  const struct vfio_user_caps *b)
+{
+	uint32_t p = a->present;
+
+	return p == b->present &&
+	       (!(p & VFIO_USER_CAPS_HAS_MAX_FDS) ||
+		a->max_msg_fds == b->max_msg_fds) &&
+	       (!(p & VFIO_USER_CAPS_HAS_MAX_XFER) ||
+		a->max_data_xfer_size == b->max_data_xfer_size) &&
+	       (!(p & VFIO_USER_CAPS_HAS_PGSIZES) ||
+		a->pgsizes == b->pgsizes) &&
+	       (!(p & VFIO_USER_CAPS_HAS_MAX_DMA) ||
+		a->max_dma_maps == b->max_dma_maps) &&
+	       (!(p & VFIO_USER_CAPS_HAS_MULTI) ||
+		a->write_multiple == b->write_multiple);
+}

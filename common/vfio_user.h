@@ -243,6 +243,13 @@ int vfio_user_caps_parse(const char *json, size_t len,
 int vfio_user_caps_format(const struct vfio_user_caps *c, char *buf,
 			  size_t size);
 
+/*
+ * True if a and b have the same members present with the same values
+ * (compared member by member: the struct has padding).
+ */
+bool vfio_user_caps_equal(const struct vfio_user_caps *a,
+			  const struct vfio_user_caps *b);
+
 /* Name of a command for logs ("DMA_MAP"), or "UNKNOWN". */
 const char *vfio_user_command_name(uint32_t command);
 

@@ -52,7 +52,9 @@ static void test_round_trip(void **state)
 	assert_true(n > 0);
 	assert_int_equal((size_t)n, strlen(buf) + 1);
 	assert_int_equal(vfio_user_caps_parse(buf, (size_t)n, &out, &why), 0);
-	assert_memory_equal(&in, &out, sizeof(in));
+	assert_true(vfio_user_caps_equal(&in, &out));
+	out.max_dma_maps--;
+	assert_false(vfio_user_caps_equal(&in, &out));
 	/* too small a buffer, at every size */
 	for (size_t i = 0; i < (size_t)n; i++)
 		assert_int_equal(vfio_user_caps_format(&in, buf, i), -ENOSPC);
