@@ -32,6 +32,7 @@
 #include "worker/broker_link.h"
 #include "worker/device.h"
 #include "worker/backend/qp1.h"
+#include "worker/pvrdma/pvrdma.h"
 #include "worker/virtio_rdma/vrdma.h"
 #include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/selinux.h"
@@ -522,6 +523,11 @@ static void usage(FILE *f)
 		   "vfio-user (with\n"
 		   "                        --test-device pci-test: its "
 		   "transport TEST function)\n"
+		   "  --frontend pvrdma     serve the PVRDMA function "
+		   "(vmw_pvrdma) over\n"
+		   "                        vfio-user on --device NAME (as "
+		   "--frontend\n"
+		   "                        vfio-user --device NAME does)\n"
 		   "  --sandbox-debug       log forbidden syscalls instead of "
 		   "dying (never in\n"
 		   "                        production)\n"
@@ -699,13 +705,35 @@ static void set_log_tag(const struct options *o)
 }
 
 /* The verbs device's command fd, the one fd the verbs ioctls may use. */
+/*
+ * The verbs backend's configuration for --device NAME: the host device
+ * opened before any guest input (the sandbox forbids sysfs later), the
+ * quotas, counters, broker and mux. Both frontends run on it.
+ */
+static void backend_cfg(const struct options *o, struct loop *l,
+			struct be_cfg *be, int *ret_cmd_fd)
+{
+	static struct rdma_hca hca;
+	struct rdma_reason why;
+
+	if (rdma_hca_open(o->device, o->port, &hca, &why) < 0)
+		fatalx("cannot serve verbs device '%s' port %u: %s", o->device,
+		       o->port, why.msg);
+	be->hca = &hca;
+	be->lim = o->lim;
+	be->counters = &counters;
+	be->broker = &l->broker;
+	be->mux = &l->mux;
+	l->mux.counters = &counters;
+	l->broker.on_mux_channel = mux_channel;
+	l->broker.mux_arg = l;
+	*ret_cmd_fd = hca.ctx->cmd_fd;
+}
+
 static const struct device_ops *pick_device(const struct options *o,
 					    struct loop *l, int *ret_cmd_fd)
 {
-	static struct rdma_hca hca;
 	static struct vrdma_cfg cfg;
-	struct rdma_reason why;
-	int ret;
 
 	if (o->device && o->test_device)
 		fatalx("give one of --device NAME and --test-device echo");
@@ -713,22 +741,9 @@ static const struct device_ops *pick_device(const struct options *o,
 		fatalx("no device to serve: give --device NAME (a verbs "
 		       "device, e.g. rxe0)");
 	if (o->device) {
-		/* Before any guest input: the sandbox forbids sysfs later. */
-		ret = rdma_hca_open(o->device, o->port, &hca, &why);
-		if (ret < 0)
-			fatalx("cannot serve verbs device '%s' port %u: %s",
-			       o->device, o->port, why.msg);
-		cfg.be.hca = &hca;
-		cfg.be.lim = o->lim;
-		cfg.be.counters = &counters;
-		cfg.be.broker = &l->broker;
-		cfg.be.mux = &l->mux;
+		backend_cfg(o, l, &cfg.be, ret_cmd_fd);
 		cfg.busy_poll = o->busy_poll;
-		l->mux.counters = &counters;
-		l->broker.on_mux_channel = mux_channel;
-		l->broker.mux_arg = l;
 		dev_env.cfg = &cfg;
-		*ret_cmd_fd = hca.ctx->cmd_fd;
 		return &rdma_device_ops;
 	}
 	if (strcmp(o->test_device, "echo") != 0)
@@ -739,11 +754,29 @@ static const struct device_ops *pick_device(const struct options *o,
 	return &echo_device_ops;
 }
 
+/* --frontend pvrdma: the PVRDMA function on host verbs (docs/pvrdma.md). */
+static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
+					    struct loop *l, int *ret_cmd_fd)
+{
+	static struct pvrdma_cfg cfg;
+
+	if (!o->device || o->test_device)
+		fatalx("PVRDMA serves a verbs device: give --device NAME (e.g. "
+		       "rxe0) and no --test-device");
+	backend_cfg(o, l, &cfg.be, ret_cmd_fd);
+	cfg.busy_poll = o->busy_poll;
+	cfg.mac[0] = 0x02; /* locally administered: a node GUID only */
+	dev_env.cfg = &cfg;
+	return &pvrdma_fn_ops;
+}
+
 /*
- * --frontend vfio-user: the PCI function served (docs/vfio-user.md).  NULL
- * for the default vhost-user frontend.
+ * --frontend vfio-user / pvrdma: the PCI function served
+ * (docs/vfio-user.md, docs/pvrdma.md).  NULL for the default vhost-user
+ * frontend.
  */
-static const struct pci_fn_ops *pick_function(const struct options *o)
+static const struct pci_fn_ops *pick_function(const struct options *o,
+					      struct loop *l, int *ret_cmd_fd)
 {
 	const struct pci_fn_ops *fn;
 
@@ -751,14 +784,17 @@ static const struct pci_fn_ops *pick_function(const struct options *o)
 	if (!o->frontend || strcmp(o->frontend, "vhost-user") == 0 ||
 	    strcmp(o->frontend, "virtio-rdma") == 0)
 		return NULL;
-	if (strcmp(o->frontend, "vfio-user") != 0 &&
-	    strcmp(o->frontend, "pvrdma") != 0)
-		fatalx("--frontend: '%s' is none of virtio-rdma (vhost-user) "
-		       "and pvrdma (vfio-user)",
+	/* over vfio-user, a verbs device is served as the PVRDMA function */
+	if (strcmp(o->frontend, "pvrdma") == 0 ||
+	    (strcmp(o->frontend, "vfio-user") == 0 && o->device))
+		return pick_pvrdma(o, l, ret_cmd_fd);
+	if (strcmp(o->frontend, "vfio-user") != 0)
+		fatalx("--frontend: '%s' is none of virtio-rdma (vhost-user), "
+		       "pvrdma and vfio-user",
 		       o->frontend);
-	if (!o->test_device || o->device)
-		fatalx("--frontend vfio-user serves only --test-device "
-		       "pci-test for now (the PVRDMA function comes next)");
+	if (!o->test_device)
+		fatalx("--frontend vfio-user serves --device NAME (PVRDMA) or "
+		       "--test-device pci-test");
 	fn = vfu_test_function(o->test_device);
 	if (!fn)
 		fatalx("unknown vfio-user test device '%s' (only 'pci-test')",
@@ -863,7 +899,7 @@ int main(int argc, char **argv)
 	}
 	if (!o.socket_path == (o.fd < 0))
 		fatalx("give exactly one of --socket PATH and --fd N");
-	l.fn_ops = pick_function(&o);
+	l.fn_ops = pick_function(&o, &l, &cmd_fd);
 	if (!l.fn_ops)
 		l.ops = pick_device(&o, &l, &cmd_fd);
 	signal(SIGPIPE, SIG_IGN);
