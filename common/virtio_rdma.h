@@ -350,7 +350,7 @@ struct virtio_rdma_rsp_map_mr_sg {
 
 /*
  * REG_USER_MR (Profile A §4.6, 48 bytes). `pages` is the GPA of the
- * level-1 page-table page; see worker/rdma/mr_pt.h for the walk.
+ * level-1 page-table page; see worker/virtio_rdma/mr_pt.h for the walk.
  */
 struct virtio_rdma_cmd_reg_user_mr {
 	uint32_t pdn;

@@ -21,7 +21,7 @@
 
 #include "common/ib_cm.h"
 
-#include "worker/rdma/reason.h"
+#include "worker/backend/reason.h"
 
 #define CM_MAD_LEN	256 /* every MAD of base version 1 */
 #define CM_MAD_HDR_LEN	24  /* common MAD header */

@@ -18,8 +18,8 @@
 #include "guest/tools.h"
 #include "guest/verbs.h"
 #include "guest/verbs_transport.h"
-#include "worker/rdma/mr_pt.h"
-#include "worker/rdma/wqe.h"
+#include "worker/virtio_rdma/mr_pt.h"
+#include "worker/virtio_rdma/wqe.h"
 
 /* A context with guest RAM and no device: enough for buffers. */
 static struct gv_context *offline_ctx(bool scatter)

@@ -25,7 +25,7 @@
 
 #include "common/probes.h"
 #include "config.h"
-#include "worker/rdma/cmd.h"
+#include "worker/virtio_rdma/cmd.h"
 #include "trace/rdmagate-trace.h"
 #include "rdmagate-trace.skel.h"
 

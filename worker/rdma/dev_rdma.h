@@ -17,10 +17,11 @@
 #include "common/worker_proto.h"
 #include "worker/device.h"
 #include "worker/guest_mem.h"
-#include "worker/rdma/cmd.h"
-#include "worker/rdma/hca.h"
-#include "worker/rdma/mr_pt.h"
-#include "worker/rdma/wqe.h"
+#include "worker/virtio_rdma/cmd.h"
+#include "worker/backend/backend.h"
+#include "worker/backend/hca.h"
+#include "worker/virtio_rdma/mr_pt.h"
+#include "worker/virtio_rdma/wqe.h"
 
 /* Worker limits (command line; later the broker's policy quotas). */
 struct rdma_limits {

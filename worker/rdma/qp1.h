@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "common/mux_proto.h"
-#include "worker/rdma/wqe.h"
+#include "worker/virtio_rdma/wqe.h"
 
 struct rdma_dev;
 struct wp_counters;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/rdma/cmd.h"
+#include "worker/virtio_rdma/cmd.h"
 
 #define CHECK(x)                                                               \
 	do {                                                                   \

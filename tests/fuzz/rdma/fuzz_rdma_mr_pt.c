@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common/virtio_rdma.h"
-#include "worker/rdma/mr_pt.h"
+#include "worker/virtio_rdma/mr_pt.h"
 
 #define CHECK(x)                                                               \
 	do {                                                                   \

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/rdma/wqe.h"
+#include "worker/virtio_rdma/wqe.h"
 
 #define CHECK(x)                                                               \
 	do {                                                                   \

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "common/cleanup.h"
-#include "worker/rdma/cmd.h"
+#include "worker/virtio_rdma/cmd.h"
 #include "guard.h"
 
 /* A control chain: header + request, flattened, and its writable size. */

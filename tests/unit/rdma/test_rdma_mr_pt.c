@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "common/virtio_rdma.h"
-#include "worker/rdma/mr_pt.h"
+#include "worker/virtio_rdma/mr_pt.h"
 
 #define PG	  4096ull
 #define RAM_BASE  0x100000ull  /* GPA of the backed bytes */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "worker/rdma/wqe.h"
+#include "worker/virtio_rdma/wqe.h"
 #include "guard.h"
 
 #define HDR sizeof(struct virtio_rdma_sq_wqe)

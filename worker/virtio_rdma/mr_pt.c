@@ -66,35 +66,6 @@ static int check_entry(const char *level, uint32_t idx, uint64_t e,
 	return 0;
 }
 
-struct run_builder {
-	struct rdma_mr_run *runs;
-	uint32_t n, cap, limit; /* limit = npages: never more runs */
-};
-
-static int add_page(struct run_builder *b, uint32_t page, uint64_t gpa)
-{
-	struct rdma_mr_run *last = b->n ? &b->runs[b->n - 1] : NULL;
-	struct rdma_mr_run *grown;
-	uint32_t cap;
-
-	if (last && last->gpa + (uint64_t)last->npages * PG == gpa) {
-		last->npages++;
-		return 0;
-	}
-	if (b->n == b->cap) {
-		cap = b->cap ? b->cap * 2 : 16;
-		if (cap > b->limit)
-			cap = b->limit;
-		grown = reallocarray(b->runs, cap, sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		b->runs = grown;
-		b->cap = cap;
-	}
-	b->runs[b->n++] = (struct rdma_mr_run){ gpa, page, 1 };
-	return 0;
-}
-
 static int read_table(const struct rdma_mr_pt_ops *ops, void *ctx,
 		      const char *level, uint32_t idx, uint64_t gpa,
 		      uint64_t *ent, uint32_t n, struct rdma_reason *why)
@@ -111,7 +82,7 @@ static int read_table(const struct rdma_mr_pt_ops *ops, void *ctx,
 
 /* Reads level-2 page i (only the entries npages needs) into b. */
 static int walk_l2(const struct rdma_mr_pt_ops *ops, void *ctx, uint32_t npages,
-		   uint32_t i, uint64_t gpa, struct run_builder *b,
+		   uint32_t i, uint64_t gpa, struct rdma_mr_run_builder *b,
 		   struct rdma_reason *why)
 {
 	uint64_t ent[NENT];
@@ -127,14 +98,15 @@ static int walk_l2(const struct rdma_mr_pt_ops *ops, void *ctx, uint32_t npages,
 		r = check_entry("level-2", i * NENT + j, ent[j], why);
 		if (r)
 			return r;
-		if (add_page(b, i * NENT + j, ent[j]))
+		if (rdma_mr_run_add(b, i * NENT + j, ent[j]))
 			return rdma_fail(why, -ENOMEM, WHAT ": out of memory");
 	}
 	return 0;
 }
 
 static int check_runs(const struct rdma_mr_pt_ops *ops, void *ctx,
-		      const struct run_builder *b, struct rdma_reason *why)
+		      const struct rdma_mr_run_builder *b,
+		      struct rdma_reason *why)
 {
 	const struct rdma_mr_run *run;
 	uint32_t i;
@@ -157,7 +129,7 @@ static int check_runs(const struct rdma_mr_pt_ops *ops, void *ctx,
 
 static int walk(const struct rdma_mr_pt_args *a,
 		const struct rdma_mr_pt_ops *ops, void *ctx,
-		struct run_builder *b, struct rdma_reason *why)
+		struct rdma_mr_run_builder *b, struct rdma_reason *why)
 {
 	uint64_t l1[NENT];
 	uint32_t n_l2 = (a->npages + NENT - 1) / NENT, i;
@@ -180,8 +152,7 @@ int rdma_mr_pt_walk(const struct rdma_mr_pt_args *args,
 		    const struct rdma_mr_pt_ops *ops, void *ctx,
 		    struct rdma_mr_layout *ret_layout, struct rdma_reason *why)
 {
-	struct run_builder b = { NULL, 0, 0, 0 };
-	struct rdma_mr_run *shrunk;
+	struct rdma_mr_run_builder b = { 0 };
 	int r;
 
 	r = rdma_mr_pt_check_args(args, why);
@@ -193,25 +164,9 @@ int rdma_mr_pt_walk(const struct rdma_mr_pt_args *args,
 		free(b.runs);
 		return r;
 	}
-	shrunk = reallocarray(b.runs, b.n, sizeof(*shrunk));
-	if (shrunk)
-		b.runs = shrunk;
-	*ret_layout = (struct rdma_mr_layout){
-		.start = args->start,
-		.length = args->length,
-		.virt_addr = args->virt_addr,
-		.npages = args->npages,
-		.nruns = b.n,
-		.runs = b.runs,
-	};
+	rdma_mr_layout_finish(&b, args->start, args->length, args->virt_addr,
+			      args->npages, ret_layout);
 	return 0;
-}
-
-void rdma_mr_layout_release(struct rdma_mr_layout *l)
-{
-	free(l->runs);
-	l->runs = NULL;
-	l->nruns = 0;
 }
 
 int rdma_mr_pt_locate(const struct rdma_mr_layout *l, uint64_t iova,

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
-#include "worker/rdma/mr_pt.h"
+#include "worker/virtio_rdma/mr_pt.h"
 
 typedef int (*cmd_check_fn)(const struct rdma_cmd *c, const char *name,
 			    struct rdma_reason *why);

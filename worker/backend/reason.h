@@ -3,8 +3,8 @@
  * The human-readable reason a pure decoder refused guest input, filled by
  * the decoder and logged by its caller (pure code does not log).
  */
-#ifndef RDMAGATE_WORKER_RDMA_REASON_H
-#define RDMAGATE_WORKER_RDMA_REASON_H
+#ifndef RDMAGATE_WORKER_BACKEND_REASON_H
+#define RDMAGATE_WORKER_BACKEND_REASON_H
 
 #define RDMA_REASON_LEN 160
 

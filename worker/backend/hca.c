@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The host verbs device: open, query, cache GIDs and the P_Key. */
-#include "worker/rdma/hca.h"
+#include "worker/backend/hca.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -11,14 +11,14 @@
  * every byte once but do not guard against concurrent change, and the
  * decoded inline payload points into that copy.
  */
-#ifndef RDMAGATE_WORKER_RDMA_WQE_H
-#define RDMAGATE_WORKER_RDMA_WQE_H
+#ifndef RDMAGATE_WORKER_VIRTIO_RDMA_WQE_H
+#define RDMAGATE_WORKER_VIRTIO_RDMA_WQE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/virtio_rdma.h"
-#include "worker/rdma/reason.h"
+#include "worker/backend/reason.h"
 
 /* The QP's fixed properties a send element is checked against. */
 struct rdma_sq_limits {

@@ -11,13 +11,14 @@
  * read that npages does not need, and nothing is allocated before npages
  * is checked.
  */
-#ifndef RDMAGATE_WORKER_RDMA_MR_PT_H
-#define RDMAGATE_WORKER_RDMA_MR_PT_H
+#ifndef RDMAGATE_WORKER_VIRTIO_RDMA_MR_PT_H
+#define RDMAGATE_WORKER_VIRTIO_RDMA_MR_PT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "worker/rdma/reason.h"
+#include "worker/backend/mr_layout.h"
+#include "worker/backend/reason.h"
 
 struct rdma_mr_pt_ops {
 	/*
@@ -41,22 +42,6 @@ struct rdma_mr_pt_args {
 	uint64_t virt_addr; /* IOVA of byte 0 */
 };
 
-/* Pages [first_page, first_page + npages) of the MR are at gpa.. */
-struct rdma_mr_run {
-	uint64_t gpa;
-	uint32_t first_page;
-	uint32_t npages;
-};
-
-struct rdma_mr_layout {
-	uint64_t start;
-	uint64_t length;
-	uint64_t virt_addr;
-	uint32_t npages;
-	uint32_t nruns;
-	struct rdma_mr_run *runs; /* owned; rdma_mr_layout_release() */
-};
-
 /*
  * Walks the page table. Returns 0 and fills *ret_layout (release it with
  * rdma_mr_layout_release()), or a negative errno with *why filled and
@@ -67,8 +52,6 @@ struct rdma_mr_layout {
 int rdma_mr_pt_walk(const struct rdma_mr_pt_args *args,
 		    const struct rdma_mr_pt_ops *ops, void *ctx,
 		    struct rdma_mr_layout *ret_layout, struct rdma_reason *why);
-
-void rdma_mr_layout_release(struct rdma_mr_layout *layout);
 
 /* Where an IOVA of the MR sits in the page table. */
 struct rdma_mr_pt_pos {

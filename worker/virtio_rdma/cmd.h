@@ -9,14 +9,14 @@
  * The caller must have copied the chain out of guest memory: the decoder
  * reads each byte once, but does not guard against concurrent change.
  */
-#ifndef RDMAGATE_WORKER_RDMA_CMD_H
-#define RDMAGATE_WORKER_RDMA_CMD_H
+#ifndef RDMAGATE_WORKER_VIRTIO_RDMA_CMD_H
+#define RDMAGATE_WORKER_VIRTIO_RDMA_CMD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/virtio_rdma.h"
-#include "worker/rdma/reason.h"
+#include "worker/backend/reason.h"
 
 /* Arguments of a decoded command; the member is named after the command. */
 union rdma_cmd_args {

@@ -4,14 +4,14 @@
  * and its GID and P_Key tables cached once at startup, before any guest
  * input and before the sandbox forbids sysfs (ibv_query_pkey reads sysfs).
  */
-#ifndef RDMAGATE_WORKER_RDMA_HCA_H
-#define RDMAGATE_WORKER_RDMA_HCA_H
+#ifndef RDMAGATE_WORKER_BACKEND_HCA_H
+#define RDMAGATE_WORKER_BACKEND_HCA_H
 
 #include <infiniband/verbs.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "worker/rdma/reason.h"
+#include "worker/backend/reason.h"
 
 /* Host GID table entries we cache (rxe has 16..32; mlx5 up to 255). */
 #define RDMA_HCA_MAX_GIDS 256
