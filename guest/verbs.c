@@ -44,6 +44,7 @@ int gv_open(const char *socket, const struct gv_opts *opts,
 	ctx->data_fd = -1;
 	r = ctx->ops->open(ctx, socket, &o);
 	if (r) {
+		free(ctx->pt_free);
 		free(ctx);
 		return r;
 	}
@@ -124,7 +125,28 @@ int gv_query_gid(struct gv_context *ctx, uint16_t index, uint8_t ret_gid[16])
 	return 0;
 }
 
-/* ---- buffers ---- */
+/* ---- guest RAM and buffers ---- */
+
+int gv_layout_ram(struct gv_context *ctx, const struct gv_opts *o)
+{
+	uint64_t low = o->low_size ? o->low_size : 48ull << 20;
+	uint64_t data = o->data_size ? o->data_size : 64ull << 20;
+	struct guest_ram *ram = ctx->ram;
+	int slot;
+
+	slot = guest_ram_add_region(ram, GV_LOW_GPA, gv_round_up(low, GV_PAGE),
+				    GUEST_PAGE_4K);
+	if (slot < 0)
+		return slot;
+	slot = guest_ram_add_region(ram, GV_DATA_GPA,
+				    gv_round_up(data, GV_PAGE), GUEST_PAGE_4K);
+	if (slot < 0)
+		return slot;
+	ctx->data_slot = (unsigned int)slot;
+	ctx->data_fd = ram->blocks[ram->slots[slot].block].fd;
+	ctx->data_off = ram->slots[slot].offset;
+	return 0;
+}
 
 /* Where page i of a buffer goes in its physical region (chunks reversed). */
 static uint64_t scatter_page(uint32_t i, uint32_t chunk, uint32_t nchunks)

@@ -65,6 +65,13 @@ struct gv_transport_ops {
 extern const struct gv_transport_ops gv_virtio_rdma_ops;
 extern const struct gv_transport_ops gv_pvrdma_ops;
 
+/*
+ * Guest RAM as both transports lay it out: a low slot at GV_LOW_GPA (rings,
+ * queue state, page tables) and a data slot at GV_DATA_GPA above a hole
+ * (application buffers). ctx->ram must be set and empty.
+ */
+int gv_layout_ram(struct gv_context *ctx, const struct gv_opts *o);
+
 /* A gv_alloc_buf() buffer: its pages' GPAs, in application order. */
 struct gv_buf {
 	void *addr;

@@ -91,27 +91,6 @@ static int check_config(struct gv_context *ctx)
 	return 0;
 }
 
-static int layout_ram(struct gv_context *ctx, const struct gv_opts *o)
-{
-	uint64_t low = o->low_size ? o->low_size : 48ull << 20;
-	uint64_t data = o->data_size ? o->data_size : 64ull << 20;
-	struct guest_ram *ram = ctx->ram;
-	int slot;
-
-	slot = guest_ram_add_region(ram, GV_LOW_GPA, gv_round_up(low, PAGE),
-				    GUEST_PAGE_4K);
-	if (slot < 0)
-		return slot;
-	slot = guest_ram_add_region(ram, GV_DATA_GPA, gv_round_up(data, PAGE),
-				    GUEST_PAGE_4K);
-	if (slot < 0)
-		return slot;
-	ctx->data_slot = (unsigned int)slot;
-	ctx->data_fd = ram->blocks[ram->slots[slot].block].fd;
-	ctx->data_off = ram->slots[slot].offset;
-	return 0;
-}
-
 static int bring_up(struct gv_context *ctx, const struct gv_opts *o)
 {
 	struct guest_dev *d = &ctx->dev;
@@ -179,7 +158,7 @@ static int vr_open(struct gv_context *ctx, const char *socket,
 	if (!r)
 		r = check_config(ctx);
 	if (!r)
-		r = layout_ram(ctx, o);
+		r = gv_layout_ram(ctx, o);
 	if (!r)
 		r = bring_up(ctx, o);
 	if (r) {
