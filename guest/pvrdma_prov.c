@@ -1001,8 +1001,28 @@ static int pv_create_ah(struct gv_ah *ah)
 	return 0;
 }
 
+static void pv_describe(struct gv_context *ctx, FILE *f)
+{
+	const struct pvrdma_drv *d = drv_of(ctx);
+	const struct pvrdma_device_caps *c = &d->caps;
+
+	fprintf(f,
+		"%-20s version %u, %u MSI-X vectors, UAR page %u, "
+		"context %u\n",
+		"pvrdma", d->version, d->nvec, d->uar_index,
+		pv(ctx)->ctx_handle);
+	fprintf(f, "%-20s mode %u, gid_types %#x, max_uar %u, fw %llu\n", "",
+		c->mode, c->gid_types, c->max_uar,
+		(unsigned long long)c->fw_ver);
+	fprintf(f,
+		"%-20s %lu commands, %lu async events, %lu CQ "
+		"notifications\n",
+		"", d->commands, d->async_events, d->cq_notifications);
+}
+
 const struct gv_transport_ops gv_pvrdma_ops = {
 	.name = "pvrdma",
+	.describe = pv_describe,
 	.open = pv_open,
 	.close = pv_close,
 	.query_port = pv_query_port,

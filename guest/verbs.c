@@ -22,6 +22,8 @@
 
 static const struct gv_transport_ops *const transports[] = {
 	[GV_TRANSPORT_VIRTIO_RDMA] = &gv_virtio_rdma_ops,
+	/* set when the vfio-user client it drives through is built */
+	[GV_TRANSPORT_PVRDMA] = NULL,
 };
 
 int gv_open(const char *socket, const struct gv_opts *opts,
@@ -72,6 +74,42 @@ void gv_close(struct gv_context *ctx)
 const char *gv_transport_name(const struct gv_context *ctx)
 {
 	return ctx->ops->name;
+}
+
+const char *const gv_transport_names[2] = {
+	[GV_TRANSPORT_VIRTIO_RDMA] = "virtio-rdma",
+	[GV_TRANSPORT_PVRDMA] = "pvrdma",
+};
+
+int gv_parse_transport(const char *name, enum gv_transport *ret)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(gv_transport_names); i++)
+		if (!strcmp(name, gv_transport_names[i])) {
+			*ret = (enum gv_transport)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void gv_describe(struct gv_context *ctx, FILE *f)
+{
+	const struct gv_device_attr *a = &ctx->attr;
+
+	fprintf(f, "%-20s %s\n", "transport", ctx->ops->name);
+	ctx->ops->describe(ctx, f);
+	fprintf(f, "%-20s 0x%016llx\n", "sys_image_guid",
+		(unsigned long long)a->sys_image_guid);
+	fprintf(f, "%-20s %04x:%04x hw %u\n", "vendor", a->vendor_id,
+		a->vendor_part_id, a->hw_ver);
+	fprintf(f, "%-20s qp %u (wr %u, sge %u/%u), cq %u (cqe %u)\n", "limits",
+		a->max_qp, a->max_qp_wr, a->max_send_sge, a->max_recv_sge,
+		a->max_cq, a->max_cqe);
+	fprintf(f, "%-20s mr %u, pd %u, ah %u, srq %u (wr %u, sge %u)\n", "",
+		a->max_mr, a->max_pd, a->max_ah, a->max_srq, a->max_srq_wr,
+		a->max_srq_sge);
+	fprintf(f, "%-20s rd_atom %u/%u, atomic %u, pkeys %u, gids %u\n", "",
+		a->max_qp_rd_atom, a->max_qp_init_rd_atom, a->atomic_cap,
+		a->max_pkeys, a->gid_tbl_len);
 }
 
 int gv_query_port(struct gv_context *ctx, struct virtio_rdma_port_attr *ret)

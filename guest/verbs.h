@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/virtio_rdma.h"
 #include "guest/guest_dev.h"
@@ -242,6 +243,12 @@ int gv_open(const char *socket, const struct gv_opts *opts,
 void gv_close(struct gv_context *ctx);
 /* "virtio-rdma" or "pvrdma". */
 const char *gv_transport_name(const struct gv_context *ctx);
+/* The names, by enum gv_transport ("--transport" values). */
+extern const char *const gv_transport_names[2];
+/* Parses a transport name: 0 or -EINVAL. */
+int gv_parse_transport(const char *name, enum gv_transport *ret);
+/* Prints what the device reported (attributes, transport details). */
+void gv_describe(struct gv_context *ctx, FILE *f);
 
 /* virtio-rdma only: one control command, the chain of Profile A §4.5. */
 int gv_command(struct gv_context *ctx, uint8_t code, const void *req,

@@ -17,6 +17,8 @@
  */
 struct gv_transport_ops {
 	const char *name;
+	/* prints what only this transport knows (gv_describe()) */
+	void (*describe)(struct gv_context *ctx, FILE *f);
 	/* ctx->timeout_ms and ctx->scatter are set; sets ctx->ram, attr */
 	int (*open)(struct gv_context *ctx, const char *socket,
 		    const struct gv_opts *o);

@@ -987,8 +987,17 @@ static int vr_post_srq_recv(struct gv_srq *srq, struct gv_recv_wr *wr,
 	return post_recv_wq(srq->ctx, &srq->rq, srq->max_sge, wr, bad);
 }
 
+static void vr_describe(struct gv_context *ctx, FILE *f)
+{
+	fprintf(f, "%-20s abi %u, %u queue slots, %llu queues\n", "virtio-rdma",
+		ctx->cfg.rg_abi_version, ctx->cfg.rg_num_slots,
+		(unsigned long long)virtio_rdma_num_vqs(ctx->cfg.max_cq,
+							ctx->cfg.rg_num_slots));
+}
+
 const struct gv_transport_ops gv_virtio_rdma_ops = {
 	.name = "virtio-rdma",
+	.describe = vr_describe,
 	.open = vr_open,
 	.close = vr_close,
 	.query_port = vr_query_port,
