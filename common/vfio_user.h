@@ -16,6 +16,8 @@
 #ifndef RDMAGATE_COMMON_VFIO_USER_H
 #define RDMAGATE_COMMON_VFIO_USER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Version of our vfio-user subset; bump when the supported set changes. */
@@ -181,14 +183,14 @@ _Static_assert(sizeof(struct vfio_user_irq_info) == 16, "irq info");
  * (QEMU sends fds only for runs of valid ones); DATA_BOOL carries `count`
  * bytes after the struct.
  */
-#define VFIO_USER_IRQ_SET_DATA_NONE	  (1u << 0)
-#define VFIO_USER_IRQ_SET_DATA_BOOL	  (1u << 1)
-#define VFIO_USER_IRQ_SET_DATA_EVENTFD	  (1u << 2)
-#define VFIO_USER_IRQ_SET_DATA_MASK	  0x7u
-#define VFIO_USER_IRQ_SET_ACTION_MASK	  (1u << 3)
-#define VFIO_USER_IRQ_SET_ACTION_UNMASK	  (1u << 4)
-#define VFIO_USER_IRQ_SET_ACTION_TRIGGER  (1u << 5)
-#define VFIO_USER_IRQ_SET_ACTION_BITS 0x38u
+#define VFIO_USER_IRQ_SET_DATA_NONE	 (1u << 0)
+#define VFIO_USER_IRQ_SET_DATA_BOOL	 (1u << 1)
+#define VFIO_USER_IRQ_SET_DATA_EVENTFD	 (1u << 2)
+#define VFIO_USER_IRQ_SET_DATA_MASK	 0x7u
+#define VFIO_USER_IRQ_SET_ACTION_MASK	 (1u << 3)
+#define VFIO_USER_IRQ_SET_ACTION_UNMASK	 (1u << 4)
+#define VFIO_USER_IRQ_SET_ACTION_TRIGGER (1u << 5)
+#define VFIO_USER_IRQ_SET_ACTION_BITS	 0x38u
 struct vfio_user_irq_set {
 	uint32_t argsz;
 	uint32_t flags;
@@ -205,6 +207,41 @@ struct vfio_user_region_rw {
 	uint32_t count;
 };
 _Static_assert(sizeof(struct vfio_user_region_rw) == 16, "region rw");
+
+/*
+ * VERSION capabilities: what the JSON says (present: which fields it had).
+ * Unknown members are skipped, as QEMU does with ours.
+ */
+#define VFIO_USER_CAPS_HAS_MAX_FDS  (1u << 0)
+#define VFIO_USER_CAPS_HAS_MAX_XFER (1u << 1)
+#define VFIO_USER_CAPS_HAS_PGSIZES  (1u << 2)
+#define VFIO_USER_CAPS_HAS_MAX_DMA  (1u << 3)
+#define VFIO_USER_CAPS_HAS_MIGR	    (1u << 4)
+#define VFIO_USER_CAPS_HAS_MULTI    (1u << 5)
+struct vfio_user_caps {
+	uint32_t present;
+	uint64_t max_msg_fds;
+	uint64_t max_data_xfer_size;
+	uint64_t pgsizes;
+	uint64_t max_dma_maps;
+	bool write_multiple;
+};
+
+/*
+ * Parses VERSION's capabilities: `len` bytes that must be one JSON object
+ * followed by its NUL (the last byte) and nothing else.  Strict JSON,
+ * nesting depth <= 8; the known members must have their type (unsigned
+ * integers, write_multiple a bool, capabilities and migration objects).
+ * Pure.  Returns 0, or -EINVAL with *ret_why (a static string).
+ */
+int vfio_user_caps_parse(const char *json, size_t len,
+			 struct vfio_user_caps *ret, const char **ret_why);
+/*
+ * Writes the capabilities JSON for c's present members into buf (NUL
+ * included).  Returns the length with the NUL, or -ENOSPC.
+ */
+int vfio_user_caps_format(const struct vfio_user_caps *c, char *buf,
+			  size_t size);
 
 /* Name of a command for logs ("DMA_MAP"), or "UNKNOWN". */
 const char *vfio_user_command_name(uint32_t command);

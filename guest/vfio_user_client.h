@@ -31,7 +31,7 @@
 /* Config space bytes the client reads and caches (PCI, not PCIe). */
 #define VFIO_USER_CLIENT_CONFIG_SIZE 256
 /* MSI-X vectors the client keeps eventfds for. */
-#define VFIO_USER_CLIENT_MAX_VECTORS 64
+#define VFIO_USER_CLIENT_MAX_VECTORS 128
 
 struct vfio_user_client {
 	int fd;

@@ -33,6 +33,7 @@
 #include "worker/rdma/qp1.h"
 #include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/selinux.h"
+#include "worker/vfio_user/conn.h"
 #include "worker/vu_proto.h"
 
 /* A frontend that stops mid-message is dropped after this long. */
@@ -56,6 +57,9 @@ struct loop {
 	int cfd; /* current frontend, or -1 */
 	const struct device_ops *ops;
 	struct vu_dev *dev;
+	/* --frontend vfio-user: the PCI function and its client */
+	const struct pci_fn_ops *fn_ops;
+	struct vfu_conn *vfu;
 	struct dev_watch watches[MAX_DEV_WATCHES];
 	struct broker_link broker;
 	/* the mux channel (QP1): its fd, and the device that gets its MADs */
@@ -73,6 +77,7 @@ struct options {
 	const char *vm;
 	const char *test_device;
 	const char *device;
+	const char *frontend; /* "vhost-user" (default) or "vfio-user" */
 	uint8_t port;
 	bool busy_poll;
 	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
@@ -287,6 +292,8 @@ static void conn_close(struct loop *l)
 {
 	vu_dev_free(l->dev);
 	l->dev = NULL;
+	vfu_conn_close(l->vfu);
+	l->vfu = NULL;
 	epoll_ctl(l->ep, EPOLL_CTL_DEL, l->cfd, NULL);
 	l->cfd = safe_close(l->cfd);
 	if (l->lfd >= 0 && ep_add(l->ep, l->lfd, mktag(TAG_LISTEN, 0)) < 0)
@@ -302,7 +309,10 @@ static int conn_open(struct loop *l, int cfd)
 
 	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	dev_env.loop_ctx = l;
-	ret = vu_dev_new_env(l->ops, &host_ops, l, &dev_env, &l->dev);
+	if (l->fn_ops)
+		ret = vfu_conn_open(l->fn_ops, &dev_env, cfd, &l->vfu);
+	else
+		ret = vu_dev_new_env(l->ops, &host_ops, l, &dev_env, &l->dev);
 	if (ret < 0) {
 		safe_close(cfd);
 		return ret;
@@ -340,6 +350,11 @@ static void on_conn(struct loop *l)
 	struct vu_result res;
 	ssize_t n;
 
+	if (l->vfu) {
+		if (vfu_conn_readable(l->vfu) < 0)
+			conn_close(l);
+		return;
+	}
 	n = read_msg(l->cfd, buf, fds, &nfds);
 	if (n <= 0) {
 		if (n < 0 && n != -EPIPE && n != -EPROTO)
@@ -413,6 +428,8 @@ static void dispatch(struct loop *l, uint64_t tag)
 
 static bool dev_wants_poll(const struct loop *l)
 {
+	if (l->vfu)
+		return vfu_conn_wants_poll(l->vfu);
 	return l->dev && l->ops->wants_poll && l->ops->wants_poll(l->dev->priv);
 }
 
@@ -437,7 +454,9 @@ static int run(struct loop *l)
 			dispatch(l, ev[i].data.u64);
 		if (l->dev && vu_needs_poll(l->dev))
 			vu_poll(l->dev);
-		if (dev_wants_poll(l))
+		if (dev_wants_poll(l) && l->vfu)
+			vfu_conn_poll(l->vfu);
+		else if (dev_wants_poll(l))
 			l->ops->poll(l->dev->priv);
 	}
 }
@@ -521,6 +540,10 @@ static void usage(FILE *f)
 		   "and exit\n"
 		   "  --vm NAME             log tag worker/NAME\n"
 		   "  --test-device echo    serve the transport TEST device\n"
+		   "  --frontend vfio-user  serve a PCI function over "
+		   "vfio-user (with\n"
+		   "                        --test-device pci-test: its "
+		   "transport TEST function)\n"
 		   "  --sandbox-debug       log forbidden syscalls instead of "
 		   "dying (never in\n"
 		   "                        production)\n"
@@ -575,6 +598,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "vm", required_argument, NULL, 'm' },
 		{ "test-device", required_argument, NULL, 't' },
 		{ "device", required_argument, NULL, 'D' },
+		{ "frontend", required_argument, NULL, 'F' },
 		{ "port", required_argument, NULL, 'P' },
 		{ "busy-poll", no_argument, NULL, 'B' },
 		{ "max-qp", required_argument, NULL, 256 },
@@ -618,6 +642,9 @@ static void parse(int argc, char **argv, struct options *o)
 			break;
 		case 'D':
 			o->device = optarg;
+			break;
+		case 'F':
+			o->frontend = optarg;
 			break;
 		case 'P':
 			o->port = (uint8_t)parse_uint("--port", optarg, 1, 255);
@@ -703,6 +730,32 @@ static const struct device_ops *pick_device(const struct options *o,
 	log_warnx("serving the transport TEST device 'echo' (copies each "
 		  "request back), not virtio-rdma");
 	return &echo_device_ops;
+}
+
+/*
+ * --frontend vfio-user: the PCI function served (docs/vfio-user.md).  NULL
+ * for the default vhost-user frontend.
+ */
+static const struct pci_fn_ops *pick_function(const struct options *o)
+{
+	const struct pci_fn_ops *fn;
+
+	if (!o->frontend || strcmp(o->frontend, "vhost-user") == 0)
+		return NULL;
+	if (strcmp(o->frontend, "vfio-user") != 0)
+		fatalx("--frontend: '%s' is neither vhost-user nor vfio-user",
+		       o->frontend);
+	if (!o->test_device || o->device)
+		fatalx("--frontend vfio-user serves only --test-device "
+		       "pci-test for now (the PVRDMA function comes next)");
+	fn = vfu_test_function(o->test_device);
+	if (!fn)
+		fatalx("unknown vfio-user test device '%s' (only 'pci-test')",
+		       o->test_device);
+	log_warnx("serving the vfio-user transport TEST function '%s', not "
+		  "PVRDMA",
+		  fn->name);
+	return fn;
 }
 
 /* The broker channel: its listening socket, accepted connections later. */
@@ -798,7 +851,9 @@ int main(int argc, char **argv)
 	}
 	if (!o.socket_path == (o.fd < 0))
 		fatalx("give exactly one of --socket PATH and --fd N");
-	l.ops = pick_device(&o, &l, &cmd_fd);
+	l.fn_ops = pick_function(&o);
+	if (!l.fn_ops)
+		l.ops = pick_device(&o, &l, &cmd_fd);
 	signal(SIGPIPE, SIG_IGN);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)

@@ -16,6 +16,7 @@
 #include "common/cleanup.h"
 
 const char *h_worker_path;
+bool h_vfio_user;
 static char skip_reason[256];
 
 static void sleep_ms(int ms)
@@ -31,8 +32,14 @@ static void exec_worker(struct worker *w)
 
 	if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
 		_exit(127);
-	execl(h_worker_path, h_worker_path, "--socket", w->sock,
-	      "--test-device", "echo", "--vm", "hosttest", "-v", (char *)NULL);
+	if (h_vfio_user)
+		execl(h_worker_path, h_worker_path, "--socket", w->sock,
+		      "--frontend", "vfio-user", "--test-device", "pci-test",
+		      "--vm", "hosttest", "-v", (char *)NULL);
+	else
+		execl(h_worker_path, h_worker_path, "--socket", w->sock,
+		      "--test-device", "echo", "--vm", "hosttest", "-v",
+		      (char *)NULL);
 	dprintf(STDERR_FILENO, "exec %s: %s\n", h_worker_path, strerror(errno));
 	_exit(127);
 }

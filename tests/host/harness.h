@@ -30,8 +30,11 @@ struct worker {
 
 /* Path of the worker binary (argv[1] of the test, from meson). */
 extern const char *h_worker_path;
+/* Start workers with --frontend vfio-user --test-device pci-test. */
+extern bool h_vfio_user;
 
-/* Starts the echo-device worker; waits until its socket accepts. */
+/* Starts the echo-device (or vfio-user test function) worker; waits
+ * until its socket accepts. */
 int worker_start(struct worker *w);
 /* True if it has not exited (reaps it if it has, printing why). */
 bool worker_alive(struct worker *w);

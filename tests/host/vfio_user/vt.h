@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers of the vfio-user host tests: a client on the worker's test
+ * function (worker/vfio_user/test_fn.h), guest RAM, expected refusals.
+ */
+#ifndef RDMAGATE_TESTS_HOST_VFIO_USER_VT_H
+#define RDMAGATE_TESTS_HOST_VFIO_USER_VT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "guest/guest_ram.h"
+#include "guest/vfio_user_client.h"
+#include "tests/host/harness.h"
+#include "worker/vfio_user/test_fn.h"
+
+/* Guest RAM layout: 4 MiB at GPA 0, 4 MiB at 4 GiB (slots 0 and 1). */
+#define VT_RAM_SIZE (4ull << 20)
+#define VT_HIGH_GPA (4ull << 30)
+
+/* Connects to w and runs QEMU's realize sequence (vfio_user_client_init). */
+int vt_connect(struct vfio_user_client *c, struct worker *w);
+/* Connects without any message (for tests that start with garbage). */
+int vt_connect_raw(struct vfio_user_client *c, struct worker *w);
+/* The RAM layout above. */
+int vt_ram(struct guest_ram *ram);
+/* A test function register (BAR0) read / posted write. */
+int vt_reg(struct vfio_user_client *c, uint64_t off, uint32_t *ret_val);
+int vt_reg_write(struct vfio_user_client *c, uint64_t off, uint32_t val);
+/*
+ * Sends a request with `len` payload bytes and `nfds` fds and checks that
+ * the worker answered it with an error reply carrying errno `err`.
+ */
+int vt_refused(struct vfio_user_client *c, uint16_t command,
+	       const void *payload, uint32_t len, const int *fds,
+	       unsigned int nfds, uint32_t err);
+/* True if the worker closed the connection within the timeout. */
+bool vt_hung_up(struct vfio_user_client *c);
+/* Open fds of process pid, or -errno. */
+int vt_fd_count(pid_t pid);
+
+/* Fails the case unless expr refused with errno err (-EREMOTEIO). */
+#define CHECK_REFUSED(c, expr, err)                                            \
+	do {                                                                   \
+		CHECK_ERR((expr), -EREMOTEIO);                                 \
+		if ((c)->last_error != (uint32_t)(err)) {                      \
+			printf("# %s:%d: refused with errno %u, expected "     \
+			       "%s\n",                                         \
+			       __FILE__, __LINE__, (c)->last_error, #err);     \
+			return 1;                                              \
+		}                                                              \
+	} while (0)
+
+#endif
