@@ -165,14 +165,22 @@ enum pvrdma_device_ctl {
 /*
  * A ring of N entries (N a power of two) is described by two indices in
  * [0, 2N): bit log2(N) is a wrap ("generation") bit, so full (tail ==
- * head ^ N) and empty (tail == head) differ. An index outside [0, 2N) is
- * invalid: the guest wrote garbage, and the ring is not touched.
+ * head ^ N) and empty (tail == head) differ; slot = idx & (N - 1), and
+ * idx advances as (idx + 1) & (2N - 1). An invalid index means the guest
+ * wrote garbage: the ring is not touched.
+ *
+ * The driver sizes the async and CQ notification rings as (pages - 1) *
+ * 4096 / entry size, which is not a power of two (1536 events in 3
+ * pages). Its math then only ever uses indices below 2S and slots below
+ * S, where S = n & -n (512 for 1536): the device runs those rings with S
+ * entries, which keeps both sides in step and never overwrites an event
+ * the driver has not read.
  *
  * The ring state lives in the first page of the ring's memory:
  *   QP: sq state at offset 0, rq state at offset 8; SQ WQEs from page 1,
  *       RQ WQEs from page send_chunks.
  *   SRQ: the rx state (offset 8); WQEs from page 1.
- *   CQ: state at offset 0 (the device produces); CQEs from page 1.
+ *   CQ: the rx state (offset 8; the device produces); CQEs from page 1.
  *   Async event and CQ notification rings: the rx state (offset 8);
  *       entries from page 1; the device produces.
  */
@@ -189,7 +197,7 @@ struct pvrdma_ring_state {
 #define PVRDMA_RING_STATE_SQ_OFFSET  0u
 #define PVRDMA_RING_STATE_RQ_OFFSET  8u
 #define PVRDMA_RING_STATE_SRQ_OFFSET 8u
-#define PVRDMA_RING_STATE_CQ_OFFSET  0u
+#define PVRDMA_RING_STATE_CQ_OFFSET  8u
 #define PVRDMA_RING_STATE_DEV_OFFSET 8u /* async and CQ notification */
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: the PVRDMA page directory walk over a fake guest RAM
+ * made of the input. Input: [npages u32] [max_pages u32] [dir page u8]
+ * [RAM bytes at GPA 0x100000]. A successful walk is checked page by page
+ * against a direct directory/table lookup, and every page the pages
+ * lookup answers lies in the object.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/pvrdma_abi.h"
+#include "worker/pvrdma/pdir.h"
+
+#define CHECK(x)                                                               \
+	do {                                                                   \
+		if (!(x))                                                      \
+			__builtin_trap();                                      \
+	} while (0)
+
+#define RAM_BASE 0x100000ull
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct ram {
+	const uint8_t *mem;
+	size_t len;
+};
+
+static int ram_read(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	struct ram *r = ctx;
+
+	if (gpa < RAM_BASE || gpa - RAM_BASE > r->len ||
+	    len > r->len - (gpa - RAM_BASE))
+		return -EFAULT;
+	memcpy(buf, r->mem + (gpa - RAM_BASE), len);
+	return 0;
+}
+
+static uint64_t ram_u64(const struct ram *r, uint64_t gpa)
+{
+	uint64_t v;
+
+	CHECK(ram_read((void *)r, gpa, &v, 8) == 0);
+	return v;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct pvrdma_pdir_ops ops = { .read_gpa = ram_read };
+	struct pvrdma_pages p;
+	struct rdma_reason why;
+	struct ram ram;
+	uint32_t npages, max_pages, i;
+	uint64_t dir, gpa;
+
+	if (size < 9)
+		return 0;
+	memcpy(&npages, data, 4);
+	memcpy(&max_pages, data + 4, 4);
+	dir = RAM_BASE + (uint64_t)data[8] * PVRDMA_PAGE_SIZE;
+	ram.mem = data + 9;
+	ram.len = size - 9;
+	if (pvrdma_pdir_walk(dir, npages, max_pages, &ops, &ram, &p, &why) < 0)
+		return 0;
+	CHECK(p.n == npages && npages >= 1 &&
+	      npages <= PVRDMA_PAGE_DIR_MAX_PAGES);
+	for (i = 0; i < p.n; i++) {
+		uint64_t tbl = ram_u64(&ram, dir + 8 * (i / 512));
+
+		CHECK(p.gpa[i] == ram_u64(&ram, tbl + 8 * (i % 512)));
+		CHECK(pvrdma_page_addr_ok(p.gpa[i]));
+	}
+	CHECK(pvrdma_pages_gpa(&p, (uint64_t)p.n * PVRDMA_PAGE_SIZE, 1,
+			       &gpa) == -ERANGE);
+	CHECK(pvrdma_pages_gpa(&p, 0, 1, &gpa) == 0 && gpa == p.gpa[0]);
+	pvrdma_pages_release(&p);
+	return 0;
+}
