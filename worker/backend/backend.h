@@ -63,8 +63,11 @@ struct qp1_chan;
 #define BE_MAX_SGE 32
 /* Outstanding work requests per work queue (a host wr_id holds 16 bits). */
 #define BE_MAX_WR 16384
-/* Guest GID table entries (virtio-rdma uses 16, PVRDMA up to 128). */
-#define BE_MAX_GIDS 128
+/*
+ * Guest GID table entries at most (virtio-rdma presents 512, PVRDMA 128);
+ * address vectors name the first 256 (be_ah_attr.sgid_index).
+ */
+#define BE_MAX_GIDS 512
 
 /* ---- configuration ---- */
 
