@@ -144,21 +144,26 @@ int pvrdma_drv_cmd(struct pvrdma_drv *drv, const union pvrdma_cmd_req *req,
 
 /* ---- probe ---- */
 
-/* Sizes a BAR as firmware does and places it at *base (then moved on). */
-static int place_bar(struct pvrdma_drv *drv, unsigned int bar, uint64_t *base,
-		     uint64_t *ret_size)
+/*
+ * Sizes BAR `bar` as firmware does (all ones, read back) and places it at
+ * the next size-aligned address of its window: 32-bit BARs below 4 GiB,
+ * 64-bit ones above guest RAM. An I/O or unimplemented BAR gets size 0.
+ * *ret_is64: it took the next BAR register as its upper half.
+ */
+static int place_bar(struct pvrdma_drv *drv, unsigned int bar, uint64_t *b32,
+		     uint64_t *b64, uint64_t *ret_size, bool *ret_is64)
 {
 	uint32_t off = CFG_BAR0 + 4 * bar;
-	uint64_t lo, hi = 0, mask;
+	uint64_t lo, hi = 0, mask, *base;
 	bool is64;
 	int r;
 
+	*ret_size = 0;
+	*ret_is64 = false;
 	r = vfio_user_client_cfg_read(&drv->vc, off, 4, &lo);
-	if (r)
-		return r;
-	if (lo & BAR_IO)
-		return -ENODEV; /* the driver wants memory BARs */
-	is64 = (lo & 0x6u) == BAR_TYPE64;
+	if (r || (lo & BAR_IO))
+		return r; /* firmware leaves I/O space alone here */
+	is64 = (lo & 0x6u) == BAR_TYPE64 && bar < 5;
 	r = vfio_user_client_cfg_write(&drv->vc, off, 4, 0xffffffffu);
 	if (!r && is64)
 		r = vfio_user_client_cfg_write(&drv->vc, off + 4, 4,
@@ -172,9 +177,11 @@ static int place_bar(struct pvrdma_drv *drv, unsigned int bar, uint64_t *base,
 	mask = (hi << 32 | (lo & 0xffffffffu)) & BAR_MASK;
 	if (!is64)
 		mask |= 0xffffffff00000000ull;
-	if (!mask)
-		return -ENODEV; /* not implemented */
+	*ret_is64 = is64;
+	if (!(mask & (is64 ? ~0ull : 0xffffffffull)))
+		return 0; /* not implemented: reads back zero */
 	*ret_size = ~mask + 1;
+	base = is64 ? b64 : b32;
 	*base = (*base + *ret_size - 1) & ~(*ret_size - 1);
 	r = vfio_user_client_cfg_write(&drv->vc, off, 4, (uint32_t)*base);
 	if (!r && is64)
@@ -182,6 +189,29 @@ static int place_bar(struct pvrdma_drv *drv, unsigned int bar, uint64_t *base,
 					       (uint32_t)(*base >> 32));
 	*base += *ret_size;
 	return r;
+}
+
+/*
+ * What firmware does before any driver runs: every BAR sized and placed;
+ * then the config space is read again (the client caches it).
+ */
+static int firmware_place_bars(struct pvrdma_drv *drv, uint64_t size[6])
+{
+	uint64_t b32 = MMIO32_BASE, b64 = MMIO64_BASE;
+	bool is64;
+	int r;
+
+	for (unsigned int bar = 0; bar < 6; bar++) {
+		r = place_bar(drv, bar, &b32, &b64, &size[bar], &is64);
+		if (r)
+			return r;
+		if (is64 && bar < 5)
+			size[++bar] = 0;
+	}
+	r = vfio_user_client_region_read(&drv->vc, VFIO_USER_PCI_CONFIG,
+					 CFG_BAR0, drv->vc.config + CFG_BAR0,
+					 24);
+	return r < 0 ? r : 0;
 }
 
 static uint64_t bar_base(const struct pvrdma_drv *drv, unsigned int bar)
@@ -197,10 +227,15 @@ static uint64_t bar_base(const struct pvrdma_drv *drv, unsigned int bar)
 
 static int check_function(struct pvrdma_drv *drv)
 {
-	uint64_t b32 = MMIO32_BASE, b64 = MMIO64_BASE, size[3];
+	const uint8_t *bars = drv->vc.config + CFG_BAR0;
+	uint64_t size[6];
 	uint16_t vendor, device;
 	int r;
 
+	r = firmware_place_bars(drv, size);
+	if (r)
+		return r;
+	/* the PCI core matches the IDs, then vmw_pvrdma probes */
 	memcpy(&vendor, drv->vc.config + CFG_VENDOR, 2);
 	memcpy(&device, drv->vc.config + CFG_DEVICE, 2);
 	if (vendor != PVRDMA_PCI_VENDOR_ID || device != PVRDMA_PCI_DEVICE_ID) {
@@ -208,15 +243,10 @@ static int check_function(struct pvrdma_drv *drv)
 			vendor, device);
 		return -ENODEV;
 	}
-	r = place_bar(drv, PVRDMA_PCI_RESOURCE_MSIX, &b32, &size[0]);
-	if (!r)
-		r = place_bar(drv, PVRDMA_PCI_RESOURCE_REG, &b32, &size[1]);
-	if (!r)
-		r = place_bar(drv, PVRDMA_PCI_RESOURCE_UAR, &b64, &size[2]);
-	if (r) {
-		fprintf(stderr, "pvrdma: BARs 0-2 must be memory BARs (%d)\n",
-			r);
-		return r;
+	if (!size[0] || !size[1] || (bars[0] & BAR_IO) ||
+	    (bars[4] & BAR_IO)) {
+		fprintf(stderr, "pvrdma: PCI BAR region not MMIO\n");
+		return -ENODEV;
 	}
 	if (size[1] < PVRDMA_REG_MACH + 4 || size[2] < 2 * PG) {
 		fprintf(stderr, "pvrdma: BAR1 %#llx or BAR2 %#llx too small\n",
@@ -224,12 +254,6 @@ static int check_function(struct pvrdma_drv *drv)
 			(unsigned long long)size[2]);
 		return -ENODEV;
 	}
-	/* refresh the cached BAR registers */
-	r = vfio_user_client_region_read(&drv->vc, VFIO_USER_PCI_CONFIG,
-					 CFG_BAR0, drv->vc.config + CFG_BAR0,
-					 24);
-	if (r < 0)
-		return r;
 	/* pci_enable_device() + pci_set_master() */
 	return vfio_user_client_cfg_write(&drv->vc, CFG_COMMAND, 2,
 					  CMD_MEMORY | CMD_MASTER);

@@ -22,8 +22,7 @@
 
 static const struct gv_transport_ops *const transports[] = {
 	[GV_TRANSPORT_VIRTIO_RDMA] = &gv_virtio_rdma_ops,
-	/* set when the vfio-user client it drives through is built */
-	[GV_TRANSPORT_PVRDMA] = NULL,
+	[GV_TRANSPORT_PVRDMA] = &gv_pvrdma_ops,
 };
 
 int gv_open(const char *socket, const struct gv_opts *opts,
