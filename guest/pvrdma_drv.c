@@ -243,8 +243,7 @@ static int check_function(struct pvrdma_drv *drv)
 			vendor, device);
 		return -ENODEV;
 	}
-	if (!size[0] || !size[1] || (bars[0] & BAR_IO) ||
-	    (bars[4] & BAR_IO)) {
+	if (!size[0] || !size[1] || (bars[0] & BAR_IO) || (bars[4] & BAR_IO)) {
 		fprintf(stderr, "pvrdma: PCI BAR region not MMIO\n");
 		return -ENODEV;
 	}
