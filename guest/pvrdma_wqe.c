@@ -136,19 +136,6 @@ static uint32_t wc_opcode(uint32_t op)
 	return op < ARRAY_SIZE(map) ? map[op] : op;
 }
 
-static bool is_rdma(uint32_t op)
-{
-	return op == VIRTIO_RDMA_WR_RDMA_WRITE ||
-	       op == VIRTIO_RDMA_WR_RDMA_WRITE_WITH_IMM ||
-	       op == VIRTIO_RDMA_WR_RDMA_READ;
-}
-
-static bool is_atomic(uint32_t op)
-{
-	return op == VIRTIO_RDMA_WR_ATOMIC_CMP_AND_SWP ||
-	       op == VIRTIO_RDMA_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static void encode_wr_union(const struct gv_send_wr *wr, uint8_t qp_type,
 			    const struct pvrdma_av *av,
 			    struct pvrdma_sq_wqe_hdr *h)
@@ -158,10 +145,10 @@ static void encode_wr_union(const struct gv_send_wr *wr, uint8_t qp_type,
 		h->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
 		if (av)
 			h->wr.ud.av = *av;
-	} else if (is_rdma(wr->opcode)) {
+	} else if (gv_wr_is_rdma(wr->opcode)) {
 		h->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
 		h->wr.rdma.rkey = wr->wr.rdma.rkey;
-	} else if (is_atomic(wr->opcode)) {
+	} else if (gv_wr_is_atomic(wr->opcode)) {
 		h->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
 		h->wr.atomic.rkey = wr->wr.atomic.rkey;
 		h->wr.atomic.compare_add = wr->wr.atomic.compare_add;

@@ -211,6 +211,21 @@ struct gv_recv_wr {
 	uint32_t num_sge;
 };
 
+/* The opcode carries a remote address and rkey (RDMA WRITE/READ). */
+static inline bool gv_wr_is_rdma(uint32_t op)
+{
+	return op == VIRTIO_RDMA_WR_RDMA_WRITE ||
+	       op == VIRTIO_RDMA_WR_RDMA_WRITE_WITH_IMM ||
+	       op == VIRTIO_RDMA_WR_RDMA_READ;
+}
+
+/* The opcode is one of the two atomics. */
+static inline bool gv_wr_is_atomic(uint32_t op)
+{
+	return op == VIRTIO_RDMA_WR_ATOMIC_CMP_AND_SWP ||
+	       op == VIRTIO_RDMA_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 /* A decoded completion (the 48-byte CQE). */
 struct gv_wc {
 	uint64_t wr_id;

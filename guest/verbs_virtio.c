@@ -810,26 +810,13 @@ static int vr_create_ah(struct gv_ah *ah)
 
 /* ---- element encoders ---- */
 
-static bool is_rdma(uint32_t op)
-{
-	return op == VIRTIO_RDMA_WR_RDMA_WRITE ||
-	       op == VIRTIO_RDMA_WR_RDMA_WRITE_WITH_IMM ||
-	       op == VIRTIO_RDMA_WR_RDMA_READ;
-}
-
-static bool is_atomic(uint32_t op)
-{
-	return op == VIRTIO_RDMA_WR_ATOMIC_CMP_AND_SWP ||
-	       op == VIRTIO_RDMA_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static void encode_union(const struct gv_send_wr *wr, uint8_t qp_type,
 			 struct virtio_rdma_sq_wqe *h)
 {
-	if (is_rdma(wr->opcode)) {
+	if (gv_wr_is_rdma(wr->opcode)) {
 		h->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
 		h->wr.rdma.rkey = wr->wr.rdma.rkey;
-	} else if (is_atomic(wr->opcode)) {
+	} else if (gv_wr_is_atomic(wr->opcode)) {
 		h->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
 		h->wr.atomic.compare_add = wr->wr.atomic.compare_add;
 		h->wr.atomic.swap = wr->wr.atomic.swap;
