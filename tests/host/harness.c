@@ -17,6 +17,7 @@
 
 const char *h_worker_path;
 bool h_vfio_user;
+const char *const *h_worker_extra_args;
 static char skip_reason[256];
 
 static void sleep_ms(int ms)
@@ -29,17 +30,26 @@ static void sleep_ms(int ms)
 static void exec_worker(struct worker *w)
 {
 	int fd = open(w->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	const char *argv[16] = { h_worker_path, "--socket", w->sock,
+				 "--vm",	"hosttest", "-v" };
+	unsigned int n = 6, i;
 
 	if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
 		_exit(127);
-	if (h_vfio_user)
-		execl(h_worker_path, h_worker_path, "--socket", w->sock,
-		      "--frontend", "vfio-user", "--test-device", "pci-test",
-		      "--vm", "hosttest", "-v", (char *)NULL);
-	else
-		execl(h_worker_path, h_worker_path, "--socket", w->sock,
-		      "--test-device", "echo", "--vm", "hosttest", "-v",
-		      (char *)NULL);
+	if (h_vfio_user) {
+		argv[n++] = "--frontend";
+		argv[n++] = "vfio-user";
+		argv[n++] = "--test-device";
+		argv[n++] = "pci-test";
+	} else {
+		argv[n++] = "--test-device";
+		argv[n++] = "echo";
+	}
+	for (i = 0; h_worker_extra_args && h_worker_extra_args[i] && n < 15;
+	     i++)
+		argv[n++] = h_worker_extra_args[i];
+	argv[n] = NULL;
+	execv(h_worker_path, (char *const *)argv);
 	dprintf(STDERR_FILENO, "exec %s: %s\n", h_worker_path, strerror(errno));
 	_exit(127);
 }

@@ -32,6 +32,8 @@ struct worker {
 extern const char *h_worker_path;
 /* Start workers with --frontend vfio-user --test-device pci-test. */
 extern bool h_vfio_user;
+/* More worker options (NULL-terminated, at most 8), e.g. --sandbox-debug. */
+extern const char *const *h_worker_extra_args;
 
 /* Starts the echo-device (or vfio-user test function) worker; waits
  * until its socket accepts. */

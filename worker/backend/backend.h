@@ -241,6 +241,8 @@ int be_gid_del(struct be *be, uint32_t index);
 /* ---- PD ---- */
 
 int be_pd_create(struct be *be, uint32_t want, uint32_t *ret_pd);
+/* Whether PD pd exists (to refuse early, before walking guest memory). */
+bool be_pd_exists(const struct be *be, uint32_t pd);
 /* -EBUSY while MRs, QPs or SRQs use it. */
 int be_pd_destroy(struct be *be, uint32_t pd);
 
@@ -255,10 +257,11 @@ struct be_mr_info {
 /*
  * The DMA MR of PD pd: all of guest RAM with iova = GPA, one host MR per
  * guest memory region behind one virtual lkey (SGEs with it are mapped to
- * the region's host key in be_post_*).  Registered for LOCAL access only
- * whatever `access` asks (remote bits are dropped: a live rkey for all of
- * guest RAM would let any peer read it), rkey 0.  One per PD (-EEXIST);
- * -EFAULT without guest memory.
+ * the region's host key in be_post_*).  An unknown PD is -EINVAL here and
+ * in be_mr_reg() (an invalid argument of the registration).  Registered for
+ * LOCAL access only whatever `access` asks (remote bits are dropped: a live
+ * rkey for all of guest RAM would let any peer read it), rkey 0.  One per PD
+ * (-EEXIST); -EFAULT without guest memory.
  */
 int be_mr_reg_dma(struct be *be, uint32_t pd, unsigned int access,
 		  struct be_mr_info *ret);

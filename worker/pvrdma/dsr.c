@@ -93,6 +93,18 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * The largest power of two <= v (0 for 0): the driver and the provider
+ * round counts up to a power of two after checking them against the
+ * caps, so a cap that is not one would let them ask for more than it.
+ */
+static uint32_t pow2_floor(uint32_t v)
+{
+	while (v & (v - 1))
+		v &= v - 1;
+	return v;
+}
+
 /* The most SGEs whose WQE (header + SGEs, rounded up) fits in one page. */
 static uint32_t max_sge_in_page(void)
 {
@@ -120,12 +132,13 @@ void pvrdma_caps_encode(const struct pvrdma_caps_in *in,
 	caps->hw_ver = PVRDMA_REV_ID;
 	/* QP handles are 1..max_qp - 1 (the provider's table has max_qp). */
 	caps->max_qp = a->max_qp ? min_u32(a->max_qp + 1, 0x10000) : 0;
-	caps->max_qp_wr = min_u32(a->max_qp_wr, PVRDMA_RING_MAX_ELEMS);
+	caps->max_qp_wr =
+		pow2_floor(min_u32(a->max_qp_wr, PVRDMA_RING_MAX_ELEMS));
 	caps->device_cap_flags =
 		a->device_cap_flags &
 		(IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SHUTDOWN_PORT |
 		 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID);
-	caps->max_sge = min_u32(a->max_sge, max_sge_in_page());
+	caps->max_sge = pow2_floor(min_u32(a->max_sge, max_sge_in_page()));
 	caps->max_sge_rd = min_u32(a->max_sge_rd, caps->max_sge);
 	/* CQ handles are 1..max_cq; max_cq % is the driver's table. */
 	caps->max_cq = a->max_cq;
@@ -137,8 +150,10 @@ void pvrdma_caps_encode(const struct pvrdma_caps_in *in,
 	caps->max_qp_init_rd_atom = a->max_qp_init_rd_atom;
 	caps->max_ah = a->max_ah;
 	caps->max_srq = a->max_srq;
-	caps->max_srq_wr = min_u32(a->max_srq_wr, PVRDMA_RING_MAX_ELEMS);
-	caps->max_srq_sge = min_u32(a->max_srq_sge, max_sge_in_page());
+	caps->max_srq_wr =
+		pow2_floor(min_u32(a->max_srq_wr, PVRDMA_RING_MAX_ELEMS));
+	caps->max_srq_sge =
+		pow2_floor(min_u32(a->max_srq_sge, max_sge_in_page()));
 	caps->max_uar = in->max_uar;
 	caps->gid_tbl_len = in->gid_tbl_len;
 	caps->max_pkeys = 1;

@@ -305,7 +305,8 @@ static void test_caps_clamped(void **state)
 	a.atomic_cap = IBV_ATOMIC_HCA;
 	pvrdma_caps_encode(&in, &caps);
 	assert_int_equal(caps.max_qp, 0x10000);
-	assert_int_equal(caps.max_sge, (4096 - 80) / 16);
+	/* a WQE slot fits a page; powers of two, as the driver rounds up */
+	assert_int_equal(caps.max_sge, 128);
 	assert_true(caps.max_cqe <= (1u << 24));
 	assert_int_equal(caps.max_mr_size, 1024ull * 4096);
 	assert_int_equal(caps.gid_types, PVRDMA_GID_TYPE_FLAG_ROCE_V2);
@@ -316,8 +317,14 @@ static void test_caps_clamped(void **state)
 	assert_int_equal(caps.atomic_ops, PVRDMA_ATOMIC_OP_COMP_SWAP |
 						  PVRDMA_ATOMIC_OP_FETCH_ADD);
 	a.max_qp = 10;
+	a.max_sge = 30;
+	a.max_qp_wr = 16383;
+	a.max_srq_sge = 5;
 	pvrdma_caps_encode(&in, &caps);
 	assert_int_equal(caps.max_qp, 11); /* handles 1..10 */
+	assert_int_equal(caps.max_sge, 16);
+	assert_int_equal(caps.max_qp_wr, 8192);
+	assert_int_equal(caps.max_srq_sge, 4);
 }
 
 int main(void)

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory registration of guest RAM: a user MR's guest pages are mapped,
+ * run by run, from the guest's memory fds into one contiguous host range
+ * registered with ibv_reg_mr_iova(iova = the guest's address); the DMA MR
+ * registers each guest RAM region with iova = its GPA, for local access.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common/log.h"
+#include "worker/backend/be_impl.h"
+
+#define HUGE_2M (2ull << 20)
+
+/* ---- host mappings ---- */
+
+/* A PROT_NONE reservation of len bytes aligned to `align`. */
+static void *reserve(size_t len, size_t align, size_t *ret_len)
+{
+	size_t total;
+	uint8_t *p, *a;
+
+	if (__builtin_add_overflow(len, align, &total))
+		return NULL;
+	p = mmap(NULL, total, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	a = (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if ((size_t)(a - p) + len < total)
+		munmap(a + len, total - (size_t)(a - p) - len);
+	*ret_len = len;
+	return a;
+}
+
+/*
+ * Maps guest RAM [gpa, gpa + len) at host address `at` (inside a
+ * reservation) with MAP_FIXED from the regions' fds, one mapping per
+ * region crossed. Hugetlb regions need 2 MiB-aligned file offsets,
+ * lengths and host addresses. 0 or -errno (logged).
+ */
+static int map_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
+		   uint8_t *at)
+{
+	while (len > 0) {
+		const struct gm_region *g;
+		uint64_t off, chunk, foff;
+		void *p;
+
+		g = gm_find_gpa(gm, gpa, &off);
+		if (!g) {
+			log_warnx("MR: GPA 0x%llx is not guest RAM",
+				  (unsigned long long)gpa);
+			return -EFAULT;
+		}
+		chunk = g->size - off < len ? g->size - off : len;
+		foff = g->mmap_offset + off;
+		if (g->page_size > 4096 &&
+		    ((foff | chunk | (uintptr_t)at) & (g->page_size - 1))) {
+			log_warnx(
+				"MR: run at GPA 0x%llx (+0x%llx) is not "
+				"aligned to the %llu KiB pages of its hugetlb "
+				"region; refused",
+				(unsigned long long)gpa,
+				(unsigned long long)chunk,
+				(unsigned long long)(g->page_size >> 10));
+			return -EINVAL;
+		}
+		p = mmap(at, chunk, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, g->fd, (off_t)foff);
+		if (p == MAP_FAILED) {
+			log_warn("MR: mapping GPA 0x%llx (+0x%llx)",
+				 (unsigned long long)gpa,
+				 (unsigned long long)chunk);
+			return -errno;
+		}
+		at += chunk;
+		gpa += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+static void map_release(struct be_map *m)
+{
+	if (m->mr)
+		ibv_dereg_mr(m->mr);
+	if (m->reserve)
+		munmap(m->reserve, m->reserve_len);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Largest page size of the regions holding the layout's runs. */
+static uint64_t layout_align(const struct guest_mem *gm,
+			     const struct rdma_mr_layout *lay)
+{
+	uint64_t align = 4096, off;
+	uint32_t i;
+
+	for (i = 0; i < lay->nruns; i++) {
+		const struct gm_region *g =
+			gm_find_gpa(gm, lay->runs[i].gpa, &off);
+
+		if (g && g->page_size > align)
+			align = g->page_size;
+	}
+	return align;
+}
+
+static int map_layout(const struct guest_mem *gm,
+		      const struct rdma_mr_layout *lay, struct be_map *m)
+{
+	uint64_t bytes = (uint64_t)lay->npages * RDMA_MR_PAGE_SIZE;
+	uint64_t align = layout_align(gm, lay);
+	uint32_t i;
+	int ret;
+
+	m->reserve = reserve(bytes, align, &m->reserve_len);
+	if (!m->reserve)
+		return -ENOMEM;
+	for (i = 0; i < lay->nruns; i++) {
+		const struct rdma_mr_run *r = &lay->runs[i];
+		uint8_t *at = (uint8_t *)m->reserve +
+			      (uint64_t)r->first_page * RDMA_MR_PAGE_SIZE;
+
+		ret = map_gpa(gm, r->gpa,
+			      (uint64_t)r->npages * RDMA_MR_PAGE_SIZE, at);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int alloc_mrn(struct be *be, uint32_t *ret_mrn)
+{
+	uint32_t i;
+
+	for (i = 1; i <= (uint32_t)be->attr.max_mr; i++)
+		if (!be->mr[i].used) {
+			*ret_mrn = i;
+			return 0;
+		}
+	be_refused(be, "MR: all %d MR handles in use", be->attr.max_mr);
+	return -ENOSPC;
+}
+
+/* Every run of the layout is guest RAM (it may cross adjacent regions). */
+static int check_runs(const struct guest_mem *gm,
+		      const struct rdma_mr_layout *lay)
+{
+	uint32_t i;
+
+	for (i = 0; i < lay->nruns; i++) {
+		uint64_t gpa = lay->runs[i].gpa, off;
+		uint64_t len = (uint64_t)lay->runs[i].npages * RDMA_MR_PAGE_SIZE;
+
+		while (len > 0) {
+			const struct gm_region *g = gm_find_gpa(gm, gpa, &off);
+
+			if (!g)
+				return -EFAULT;
+			if (len <= g->size - off)
+				break;
+			len -= g->size - off;
+			gpa += g->size - off; /* region end: no overflow */
+		}
+	}
+	return 0;
+}
+
+/* The layout's runs fit its page count, in order, without overlap. */
+static bool layout_sane(const struct rdma_mr_layout *lay)
+{
+	uint64_t next = 0, bytes;
+	uint32_t i;
+
+	if (lay->npages == 0 || lay->length == 0 || !lay->runs ||
+	    lay->virt_addr > UINT64_MAX - lay->length)
+		return false;
+	bytes = (lay->start & (RDMA_MR_PAGE_SIZE - 1)) + lay->length;
+	if (bytes < lay->length ||
+	    (bytes + RDMA_MR_PAGE_SIZE - 1) / RDMA_MR_PAGE_SIZE != lay->npages)
+		return false;
+	for (i = 0; i < lay->nruns; i++) {
+		const struct rdma_mr_run *r = &lay->runs[i];
+
+		if (r->first_page != next || r->npages == 0 ||
+		    r->npages > lay->npages - next ||
+		    (r->gpa & (RDMA_MR_PAGE_SIZE - 1)) ||
+		    r->gpa > UINT64_MAX -
+				     (uint64_t)r->npages * RDMA_MR_PAGE_SIZE)
+			return false;
+		next += r->npages;
+	}
+	return next == lay->npages;
+}
+
+#define REMOTE_ACCESS                                                          \
+	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |                    \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+#define USER_ACCESS                                                            \
+	(IBV_ACCESS_LOCAL_WRITE | REMOTE_ACCESS | IBV_ACCESS_RELAXED_ORDERING)
+
+int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
+	      unsigned int access, struct be_mr_info *ret)
+{
+	struct be_map m = { 0 };
+	struct be_mr *mr;
+	struct be_pd *pd;
+	uint32_t mrn, need;
+	uint8_t *host;
+	int r;
+
+	pd = be_pd_get(be, pdh);
+	if (!pd)
+		return -ENOENT;
+	if (access & ~(unsigned int)USER_ACCESS) {
+		be_refused(be, "REG_MR: access flags 0x%x", access);
+		return -EINVAL;
+	}
+	if (!layout_sane(lay)) {
+		be_refused(be, "REG_MR: an inconsistent page layout");
+		return -EINVAL;
+	}
+	if ((uint64_t)lay->length > be->attr.max_mr_size) {
+		be_refused(be, "REG_MR: %llu bytes, at most %llu",
+			   (unsigned long long)lay->length,
+			   (unsigned long long)be->attr.max_mr_size);
+		return -EINVAL;
+	}
+	if (!be->mem || check_runs(be->mem, lay) < 0) {
+		be_refused(be, "REG_MR: pages outside guest RAM");
+		return -EFAULT;
+	}
+	r = alloc_mrn(be, &mrn);
+	if (r < 0)
+		return r;
+	/* Each run may cross a region boundary once more: 2 per run. */
+	need = 1 + 2 * lay->nruns;
+	if (lay->nruns > BE_MAX_MAPPINGS ||
+	    need > BE_MAX_MAPPINGS - be->mappings) {
+		be_refused(be,
+			   "REG_MR: %u runs of guest pages would need up to "
+			   "%u host mappings; %u of %u are in use",
+			   lay->nruns, need, be->mappings, BE_MAX_MAPPINGS);
+		return -ENOMEM;
+	}
+	r = map_layout(be->mem, lay, &m);
+	if (r < 0)
+		goto fail;
+	host = (uint8_t *)m.reserve + (lay->start & (RDMA_MR_PAGE_SIZE - 1));
+	m.mr = ibv_reg_mr_iova(pd->pd, host, lay->length, lay->virt_addr,
+			       (int)access);
+	if (!m.mr) {
+		r = -(errno ? errno : EIO);
+		log_warn("REG_MR: ibv_reg_mr_iova of %llu bytes",
+			 (unsigned long long)lay->length);
+		goto fail;
+	}
+	log_debug("REG_MR: mr %u, %llu bytes at iova 0x%llx in %u runs, "
+		  "lkey 0x%x",
+		  mrn, (unsigned long long)lay->length,
+		  (unsigned long long)lay->virt_addr, lay->nruns, m.mr->lkey);
+	mr = &be->mr[mrn];
+	memset(mr, 0, sizeof(*mr));
+	mr->used = true;
+	mr->pd = pdh;
+	mr->access = access;
+	mr->lkey = m.mr->lkey;
+	mr->rkey = (access & REMOTE_ACCESS) ? m.mr->rkey : 0;
+	mr->iova = lay->virt_addr; /* QP1 copies by it */
+	mr->nmaps = 1;
+	mr->maps[0] = m;
+	mr->mappings = need;
+	be->mappings += need;
+	pd->refs++;
+	*ret = (struct be_mr_info){ mrn, mr->lkey, mr->rkey };
+	return 0;
+fail:
+	map_release(&m);
+	return r;
+}
+
+int be_mr_reg_dma(struct be *be, uint32_t pdh, unsigned int access,
+		  struct be_mr_info *ret)
+{
+	struct be_mr *mr;
+	struct be_pd *pd;
+	uint32_t mrn, i;
+	int r;
+
+	pd = be_pd_get(be, pdh);
+	if (!pd)
+		return -ENOENT;
+	if (pd->dma_mr) {
+		be_refused(be, "GET_DMA_MR: PD %u already has DMA MR %u", pdh,
+			   pd->dma_mr);
+		return -EEXIST;
+	}
+	if (!be->mem || be->mem->nregions == 0)
+		return -EFAULT;
+	r = alloc_mrn(be, &mrn);
+	if (r < 0)
+		return r;
+	/*
+	 * Local access only, whatever the guest asked: the DMA MR covers all
+	 * of guest RAM, and the guest is told rkey 0, so a remote key would
+	 * only serve a peer that guesses it (on rxe the rkey is the lkey).
+	 */
+	access &= IBV_ACCESS_LOCAL_WRITE;
+	mr = &be->mr[mrn];
+	memset(mr, 0, sizeof(*mr));
+	for (i = 0; i < be->mem->nregions; i++) {
+		const struct gm_region *g = &be->mem->regions[i];
+		struct be_map *m = &mr->maps[i];
+
+		mr->nmaps = i + 1;
+		m->gpa = g->gpa;
+		m->len = g->size;
+		m->reserve = reserve(g->size, g->page_size, &m->reserve_len);
+		r = m->reserve ? map_gpa(be->mem, g->gpa, g->size, m->reserve)
+			       : -ENOMEM;
+		if (r < 0)
+			goto fail;
+		m->mr = ibv_reg_mr_iova(pd->pd, m->reserve, g->size, g->gpa,
+					(int)access);
+		if (!m->mr) {
+			r = -(errno ? errno : EIO);
+			log_warn("GET_DMA_MR: registering guest RAM at 0x%llx "
+				 "(+0x%llx)",
+				 (unsigned long long)g->gpa,
+				 (unsigned long long)g->size);
+			goto fail;
+		}
+	}
+	mr->used = true;
+	mr->dma = true;
+	mr->pd = pdh;
+	mr->access = access;
+	/* The virtual DMA lkey is the first part's: a real, unique key. */
+	mr->lkey = mr->maps[0].mr->lkey;
+	mr->rkey = 0;
+	pd->dma_mr = mrn;
+	pd->refs++;
+	*ret = (struct be_mr_info){ mrn, mr->lkey, 0 };
+	return 0;
+fail:
+	for (i = 0; i < mr->nmaps; i++)
+		map_release(&mr->maps[i]);
+	memset(mr, 0, sizeof(*mr));
+	return r;
+}
+
+void be_mr_free(struct be *be, uint32_t mrn)
+{
+	struct be_mr *mr = &be->mr[mrn];
+	unsigned int i;
+
+	for (i = 0; i < mr->nmaps; i++)
+		map_release(&mr->maps[i]);
+	if (mr->dma && be->pd[mr->pd].dma_mr == mrn)
+		be->pd[mr->pd].dma_mr = 0;
+	be->mappings -= mr->mappings;
+	be->pd[mr->pd].refs--;
+	memset(mr, 0, sizeof(*mr));
+}
+
+int be_mr_dereg(struct be *be, uint32_t mrn)
+{
+	if (mrn == 0 || mrn > (uint32_t)be->attr.max_mr || !be->mr[mrn].used) {
+		be_refused(be, "DEREG_MR: unknown MR %u", mrn);
+		return -ENOENT;
+	}
+	be_mr_free(be, mrn);
+	return 0;
+}
+
+int be_dma_lkey(const struct be *be, uint32_t pd, uint32_t lkey, uint64_t addr,
+		uint32_t len, uint32_t *ret_lkey)
+{
+	const struct be_mr *mr;
+	uint32_t mrn = be->pd[pd].dma_mr;
+	unsigned int i;
+
+	if (!mrn || be->mr[mrn].lkey != lkey)
+		return -ENOENT;
+	mr = &be->mr[mrn];
+	for (i = 0; i < mr->nmaps; i++) {
+		const struct be_map *m = &mr->maps[i];
+
+		if (addr >= m->gpa && addr - m->gpa < m->len &&
+		    len <= m->len - (addr - m->gpa)) {
+			*ret_lkey = m->mr->lkey;
+			return 0;
+		}
+	}
+	return -EFAULT;
+}
+
+uint8_t *be_sge_host(const struct be *be, uint32_t pd, uint32_t lkey,
+		     uint64_t addr, uint32_t len, bool write)
+{
+	uint32_t i;
+	unsigned int k;
+
+	for (i = 1; i <= (uint32_t)be->attr.max_mr; i++) {
+		const struct be_mr *mr = &be->mr[i];
+
+		if (!mr->used || mr->pd != pd || mr->lkey != lkey)
+			continue;
+		if (write && !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+			return NULL;
+		for (k = 0; k < mr->nmaps; k++) {
+			const struct be_map *m = &mr->maps[k];
+			uint64_t base = mr->dma ? m->gpa : mr->iova;
+			uint64_t size = mr->dma ? m->len : m->mr->length;
+			uint8_t *host = mr->dma ? (uint8_t *)m->reserve
+						: (uint8_t *)m->mr->addr;
+
+			if (addr >= base && addr - base <= size &&
+			    len <= size - (addr - base))
+				return host + (addr - base);
+		}
+		return NULL;
+	}
+	return NULL;
+}

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The PVRDMA function on vfio-user: BARs, registers, the DSR, guest
+ * memory access and interrupts (docs/pvrdma.md). Commands are in
+ * dev_cmd.c, doorbells, completions and events in dev_data.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "worker/pvrdma/dev.h"
+
+int pvrdma_dma_read(struct pvrdma_dev *d, uint64_t gpa, void *buf, size_t len)
+{
+	const struct guest_mem *gm = pci_fn_mem(d->fn);
+	void *p;
+
+	/* No DMA while the guest has not enabled bus mastering. */
+	if (!gm || !pci_fn_bus_master(d->fn))
+		return -EFAULT;
+	p = gm_gpa_to_host(gm, gpa, len);
+	if (!p)
+		return -EFAULT;
+	memcpy(buf, p, len);
+	return 0;
+}
+
+int pvrdma_dma_write(struct pvrdma_dev *d, uint64_t gpa, const void *buf,
+		     size_t len)
+{
+	const struct guest_mem *gm = pci_fn_mem(d->fn);
+	void *p;
+
+	if (!gm || !pci_fn_bus_master(d->fn))
+		return -EFAULT;
+	p = gm_gpa_to_host(gm, gpa, len);
+	if (!p)
+		return -EFAULT;
+	memcpy(p, buf, len);
+	return 0;
+}
+
+static int dma_read_cb(void *ctx, uint64_t gpa, void *buf, size_t len)
+{
+	return pvrdma_dma_read(ctx, gpa, buf, len);
+}
+
+/* Every page of a ring must be guest memory now, not at first use. */
+static int check_ring_pages(struct pvrdma_dev *d, const struct pvrdma_pages *p)
+{
+	const struct guest_mem *gm = pci_fn_mem(d->fn);
+	uint32_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (!gm || !gm_gpa_to_host(gm, p->gpa[i], PVRDMA_PAGE_SIZE))
+			return -EFAULT;
+	return 0;
+}
+
+int pvrdma_map_pages(struct pvrdma_dev *d, uint64_t pdir, uint32_t npages,
+		     uint32_t max, const char *what, bool ring,
+		     struct pvrdma_pages *ret)
+{
+	static const struct pvrdma_pdir_ops ops = { .read_gpa = dma_read_cb };
+	struct rdma_reason why;
+	int r;
+
+	r = pvrdma_pdir_walk(pdir, npages, max, &ops, d, ret, &why);
+	if (r < 0) {
+		log_warnx("pvrdma: %s: page directory refused: %s", what,
+			  why.msg);
+		return r;
+	}
+	if (ring && check_ring_pages(d, ret) < 0) {
+		log_warnx("pvrdma: %s: a ring page is not guest memory", what);
+		pvrdma_pages_release(ret);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+void pvrdma_raise(struct pvrdma_dev *d, unsigned int vector)
+{
+	d->icr |= 1u << vector;
+	if (d->imr != 0 || !pci_fn_bus_master(d->fn))
+		return;
+	if (pci_fn_raise(d->fn, vector) == 0)
+		d->stats.irqs++;
+}
+
+/* ---- DSR ---- */
+
+static void forget_dsr(struct pvrdma_dev *d)
+{
+	pvrdma_pages_release(&d->async_pages);
+	pvrdma_pages_release(&d->cqn_pages);
+	memset(&d->async, 0, sizeof(d->async));
+	memset(&d->cqn, 0, sizeof(d->cqn));
+	d->dsr_ok = false;
+}
+
+static void dev_ring(struct pvrdma_ring_map *r, const struct pvrdma_pages *p,
+		     uint32_t nelems, uint32_t esize)
+{
+	r->pages = p;
+	r->state_off = PVRDMA_RING_STATE_DEV_OFFSET;
+	r->data_off = PVRDMA_PAGE_SIZE;
+	r->nelems = nelems;
+	r->esize = esize;
+}
+
+/* The slots must be guest memory now (CVE-2021-3582: short mappings). */
+static int check_slots(struct pvrdma_dev *d, const struct pvrdma_dsr_info *i)
+{
+	union pvrdma_cmd_req req;
+	union pvrdma_cmd_resp resp;
+
+	if (pvrdma_dma_read(d, i->cmd_slot_dma, &req, sizeof(req)) < 0 ||
+	    pvrdma_dma_read(d, i->resp_slot_dma, &resp, sizeof(resp)) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+static int load_dsr(struct pvrdma_dev *d, uint64_t gpa)
+{
+	struct pvrdma_device_shared_region dsr;
+	struct rdma_reason why;
+	struct pvrdma_dsr_info info;
+	int r;
+
+	forget_dsr(d);
+	r = pvrdma_dma_read(d, gpa, &dsr, sizeof(dsr));
+	if (r < 0) {
+		log_warnx("pvrdma: DSR at 0x%llx is not guest memory",
+			  (unsigned long long)gpa);
+		return r;
+	}
+	r = pvrdma_dsr_decode(&dsr, sizeof(dsr), PVRDMA_DEVICE_VERSION, &info,
+			      &why);
+	if (r < 0) {
+		log_warnx("pvrdma: DSR at 0x%llx refused: %s",
+			  (unsigned long long)gpa, why.msg);
+		return r;
+	}
+	r = check_slots(d, &info);
+	if (r < 0) {
+		log_warnx("pvrdma: DSR command/response slot not in guest "
+			  "memory");
+		return r;
+	}
+	r = pvrdma_map_pages(d, info.async.pdir_dma, info.async.num_pages,
+			     PVRDMA_DEV_RING_MAX_PAGES, "async ring", true,
+			     &d->async_pages);
+	if (r < 0)
+		return r;
+	r = pvrdma_map_pages(d, info.cqn.pdir_dma, info.cqn.num_pages,
+			     PVRDMA_DEV_RING_MAX_PAGES, "CQ notification ring",
+			     true, &d->cqn_pages);
+	if (r < 0) {
+		pvrdma_pages_release(&d->async_pages);
+		return r;
+	}
+	/* The capabilities, where the driver reads them right after. */
+	r = pvrdma_dma_write(
+		d, gpa + offsetof(struct pvrdma_device_shared_region, caps),
+		&d->caps, sizeof(d->caps));
+	if (r < 0) {
+		forget_dsr(d);
+		return r;
+	}
+	dev_ring(&d->async, &d->async_pages, info.async.nelems,
+		 sizeof(struct pvrdma_eqe));
+	dev_ring(&d->cqn, &d->cqn_pages, info.cqn.nelems,
+		 sizeof(struct pvrdma_cqne));
+	d->dsr = info;
+	d->dsr_ok = true;
+	return 0;
+}
+
+/* ---- control ---- */
+
+/* Back to the state after power-on (objects, DSR, registers). */
+static void reset_device(struct pvrdma_dev *d, bool regs)
+{
+	be_reset(d->be);
+	pvrdma_free_objects(d);
+	forget_dsr(d);
+	d->active = false;
+	d->err = PVRDMA_ERR_NOT_ACTIVE;
+	d->icr = 0;
+	if (!regs)
+		return;
+	d->dsr_low = d->dsr_high = 0;
+	d->imr = ~0u;
+	d->macl = (uint32_t)d->cfg->mac[0] | (uint32_t)d->cfg->mac[1] << 8 |
+		  (uint32_t)d->cfg->mac[2] << 16 |
+		  (uint32_t)d->cfg->mac[3] << 24;
+	d->mach = (uint32_t)d->cfg->mac[4] | (uint32_t)d->cfg->mac[5] << 8;
+}
+
+static void write_ctl(struct pvrdma_dev *d, uint32_t val)
+{
+	switch (val) {
+	case PVRDMA_DEVICE_CTL_ACTIVATE:
+		if (!d->dsr_ok) {
+			log_warnx("pvrdma: ACTIVATE without a valid DSR");
+			d->err = EINVAL;
+			return;
+		}
+		d->active = true;
+		d->err = 0;
+		return;
+	case PVRDMA_DEVICE_CTL_UNQUIESCE:
+		return;
+	case PVRDMA_DEVICE_CTL_RESET:
+		reset_device(d, false);
+		return;
+	default:
+		log_warnx("pvrdma: unknown CTL value %u", val);
+		d->err = EINVAL;
+	}
+}
+
+static void write_dsr_high(struct pvrdma_dev *d, uint32_t val)
+{
+	int r;
+
+	d->dsr_high = val;
+	if (d->active) {
+		/* The rings of live objects hang off this DSR. */
+		log_warnx("pvrdma: DSR change while active refused (reset "
+			  "first)");
+		d->err = EBUSY;
+		return;
+	}
+	r = load_dsr(d, (uint64_t)d->dsr_high << 32 | d->dsr_low);
+	d->err = r < 0 ? (uint32_t)-r : PVRDMA_ERR_NOT_ACTIVE;
+}
+
+static int reg_write(struct pvrdma_dev *d, uint64_t off, uint32_t val)
+{
+	switch (off) {
+	case PVRDMA_REG_DSRLOW:
+		d->dsr_low = val;
+		return 0;
+	case PVRDMA_REG_DSRHIGH:
+		write_dsr_high(d, val);
+		return 0;
+	case PVRDMA_REG_CTL:
+		write_ctl(d, val);
+		return 0;
+	case PVRDMA_REG_REQUEST:
+		if (val == 0)
+			pvrdma_exec_cmd(d);
+		return 0;
+	case PVRDMA_REG_IMR:
+		d->imr = val;
+		return 0;
+	case PVRDMA_REG_MACL:
+		d->macl = val;
+		return 0;
+	case PVRDMA_REG_MACH:
+		d->mach = val & 0xffff;
+		return 0;
+	default:
+		return 0; /* read-only or unused: ignored, as hardware */
+	}
+}
+
+static uint32_t reg_read(struct pvrdma_dev *d, uint64_t off)
+{
+	uint32_t v;
+
+	switch (off) {
+	case PVRDMA_REG_VERSION:
+		return PVRDMA_DEVICE_VERSION;
+	case PVRDMA_REG_DSRLOW:
+		return d->dsr_low;
+	case PVRDMA_REG_DSRHIGH:
+		return d->dsr_high;
+	case PVRDMA_REG_ERR:
+		return d->err;
+	case PVRDMA_REG_ICR:
+		v = d->icr;
+		d->icr = 0;
+		return v;
+	case PVRDMA_REG_IMR:
+		return d->imr;
+	case PVRDMA_REG_MACL:
+		return d->macl;
+	case PVRDMA_REG_MACH:
+		return d->mach;
+	default:
+		return 0;
+	}
+}
+
+/* ---- pci_fn ops ---- */
+
+static int fn_bar_read(void *priv, unsigned int bar, uint64_t off,
+		       unsigned int size, uint64_t *ret_val)
+{
+	struct pvrdma_dev *d = priv;
+
+	if (bar == PVRDMA_PCI_RESOURCE_UAR) {
+		/* Doorbells are write-only (CVE-2018-20191: no handler). */
+		*ret_val = size == 8 ? ~0ull : (1ull << (8 * size)) - 1;
+		return 0;
+	}
+	if (bar != PVRDMA_PCI_RESOURCE_REG || size != 4)
+		return -EINVAL;
+	*ret_val = reg_read(d, off);
+	return 0;
+}
+
+static int fn_bar_write(void *priv, unsigned int bar, uint64_t off,
+			unsigned int size, uint64_t val)
+{
+	struct pvrdma_dev *d = priv;
+
+	if (size != 4)
+		return -EINVAL;
+	if (bar == PVRDMA_PCI_RESOURCE_REG)
+		return reg_write(d, off, (uint32_t)val);
+	if (bar == PVRDMA_PCI_RESOURCE_UAR) {
+		pvrdma_uar_write(d, off, (uint32_t)val);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void fn_reset(void *priv)
+{
+	reset_device(priv, true);
+}
+
+static void fn_dma_changed(void *priv, uint64_t gpa, uint64_t size)
+{
+	struct pvrdma_dev *d = priv;
+
+	(void)gpa;
+	(void)size;
+	be_set_mem(d->be, pci_fn_mem(d->fn));
+}
+
+static bool fn_wants_poll(void *priv)
+{
+	struct pvrdma_dev *d = priv;
+
+	return d->cfg->busy_poll && d->active;
+}
+
+static void fn_poll(void *priv)
+{
+	struct pvrdma_dev *d = priv;
+
+	be_poll(d->be);
+}
+
+/* Tables of objects by handle, as many as the caps allow. */
+static int alloc_tables(struct pvrdma_dev *d)
+{
+	d->ncqs = d->caps.max_cq + 1;
+	d->nqps = d->caps.max_qp ? d->caps.max_qp : 1;
+	d->nsrqs = d->caps.max_srq + 1;
+	d->cqs = calloc(d->ncqs, sizeof(*d->cqs));
+	d->qps = calloc(d->nqps, sizeof(*d->qps));
+	d->srqs = calloc(d->nsrqs, sizeof(*d->srqs));
+	if (!d->cqs || !d->qps || !d->srqs)
+		return -ENOMEM;
+	return 0;
+}
+
+static void set_limits(struct pvrdma_dev *d)
+{
+	struct pvrdma_caps_in in = {
+		.attr = be_device_attr(d->be),
+		.gid_tbl_len = d->cfg->be.gid_tbl_len,
+		.max_uar = PVRDMA_UAR_PAGES,
+		.max_mr_pages = PVRDMA_PAGE_DIR_MAX_PAGES,
+	};
+	uint64_t guid = 0;
+	unsigned int i;
+
+	/* EUI-64 from the MAC, as QEMU derived its node GUID */
+	for (i = 0; i < 3; i++)
+		guid |= (uint64_t)d->cfg->mac[i] << (8 * i);
+	guid |= 0xfffeull << 24;
+	for (i = 3; i < 6; i++)
+		guid |= (uint64_t)d->cfg->mac[i] << (8 * (i + 2));
+	in.node_guid = guid ^ 0x02;
+	pvrdma_caps_encode(&in, &d->caps);
+	d->lim.max_cqe = d->caps.max_cqe;
+	d->lim.max_qp_wr = d->caps.max_qp_wr;
+	d->lim.max_sge = d->caps.max_sge;
+	d->lim.max_srq_wr = d->caps.max_srq_wr;
+	d->lim.max_srq_sge = d->caps.max_srq_sge;
+	d->lim.gid_tbl_len = d->caps.gid_tbl_len;
+	d->lim.max_pkeys = d->caps.max_pkeys;
+	d->lim.max_mr_pages = PVRDMA_PAGE_DIR_MAX_PAGES;
+	/* a QP ring: state + SQ + RQ at the device's limits (u16 counts) */
+	d->lim.max_ring_pages = 0xffff;
+}
+
+static void fn_destroy(void *priv)
+{
+	struct pvrdma_dev *d = priv;
+
+	if (!d)
+		return;
+	be_destroy(d->be);
+	pvrdma_free_objects(d);
+	forget_dsr(d);
+	free(d->cqs);
+	free(d->qps);
+	free(d->srqs);
+	free(d);
+}
+
+static int fn_create(struct pci_fn *fn, const struct dev_env *env,
+		     void **ret_priv)
+{
+	const struct pvrdma_cfg *cfg = env->cfg;
+	struct be_cfg bc = cfg->be;
+	struct pvrdma_dev *d;
+	int r;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->fn = fn;
+	d->cfg = cfg;
+	d->env = *env;
+	/* QP handles index the driver's and provider's u16 tables. */
+	if (bc.lim.max_qp > 0xffff)
+		bc.lim.max_qp = 0xffff;
+	if (bc.gid_tbl_len == 0)
+		bc.gid_tbl_len = BE_MAX_GIDS;
+	r = be_create(&bc, env, &pvrdma_be_ops, d, &d->be);
+	if (r < 0) {
+		free(d);
+		return r;
+	}
+	be_set_mem(d->be, pci_fn_mem(fn));
+	set_limits(d);
+	r = alloc_tables(d);
+	if (r < 0) {
+		fn_destroy(d);
+		return r;
+	}
+	reset_device(d, true);
+	*ret_priv = d;
+	return 0;
+}
+
+const struct pci_fn_ops pvrdma_fn_ops = {
+	.name = "pvrdma",
+	.ids = {
+		.vendor = PVRDMA_PCI_VENDOR_ID,
+		.device = PVRDMA_PCI_DEVICE_ID,
+		.subsys_vendor = PVRDMA_PCI_VENDOR_ID,
+		.subsys_device = PVRDMA_PCI_DEVICE_ID,
+		.class_code = (uint32_t)PVRDMA_PCI_CLASS << 8,
+		.revision = PVRDMA_PCI_REVISION,
+	},
+	.bars = {
+		[PVRDMA_PCI_RESOURCE_MSIX] = { PVRDMA_BAR0_MSIX_SIZE, 0 },
+		[PVRDMA_PCI_RESOURCE_REG] = { PVRDMA_BAR1_REGS_SIZE, 0 },
+		[PVRDMA_PCI_RESOURCE_UAR] = { PVRDMA_BAR2_UAR_SIZE, 0 },
+	},
+	.msix = {
+		.vectors = PVRDMA_MAX_INTERRUPTS,
+		.bar = PVRDMA_PCI_RESOURCE_MSIX,
+		.table_offset = PVRDMA_MSIX_TABLE_OFFSET,
+		.pba_offset = PVRDMA_MSIX_PBA_OFFSET,
+	},
+	.create = fn_create,
+	.destroy = fn_destroy,
+	.bar_read = fn_bar_read,
+	.bar_write = fn_bar_write,
+	.reset = fn_reset,
+	.dma_map = fn_dma_changed,
+	.dma_unmap = fn_dma_changed,
+	.wants_poll = fn_wants_poll,
+	.poll = fn_poll,
+};

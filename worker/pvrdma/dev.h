@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the PVRDMA function (worker/pvrdma/pvrdma.h): its state and
+ * the split into registers and DSR (dev.c), commands (dev_cmd.c) and the
+ * data path: doorbells, completions, events (dev_data.c).
+ *
+ * Guest memory is reached only by guest physical address through the
+ * vfio-user DMA regions, per access: the device keeps no pointer into
+ * guest memory across calls, so a DMA_UNMAP never leaves one dangling.
+ * Every structure is copied out once and checked by the pure decoders.
+ */
+#ifndef RDMAGATE_WORKER_PVRDMA_DEV_H
+#define RDMAGATE_WORKER_PVRDMA_DEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/pvrdma_abi.h"
+#include "worker/backend/backend.h"
+#include "worker/pvrdma/cmd.h"
+#include "worker/pvrdma/dsr.h"
+#include "worker/pvrdma/pdir.h"
+#include "worker/pvrdma/pvrdma.h"
+
+/* A ring in guest pages: its state word pair and its slots. */
+struct pvrdma_ring_map {
+	const struct pvrdma_pages *pages; /* the owning object's */
+	uint32_t state_off; /* byte offset of its struct pvrdma_ring */
+	uint64_t data_off;  /* byte offset of slot 0 (page-aligned) */
+	uint32_t nelems;    /* a power of two */
+	uint32_t esize;	    /* bytes per slot, a power of two <= 4 KiB */
+};
+
+struct pvrdma_cq {
+	uint32_t handle;
+	struct pvrdma_pages pages;
+	struct pvrdma_ring_map ring;
+	bool armed;
+	bool overflowed; /* reported once, until the guest catches up */
+};
+
+struct pvrdma_qp {
+	uint32_t handle;
+	uint32_t qpn;
+	enum be_qp_type type;
+	struct pvrdma_pages pages;
+	struct pvrdma_ring_map sq, rq;
+	bool has_rq, sq_sig_all, broken;
+	uint32_t max_send_sge, max_recv_sge;
+	uint32_t send_cq, recv_cq, srq;
+	uint32_t events; /* async events reported (DESTROY_QP's answer) */
+};
+
+struct pvrdma_srq {
+	uint32_t handle;
+	struct pvrdma_pages pages;
+	struct pvrdma_ring_map ring;
+	uint32_t max_sge;
+	bool broken;
+};
+
+struct pvrdma_stats {
+	uint64_t commands, command_errors, doorbells, wqe_refused;
+	uint64_t cqes, cq_overflows, events, events_dropped, irqs;
+};
+
+struct pvrdma_dev {
+	struct pci_fn *fn;
+	const struct pvrdma_cfg *cfg;
+	struct dev_env env;
+	struct be *be;
+
+	/* BAR1 */
+	uint32_t dsr_low, dsr_high, err, icr, imr, macl, mach;
+	bool dsr_ok, active;
+	struct pvrdma_dsr_info dsr;
+	struct pvrdma_device_caps caps;
+	struct pvrdma_cmd_limits lim;
+	struct pvrdma_pages async_pages, cqn_pages;
+	struct pvrdma_ring_map async, cqn;
+
+	/* objects by handle (1..n - 1) */
+	struct pvrdma_cq **cqs;
+	struct pvrdma_qp **qps;
+	struct pvrdma_srq **srqs;
+	uint32_t ncqs, nqps, nsrqs;
+	/* user contexts: ctx handle i (1..) owns UAR page uc_uar[i] */
+	uint16_t uc_uar[PVRDMA_UAR_PAGES];
+
+	struct pvrdma_stats stats;
+};
+
+/* dev.c: guest memory and interrupts */
+int pvrdma_dma_read(struct pvrdma_dev *d, uint64_t gpa, void *buf, size_t len);
+int pvrdma_dma_write(struct pvrdma_dev *d, uint64_t gpa, const void *buf,
+		     size_t len);
+/* Raises `vector` unless the guest masked interrupts (IMR). */
+void pvrdma_raise(struct pvrdma_dev *d, unsigned int vector);
+/*
+ * Walks a directory of npages (<= max) pages into *ret, logging why not;
+ * a ring's pages must all be guest memory (an MR's are the backend's to
+ * check when it maps them).
+ */
+int pvrdma_map_pages(struct pvrdma_dev *d, uint64_t pdir, uint32_t npages,
+		     uint32_t max, const char *what, bool ring,
+		     struct pvrdma_pages *ret);
+
+/* dev_cmd.c */
+/* Executes the command slot: response, REG_ERR, vector 0. */
+void pvrdma_exec_cmd(struct pvrdma_dev *d);
+/* Frees every object (after be_reset()/be_destroy()). */
+void pvrdma_free_objects(struct pvrdma_dev *d);
+
+/* dev_data.c */
+void pvrdma_uar_write(struct pvrdma_dev *d, uint64_t off, uint32_t val);
+/* Posts an async event (type, info) to the guest. */
+void pvrdma_post_event(struct pvrdma_dev *d, uint32_t type, uint32_t info);
+extern const struct be_frontend_ops pvrdma_be_ops;
+
+/* Reads / writes the state pair of a ring (prod_tail, cons_head). */
+int pvrdma_ring_state_read(struct pvrdma_dev *d,
+			   const struct pvrdma_ring_map *r, uint32_t *ret_tail,
+			   uint32_t *ret_head);
+/* Stores one index of the pair (release: after the slot it covers). */
+int pvrdma_ring_index_store(struct pvrdma_dev *d,
+			    const struct pvrdma_ring_map *r, bool tail,
+			    uint32_t val);
+/* Guest address of slot `slot` of a ring. */
+int pvrdma_ring_slot_gpa(const struct pvrdma_ring_map *r, uint32_t slot,
+			 uint64_t *ret_gpa);
+
+#endif

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The PVRDMA data path: UAR doorbells (QP send/receive, SRQ receive, CQ
+ * arm and poll) read WQEs from the guest's rings into the backend; the
+ * backend's completions become CQEs in the guest's CQ rings, with CQ
+ * notifications and async events on the DSR's rings (docs/pvrdma.md).
+ *
+ * Memory ordering: guest rings live in shared memory. The device reads a
+ * producer index, then (acquire) the slots it covers, copies each slot
+ * once, and only then (release) stores its consumer index; as producer it
+ * writes a slot, then (release) the producer index. The guest's indices
+ * are re-checked on every read (ring.h): a bad one stops that ring.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "worker/pvrdma/dev.h"
+#include "worker/pvrdma/ring.h"
+#include "worker/pvrdma/wqe.h"
+
+/* ---- rings in guest memory ---- */
+
+static uint32_t *index_ptr(struct pvrdma_dev *d,
+			   const struct pvrdma_ring_map *r, bool tail)
+{
+	const struct guest_mem *gm = pci_fn_mem(d->fn);
+	uint64_t gpa;
+
+	if (!gm || !pci_fn_bus_master(d->fn) || !r->pages || !r->pages->n)
+		return NULL;
+	gpa = r->pages->gpa[0] + r->state_off + (tail ? 0 : 4);
+	return gm_gpa_to_host(gm, gpa, sizeof(uint32_t));
+}
+
+int pvrdma_ring_state_read(struct pvrdma_dev *d,
+			   const struct pvrdma_ring_map *r, uint32_t *ret_tail,
+			   uint32_t *ret_head)
+{
+	uint32_t *t = index_ptr(d, r, true), *h = index_ptr(d, r, false);
+
+	if (!t || !h)
+		return -EFAULT;
+	*ret_tail = __atomic_load_n(t, __ATOMIC_ACQUIRE);
+	*ret_head = __atomic_load_n(h, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+int pvrdma_ring_index_store(struct pvrdma_dev *d,
+			    const struct pvrdma_ring_map *r, bool tail,
+			    uint32_t val)
+{
+	uint32_t *p = index_ptr(d, r, tail);
+
+	if (!p)
+		return -EFAULT;
+	__atomic_store_n(p, val, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int pvrdma_ring_slot_gpa(const struct pvrdma_ring_map *r, uint32_t slot,
+			 uint64_t *ret_gpa)
+{
+	if (slot >= r->nelems)
+		return -ERANGE;
+	return pvrdma_pages_gpa(r->pages,
+				r->data_off + (uint64_t)slot * r->esize,
+				r->esize, ret_gpa);
+}
+
+/*
+ * Appends one entry to a ring the device produces. 0, -ENOSPC (full),
+ * -EINVAL (the guest broke the indices) or -EFAULT.
+ */
+static int ring_produce(struct pvrdma_dev *d, const struct pvrdma_ring_map *r,
+			const void *entry, size_t len)
+{
+	uint32_t tail, head, slot;
+	uint64_t gpa;
+	int k;
+
+	if (pvrdma_ring_state_read(d, r, &tail, &head) < 0)
+		return -EFAULT;
+	k = pvrdma_ring_has_space(tail, head, r->nelems, &slot);
+	if (k <= 0)
+		return k == 0 ? -ENOSPC : -EINVAL;
+	if (pvrdma_ring_slot_gpa(r, slot, &gpa) < 0 ||
+	    pvrdma_dma_write(d, gpa, entry, len) < 0)
+		return -EFAULT;
+	return pvrdma_ring_index_store(d, r, true,
+				       pvrdma_idx_inc(tail, r->nelems));
+}
+
+/* ---- async events and CQ notifications ---- */
+
+void pvrdma_post_event(struct pvrdma_dev *d, uint32_t type, uint32_t info)
+{
+	struct pvrdma_eqe e = { type, info };
+
+	if (!d->dsr_ok || ring_produce(d, &d->async, &e, sizeof(e)) < 0) {
+		d->stats.events_dropped++;
+		return;
+	}
+	d->stats.events++;
+	pvrdma_raise(d, PVRDMA_INTR_VECTOR_ASYNC);
+}
+
+static void notify_cq(struct pvrdma_dev *d, struct pvrdma_cq *cq)
+{
+	struct pvrdma_cqne n = { cq->handle };
+
+	if (!cq->armed)
+		return;
+	cq->armed = false;
+	if (!d->dsr_ok || ring_produce(d, &d->cqn, &n, sizeof(n)) < 0) {
+		d->stats.events_dropped++;
+		return;
+	}
+	pvrdma_raise(d, PVRDMA_INTR_VECTOR_CQ);
+}
+
+/* ---- completions ---- */
+
+static struct pvrdma_cq *cq_of(struct pvrdma_dev *d, uint32_t h)
+{
+	return h < d->ncqs ? d->cqs[h] : NULL;
+}
+
+/* Writes one CQE; a full or broken ring is the CQ overflow of verbs. */
+static void write_cqe(struct pvrdma_dev *d, struct pvrdma_cq *cq,
+		      const struct pvrdma_cqe *cqe)
+{
+	int r = ring_produce(d, &cq->ring, cqe, sizeof(*cqe));
+
+	if (r == 0) {
+		d->stats.cqes++;
+		cq->overflowed = false;
+		notify_cq(d, cq);
+		return;
+	}
+	d->stats.cq_overflows++;
+	if (cq->overflowed)
+		return;
+	cq->overflowed = true;
+	log_warnx("pvrdma: CQ %u: completion lost (%s)", cq->handle,
+		  r == -ENOSPC ? "ring full" : "ring state invalid");
+	be_cq_error(d->be, cq->handle);
+	pvrdma_post_event(d, PVRDMA_EVENT_CQ_ERR, cq->handle);
+}
+
+static void fe_completion(void *fe, const struct be_wc *wc)
+{
+	struct pvrdma_dev *d = fe;
+	struct pvrdma_cq *cq = wc->cq_ctx;
+	struct pvrdma_cqe cqe;
+
+	if (!wc->signaled && wc->status == IBV_WC_SUCCESS)
+		return;
+	if (!cq || pvrdma_cqe_encode(wc, wc->cookie, wc->qp, &cqe) < 0) {
+		log_warnx("pvrdma: completion without a CQ or out of the ABI");
+		return;
+	}
+	write_cqe(d, cq, &cqe);
+}
+
+/* A work request that finished without a host completion. */
+static void complete_now(struct pvrdma_dev *d, const struct pvrdma_qp *qp,
+			 bool recv, uint64_t wr_id, enum ibv_wc_opcode op,
+			 enum ibv_wc_status status, bool signaled)
+{
+	struct pvrdma_cq *cq = cq_of(d, recv ? qp->recv_cq : qp->send_cq);
+	struct be_wc wc;
+	struct pvrdma_cqe cqe;
+
+	if (!cq || (!signaled && status == IBV_WC_SUCCESS))
+		return;
+	memset(&wc, 0, sizeof(wc));
+	wc.status = status;
+	wc.opcode = op;
+	wc.qp = qp->handle;
+	wc.qp_num = qp->qpn;
+	if (pvrdma_cqe_encode(&wc, wr_id, qp->handle, &cqe) == 0)
+		write_cqe(d, cq, &cqe);
+}
+
+/* ---- async events from the host ---- */
+
+static void fe_async_event(void *fe, const struct be_async_event *ev)
+{
+	struct pvrdma_dev *d = fe;
+	struct pvrdma_qp *qp = ev->obj == BE_OBJ_QP ? ev->ctx : NULL;
+
+	/* enum pvrdma_eqe_type is enum ibv_event_type up to GID_CHANGE */
+	if ((unsigned int)ev->type >= PVRDMA_EVENT_MAX)
+		return;
+	if (qp)
+		qp->events++;
+	pvrdma_post_event(d, (uint32_t)ev->type, ev->handle);
+}
+
+static void fe_gid_done(void *fe, uint32_t index, int result, void *cookie)
+{
+	(void)fe;
+	(void)cookie;
+	if (result < 0)
+		log_warnx("pvrdma: GID index %u refused by the broker: %s",
+			  index, strerror(-result));
+}
+
+const struct be_frontend_ops pvrdma_be_ops = {
+	.completion = fe_completion,
+	.async_event = fe_async_event,
+	.gid_done = fe_gid_done,
+};
+
+/* ---- doorbells ---- */
+
+/*
+ * Takes the WQE at the consumer index of ring r into buf (the slot's
+ * size): 1 (one taken, *ret_head is the index to store after it), 0
+ * (empty), -errno (the guest's indices or pages are bad).
+ */
+static int ring_take(struct pvrdma_dev *d, const struct pvrdma_ring_map *r,
+		     void *buf, uint32_t *ret_head)
+{
+	uint32_t tail, head, slot;
+	uint64_t gpa;
+	int k;
+
+	if (pvrdma_ring_state_read(d, r, &tail, &head) < 0)
+		return -EFAULT;
+	k = pvrdma_ring_has_data(tail, head, r->nelems, &slot);
+	if (k <= 0)
+		return k;
+	if (pvrdma_ring_slot_gpa(r, slot, &gpa) < 0 ||
+	    pvrdma_dma_read(d, gpa, buf, r->esize) < 0)
+		return -EFAULT;
+	*ret_head = pvrdma_idx_inc(head, r->nelems);
+	return 1;
+}
+
+static void qp_broken(struct pvrdma_dev *d, struct pvrdma_qp *qp, int err,
+		      const char *which)
+{
+	if (qp->broken)
+		return;
+	qp->broken = true;
+	log_warnx("pvrdma: QP %u: %s ring %s: stopped", qp->handle, which,
+		  err == -EINVAL ? "indices invalid" : "not in guest memory");
+	qp->events++;
+	pvrdma_post_event(d, PVRDMA_EVENT_QP_FATAL, qp->handle);
+}
+
+static void post_one_send(struct pvrdma_dev *d, struct pvrdma_qp *qp,
+			  const uint8_t *slot)
+{
+	struct pvrdma_sq_limits lim = { qp->type, qp->max_send_sge,
+					d->caps.gid_tbl_len };
+	struct pvrdma_send s;
+	struct rdma_reason why;
+	enum ibv_wc_status st;
+	const struct pvrdma_sq_wqe_hdr *h = (const void *)slot;
+	uint64_t wr_id = 0;
+	const char *bwhy = NULL;
+	bool sig;
+
+	sig = qp->sq_sig_all || (h->send_flags & PVRDMA_SEND_SIGNALED);
+	if (pvrdma_sq_wqe_decode(slot, qp->sq.esize, &lim, &s, &wr_id, &why) <
+	    0) {
+		d->stats.wqe_refused++;
+		complete_now(d, qp, false, wr_id,
+			     pvrdma_send_wc_opcode(h->opcode),
+			     IBV_WC_LOC_QP_OP_ERR, true);
+		return;
+	}
+	if (be_post_send(d->be, qp->handle, &s.wr, &st, &bwhy) == BE_DONE)
+		complete_now(d, qp, false, wr_id,
+			     pvrdma_send_wc_opcode(h->opcode), st, sig);
+}
+
+static void post_one_recv(struct pvrdma_dev *d, struct pvrdma_qp *qp,
+			  const uint8_t *slot)
+{
+	struct pvrdma_recv rv;
+	struct rdma_reason why;
+	enum ibv_wc_status st;
+	uint64_t wr_id = 0;
+	const char *bwhy = NULL;
+
+	if (pvrdma_rq_wqe_decode(slot, qp->rq.esize, qp->max_recv_sge, &rv,
+				 &wr_id, &why) < 0) {
+		d->stats.wqe_refused++;
+		complete_now(d, qp, true, wr_id, IBV_WC_RECV,
+			     IBV_WC_LOC_LEN_ERR, true);
+		return;
+	}
+	if (be_post_recv(d->be, qp->handle, &rv.wr, &st, &bwhy) == BE_DONE)
+		complete_now(d, qp, true, wr_id, IBV_WC_RECV, st, true);
+}
+
+/* Drains up to one ring's worth of WQEs (bounded however the guest
+ * moves its producer index meanwhile). */
+static void drain_qp(struct pvrdma_dev *d, struct pvrdma_qp *qp, bool recv)
+{
+	const struct pvrdma_ring_map *r = recv ? &qp->rq : &qp->sq;
+	uint8_t slot[PVRDMA_PAGE_SIZE];
+	uint32_t n, head;
+	int k;
+
+	if (qp->broken || (recv && !qp->has_rq))
+		return;
+	for (n = 0; n < r->nelems; n++) {
+		k = ring_take(d, r, slot, &head);
+		if (k < 0) {
+			qp_broken(d, qp, k, recv ? "receive" : "send");
+			return;
+		}
+		if (k == 0)
+			return;
+		if (recv)
+			post_one_recv(d, qp, slot);
+		else
+			post_one_send(d, qp, slot);
+		/* qp may be gone only through a command, never here */
+		pvrdma_ring_index_store(d, r, false, head);
+	}
+}
+
+static void drain_srq(struct pvrdma_dev *d, struct pvrdma_srq *srq)
+{
+	uint8_t slot[PVRDMA_PAGE_SIZE];
+	struct pvrdma_recv rv;
+	struct rdma_reason why;
+	enum ibv_wc_status st;
+	const char *bwhy = NULL;
+	uint32_t n, head;
+	uint64_t wr_id;
+	int k;
+
+	for (n = 0; n < srq->ring.nelems && !srq->broken; n++) {
+		k = ring_take(d, &srq->ring, slot, &head);
+		if (k <= 0) {
+			if (k < 0) {
+				srq->broken = true;
+				pvrdma_post_event(d, PVRDMA_EVENT_SRQ_ERR,
+						  srq->handle);
+			}
+			return;
+		}
+		/* An SRQ has no CQ of its own: a refused WQE is dropped. */
+		if (pvrdma_rq_wqe_decode(slot, srq->ring.esize, srq->max_sge,
+					 &rv, &wr_id, &why) < 0)
+			d->stats.wqe_refused++;
+		else
+			be_post_srq_recv(d->be, srq->handle, &rv.wr, &st,
+					 &bwhy);
+		pvrdma_ring_index_store(d, &srq->ring, false, head);
+	}
+}
+
+static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
+{
+	struct pvrdma_cq *cq = cq_of(d, val & PVRDMA_UAR_HANDLE_MASK);
+
+	if (!cq)
+		return;
+	/* Solicited-only arming notifies on any completion (as QEMU). */
+	if (val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL))
+		cq->armed = true;
+	if (val & PVRDMA_UAR_CQ_POLL)
+		be_cq_poll(d->be, cq->handle, cq->ring.nelems);
+}
+
+void pvrdma_uar_write(struct pvrdma_dev *d, uint64_t off, uint32_t val)
+{
+	uint32_t h = val & PVRDMA_UAR_HANDLE_MASK;
+	struct pvrdma_qp *qp;
+	struct pvrdma_srq *srq;
+
+	d->stats.doorbells++;
+	if (!d->active)
+		return;
+	switch (off % PVRDMA_PAGE_SIZE) {
+	case PVRDMA_UAR_QP_OFFSET:
+		qp = h < d->nqps ? d->qps[h] : NULL;
+		if (!qp)
+			return;
+		if (val & PVRDMA_UAR_QP_SEND)
+			drain_qp(d, qp, false);
+		if (val & PVRDMA_UAR_QP_RECV)
+			drain_qp(d, qp, true);
+		return;
+	case PVRDMA_UAR_CQ_OFFSET:
+		doorbell_cq(d, val);
+		return;
+	case PVRDMA_UAR_SRQ_OFFSET:
+		srq = h < d->nsrqs ? d->srqs[h] : NULL;
+		if (srq && (val & PVRDMA_UAR_SRQ_RECV))
+			drain_srq(d, srq);
+		return;
+	default:
+		return;
+	}
+}
