@@ -49,3 +49,19 @@ int unix_socket_remove_stale(int dfd, const char *name, const char **ret_why)
 	log_info("removed the stale socket %s", name);
 	return 0;
 }
+
+int unix_socket_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	return TAKE_FD(fd);
+}

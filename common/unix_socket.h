@@ -2,7 +2,8 @@
 /*
  * UNIX socket files shared by the worker (its vhost-user socket) and the
  * broker (the sockets it creates for workers): a socket file left behind by
- * a process that is gone may be replaced; anything else may not.
+ * a process that is gone may be replaced; anything else may not.  And the
+ * clients' side (the guest simulator's VMM): connecting to one.
  */
 #ifndef RDMAGATE_COMMON_UNIX_SOCKET_H
 #define RDMAGATE_COMMON_UNIX_SOCKET_H
@@ -17,5 +18,11 @@
  * *ret_why says why in a few words.
  */
 int unix_socket_remove_stale(int dfd, const char *name, const char **ret_why);
+
+/*
+ * Connects a new close-on-exec stream socket to `path`.  Returns the fd,
+ * or -ENAMETOOLONG / the -errno of socket() or connect().
+ */
+int unix_socket_connect(const char *path);
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/unix_socket.h"
 #include "common/stream_msg.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
@@ -44,18 +45,11 @@ void vfio_user_client_attach(struct vfio_user_client *c, int fd, int timeout_ms)
 int vfio_user_client_connect(struct vfio_user_client *c, const char *path,
 			     int timeout_ms)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -1;
+	int fd = unix_socket_connect(path);
 
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sun.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
-		return -errno;
-	vfio_user_client_attach(c, TAKE_FD(fd), timeout_ms);
+		return fd;
+	vfio_user_client_attach(c, fd, timeout_ms);
 	return 0;
 }
 

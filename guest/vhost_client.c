@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/unix_socket.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
 
@@ -25,18 +26,11 @@ void vhost_client_attach(struct vhost_client *c, int fd, int timeout_ms)
 int vhost_client_connect(struct vhost_client *c, const char *path,
 			 int timeout_ms)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -1;
+	int fd = unix_socket_connect(path);
 
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sun.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
-		return -errno;
-	vhost_client_attach(c, TAKE_FD(fd), timeout_ms);
+		return fd;
+	vhost_client_attach(c, fd, timeout_ms);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/stream_msg.h"
 #include "common/unix_socket.h"
 #include "config.h"
 #if RDMAGATE_TEST_HOOKS
@@ -187,103 +188,29 @@ static void mux_channel(void *arg, int fd, uint32_t mux_worker_id)
 
 /* ---- receiving one message ------------------------------------------- */
 
-static void take_fds(struct msghdr *mh, int *fds, unsigned int *nfds)
-{
-	struct cmsghdr *c;
-
-	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		size_t n, i;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-			if (*nfds < VHOST_USER_MAX_FDS)
-				fds[(*nfds)++] = fd;
-			else
-				safe_close(fd);
-		}
-	}
-}
-
-/* Reads exactly len bytes; 0, -EPIPE at end of stream, or -errno. */
-static int read_full(int fd, uint8_t *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = recv(fd, buf, len, MSG_WAITALL);
-
-		if (n == 0)
-			return -EPIPE;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Reads one message: the header with its fds, then the payload (unless
  * the size field is out of range: vu_handle() reports that).  Returns the
- * bytes in buf, 0 at end of stream, or -errno; fds are the caller's.
+ * bytes in buf, or -errno (-EPIPE at end of stream); fds are the caller's.
  */
 static ssize_t read_msg(int cfd, uint8_t *buf, int *fds, unsigned int *nfds)
 {
-	union {
-		char b[CMSG_SPACE(VHOST_USER_MAX_FDS * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { buf, sizeof(struct vhost_user_header) };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl.b,
-			     .msg_controllen = sizeof(ctl.b) };
 	struct vhost_user_header h;
-	ssize_t n;
 	int ret;
 
-	do
-		n = recvmsg(cfd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n < 0 ? -errno : 0;
-	take_fds(&mh, fds, nfds);
-	if (mh.msg_flags & MSG_CTRUNC) {
+	ret = stream_recv_hdr(cfd, buf, sizeof(h), fds, VHOST_USER_MAX_FDS,
+			      nfds);
+	if (ret == -EPROTO)
 		log_warnx("frontend sent more than %d fds with one message; "
 			  "dropping the connection",
 			  VHOST_USER_MAX_FDS);
-		return -EPROTO;
-	}
-	ret = read_full(cfd, buf + n, sizeof(h) - (size_t)n);
 	if (ret < 0)
 		return ret;
 	memcpy(&h, buf, sizeof(h));
 	if (h.size > VHOST_USER_MAX_PAYLOAD)
 		return sizeof(h);
-	ret = read_full(cfd, buf + sizeof(h), h.size);
+	ret = stream_read_full(cfd, buf + sizeof(h), h.size);
 	return ret < 0 ? ret : (ssize_t)(sizeof(h) + h.size);
-}
-
-static int send_full(int fd, const uint8_t *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* ---- connections ----------------------------------------------------- */
@@ -367,7 +294,7 @@ static void on_conn(struct loop *l)
 	}
 	vu_handle(l->dev, buf, (size_t)n, fds, nfds, &res);
 	if (res.reply_len &&
-	    send_full(l->cfd, res.reply.bytes, res.reply_len) < 0) {
+	    stream_send(l->cfd, res.reply.bytes, res.reply_len, NULL, 0) < 0) {
 		log_warn("replying to the frontend");
 		res.disconnect = true;
 	}

@@ -19,20 +19,6 @@
 #include "config.h"
 #include "tests/host/vfio_user/vt.h"
 
-static void close_client(struct vfio_user_client *c)
-{
-	vfio_user_client_close(c);
-}
-#define CLIENT(c)                                                              \
-	__attribute__((cleanup(                                                \
-		close_client))) struct vfio_user_client c = { .fd = -1 }
-
-static void release_ram(struct guest_ram *r)
-{
-	guest_ram_release(r);
-}
-#define RAM(r) __attribute__((cleanup(release_ram))) struct guest_ram r
-
 /* True if the worker's log contains `needle` anywhere. */
 static bool log_has(const struct worker *w, const char *needle)
 {

@@ -14,20 +14,6 @@
 
 #define NO_IRQ_MS 150
 
-static void close_client(struct vfio_user_client *c)
-{
-	vfio_user_client_close(c);
-}
-#define CLIENT(c)                                                              \
-	__attribute__((cleanup(                                                \
-		close_client))) struct vfio_user_client c = { .fd = -1 }
-
-static void release_ram(struct guest_ram *r)
-{
-	guest_ram_release(r);
-}
-#define RAM(r) __attribute__((cleanup(release_ram))) struct guest_ram r
-
 static uint32_t cfg32(const struct vfio_user_client *c, unsigned int off)
 {
 	uint32_t v;

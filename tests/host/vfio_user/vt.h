@@ -19,6 +19,20 @@
 #define VT_RAM_SIZE (4ull << 20)
 #define VT_HIGH_GPA (4ull << 30)
 
+/* A client closed, and guest RAM released, on every return path. */
+static inline void vt_client_close(struct vfio_user_client *c)
+{
+	vfio_user_client_close(c);
+}
+#define CLIENT(c)                                                              \
+	__attribute__((cleanup(                                                \
+		vt_client_close))) struct vfio_user_client c = { .fd = -1 }
+static inline void vt_ram_release(struct guest_ram *r)
+{
+	guest_ram_release(r);
+}
+#define RAM(r) __attribute__((cleanup(vt_ram_release))) struct guest_ram r
+
 /* Connects to w and runs QEMU's realize sequence (vfio_user_client_init). */
 int vt_connect(struct vfio_user_client *c, struct worker *w);
 /* Connects without any message (for tests that start with garbage). */
