@@ -124,18 +124,30 @@ int pvrdma_drv_cmd(struct pvrdma_drv *drv, const union pvrdma_cmd_req *req,
 		r = reg_read(drv, PVRDMA_REG_ERR, &err);
 	if (r)
 		return r;
-	if (err)
-		return -EIO; /* the driver: "failed to write request" */
+	if (err) {
+		/* the driver: "failed to write request error reg" */
+		fprintf(stderr, "pvrdma: command %u: ERR %u after REQUEST\n",
+			req->hdr.cmd, err);
+		return -EIO;
+	}
 	if (!rsp)
 		return 0;
 	r = vfio_user_client_irq_wait(&drv->vc, PVRDMA_INTR_VECTOR_RESPONSE,
 				      drv->timeout_ms);
-	if (r < 0)
+	if (r < 0) {
+		fprintf(stderr,
+			"pvrdma: command %u: no response interrupt (%s)\n",
+			req->hdr.cmd, strerror(-r));
 		return r;
+	}
 	/* one copy out of shared memory, then look at the copy */
 	memcpy(&got, rslot, sizeof(got));
-	if (got.hdr.ack != want)
+	if (got.hdr.ack != want) {
+		fprintf(stderr,
+			"pvrdma: command %u: response ack %#x, not %#x\n",
+			req->hdr.cmd, got.hdr.ack, want);
 		return -EPROTO;
+	}
 	if (got.hdr.err)
 		return -(int)got.hdr.err;
 	*rsp = got;

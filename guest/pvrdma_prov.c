@@ -4,6 +4,7 @@
  * rdma-core's provider (WQEs in SQ/RQ/SRQ rings in guest RAM, UAR
  * doorbells, CQ polling and arming) over guest/pvrdma_drv.c.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +100,7 @@ static void fill_attr(struct gv_context *ctx)
 	const struct pvrdma_device_caps *c = &drv_of(ctx)->caps;
 	struct gv_device_attr *a = &ctx->attr;
 
-	a->sys_image_guid = c->sys_image_guid;
+	a->sys_image_guid = be64toh(c->sys_image_guid); /* __be64 caps */
 	a->vendor_id = c->vendor_id;
 	a->vendor_part_id = c->vendor_part_id;
 	a->hw_ver = c->hw_ver;
