@@ -521,10 +521,8 @@ int pvrdma_drv_cq_notifications(struct pvrdma_drv *drv, int ms,
 	if (drv->nvec <= PVRDMA_INTR_VECTOR_CQ)
 		return -EOPNOTSUPP; /* the driver gets none either */
 	r = vfio_user_client_irq_wait(&drv->vc, PVRDMA_INTR_VECTOR_CQ, ms);
-	if (r == -ETIMEDOUT)
-		return 0;
 	if (r < 0)
-		return r;
+		return r; /* -ETIMEDOUT: no interrupt within ms */
 	while ((r = pvrdma_ring_has_data(ring, dr->nelems, &head)) > 0) {
 		struct pvrdma_cqne e;
 

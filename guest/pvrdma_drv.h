@@ -109,7 +109,8 @@ int pvrdma_drv_doorbell(struct pvrdma_drv *drv, uint32_t off, uint32_t val);
 /*
  * Waits up to ms for the CQ notification interrupt and drains the ring,
  * calling fn(arg, cq_handle) for each entry. Returns the number of
- * notifications, 0 when the wait timed out, or -errno.
+ * notifications (0: an interrupt whose entries an earlier drain took),
+ * -ETIMEDOUT when no interrupt came, or -errno.
  */
 int pvrdma_drv_cq_notifications(struct pvrdma_drv *drv, int ms,
 				void (*fn)(void *arg, uint32_t handle),

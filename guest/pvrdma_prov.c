@@ -577,13 +577,15 @@ static int pv_get_cq_event(struct gv_cq *cq, int timeout_ms)
 	struct pv_cq *c = cq_of(cq);
 	int r;
 
+	/*
+	 * An interrupt may find the ring already drained (its entry taken
+	 * with an earlier one's): wait again, within the caller's time.
+	 */
 	while (!c->pending) {
 		r = pvrdma_drv_cq_notifications(drv_of(cq->ctx), timeout_ms,
 						note_cq_event, cq->ctx);
 		if (r < 0)
 			return r;
-		if (!r)
-			return -ETIMEDOUT;
 	}
 	c->pending--;
 	return 0;
