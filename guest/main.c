@@ -31,11 +31,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rdmagate-guest --socket PATH [OPTIONS] COMMAND [ARGS]\n"
-		"Plays a VMM and a virtio driver against a vhost-user "
-		"backend.\n"
+		"Plays a VMM and a guest driver: virtio over vhost-user, or\n"
+		"QEMU's vfio-user-pci and vmw_pvrdma (--transport pvrdma).\n"
 		"\n"
 		"Options:\n"
 		"  --socket PATH       the backend's listening socket\n"
+		"  --transport NAME    virtio-rdma (default) or pvrdma: the\n"
+		"                      device the verbs commands and probe "
+		"drive\n"
 		"  --config-size N     config bytes to read (default 16: the "
 		"echo\n"
 		"                      device; virtio-rdma Profile A has 195)\n"
@@ -52,6 +55,8 @@ static void usage(FILE *f)
 		"Commands:\n"
 		"  probe               handshake; print features, queues, "
 		"config\n"
+		"                      (pvrdma: probe as vmw_pvrdma, print "
+		"caps)\n"
 		"  echo [-n N] [-s SIZE] [--queues Q] [--ring NUM]\n"
 		"       [--hugepages] [--indirect] [--poll]\n"
 		"                      N round trips of SIZE bytes through "
@@ -133,11 +138,38 @@ static void print_config(const struct vhost_client *c)
 	printf("\"\n");
 }
 
+/* Probe of a verbs device: bring it up as its driver would, describe it. */
+static int probe_verbs(struct tool *t)
+{
+	struct virtio_rdma_port_attr pa;
+	struct gv_context *ctx;
+	int r;
+
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	if (gv_tool_open(&t->gt, &ctx))
+		return 1;
+	gv_describe(ctx, stdout);
+	r = gv_query_port(ctx, &pa);
+	if (r)
+		fprintf(stderr, "rdmagate-guest: QUERY_PORT: %s\n",
+			strerror(-r));
+	else
+		printf("%-20s state %u, mtu %u (max %u), gids %d, pkeys %u\n",
+		       "port 1", pa.state, gv_mtu_to_bytes(pa.active_mtu),
+		       gv_mtu_to_bytes(pa.max_mtu), pa.gid_tbl_len,
+		       pa.pkey_tbl_len);
+	gv_close(ctx);
+	return r ? 1 : 0;
+}
+
 static int cmd_probe(struct tool *t, int argc, char **argv)
 {
 	struct guest_dev d;
 	int r;
 
+	if (t->gt.transport != GV_TRANSPORT_VIRTIO_RDMA)
+		return probe_verbs(t);
 	guest_dev_init(&d);
 	r = guest_dev_connect(&d, t->socket, &t->vc);
 	if (r) {
@@ -423,6 +455,7 @@ enum {
 	OPT_GID,
 	OPT_SCATTER,
 	OPT_RAM,
+	OPT_TRANSPORT,
 };
 
 static int parse_size(const char *s, uint64_t *ret)
@@ -460,6 +493,7 @@ static int parse_global(struct tool *t, int argc, char **argv)
 		{ "gid", required_argument, NULL, OPT_GID },
 		{ "scatter", no_argument, NULL, OPT_SCATTER },
 		{ "ram", required_argument, NULL, OPT_RAM },
+		{ "transport", required_argument, NULL, OPT_TRANSPORT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -493,6 +527,10 @@ static int parse_global(struct tool *t, int argc, char **argv)
 			break;
 		case OPT_RAM:
 			if (parse_size(optarg, &t->gt.data_size))
+				return -EINVAL;
+			break;
+		case OPT_TRANSPORT:
+			if (gv_parse_transport(optarg, &t->gt.transport))
 				return -EINVAL;
 			break;
 		case 'h':

@@ -17,6 +17,7 @@
 
 #include "guest/tools.h"
 #include "guest/verbs.h"
+#include "guest/verbs_transport.h"
 #include "worker/virtio_rdma/mr_pt.h"
 #include "worker/virtio_rdma/wqe.h"
 
@@ -30,6 +31,7 @@ static struct gv_context *offline_ctx(bool scatter)
 	assert_non_null(ctx);
 	guest_dev_init(&ctx->dev);
 	ram = &ctx->dev.ram;
+	ctx->ram = ram;
 	assert_int_equal(
 		guest_ram_add_region(ram, GV_LOW_GPA, 8 << 20, GUEST_PAGE_4K),
 		0);
@@ -242,7 +244,7 @@ static void rdma_and_atomics_decode(void **state)
 
 static void ud_send_carries_the_av(void **state)
 {
-	struct gv_context ctx = { 0 };
+	struct gv_context ctx = { .ops = &gv_virtio_rdma_ops };
 	struct gv_pd pd = { &ctx, 3 };
 	struct gv_ah_attr aa = { .sgid_index = 1,
 				 .hop_limit = 64,

@@ -92,8 +92,8 @@ static void cmpp_cfg(const struct cmpp *s, const struct gv_tool_meet_args *a,
 		cfg->max_cm_retries = (uint8_t)s->retries;
 	memcpy(cfg->gid, gid, 16);
 	cfg->sgid_index = (uint8_t)a->gidx;
-	cfg->ca_guid = a->ctx->cfg.sys_image_guid;
-	cfg->ca_ack_delay = a->ctx->cfg.local_ca_ack_delay & 31;
+	cfg->ca_guid = a->ctx->attr.sys_image_guid;
+	cfg->ca_ack_delay = a->ctx->attr.local_ca_ack_delay & 31;
 	cfg->path_mtu = (uint8_t)a->mtu;
 	cfg->sl = a->sl;
 }

@@ -49,7 +49,8 @@ int gv_tool_parse_gid(const char *arg, struct gv_tool_gid *ret)
 
 int gv_tool_open(const struct gv_tool_opts *o, struct gv_context **ret_ctx)
 {
-	struct gv_opts go = { .timeout_ms = o->timeout_ms,
+	struct gv_opts go = { .transport = o->transport,
+			      .timeout_ms = o->timeout_ms,
 			      .scatter = o->scatter,
 			      .data_size = o->data_size };
 	struct gv_context *ctx;
@@ -57,9 +58,10 @@ int gv_tool_open(const struct gv_tool_opts *o, struct gv_context **ret_ctx)
 
 	if (r) {
 		fprintf(stderr,
-			"rdmagate-guest: cannot open the device at %s: "
+			"rdmagate-guest: cannot open the %s device at %s: "
 			"%s\n",
-			o->socket, strerror(-r));
+			gv_transport_names[o->transport], o->socket,
+			strerror(-r));
 		return r;
 	}
 	for (unsigned int i = 0; i < o->ngids; i++) {

@@ -164,8 +164,8 @@ static int pp_res_init(struct pp *p)
 	uint32_t cqe = p->o.rx_depth + (p->o.srq ? p->o.num_qp : 1);
 
 	/* as the native; the device caps max_cqe */
-	if (cqe > p->ctx->cfg.max_cqe)
-		cqe = p->ctx->cfg.max_cqe;
+	if (cqe > p->ctx->attr.max_cqe)
+		cqe = p->ctx->attr.max_cqe;
 	return gv_tool_res_init(p->ctx, &p->res, len, p->o.srq ? 0 : 0x7b,
 				VIRTIO_RDMA_ACCESS_LOCAL_WRITE, cqe);
 }

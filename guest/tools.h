@@ -23,6 +23,7 @@ struct gv_tool_gid {
 };
 
 struct gv_tool_opts {
+	enum gv_transport transport; /* --transport */
 	const char *socket;
 	int timeout_ms;
 	bool scatter;

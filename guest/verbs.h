@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A verbs-like API over the guest simulator: plays the guest kernel driver
- * and the user-space provider of virtio-rdma Profile A with rdmagate's
- * deltas (common/virtio_rdma.h, docs/virtio-rdma-abi.md). Names mirror
- * libibverbs (gv_alloc_pd ~ ibv_alloc_pd, ...) so that tools read like the
- * rdma-core examples.
+ * A verbs-like API over the guest simulator: plays a guest kernel driver
+ * and its user-space provider. Names mirror libibverbs (gv_alloc_pd ~
+ * ibv_alloc_pd, ...) so that tools read like the rdma-core examples. The
+ * device behind a context is a transport chosen at gv_open() (an ops table,
+ * guest/verbs_transport.h): virtio-rdma Profile A with rdmagate's deltas
+ * (common/virtio_rdma.h, docs/virtio-rdma-abi.md) over vhost-user, or
+ * VMware PVRDMA over vfio-user (what Linux's vmw_pvrdma and rdma-core's
+ * provider do). The API speaks the virtio-rdma enums (IB numbering) on
+ * every transport; a transport translates where its ABI differs.
  *
  * Memory model. Guest RAM has a low slot at GPA 0 (rings, work-queue
  * element buffers, CQE buffers, MR page tables, the control buffer) and a
@@ -25,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/virtio_rdma.h"
 #include "guest/guest_dev.h"
@@ -32,7 +37,13 @@
 #define GV_LOW_GPA  0ull
 #define GV_DATA_GPA (4ull << 30)
 
+enum gv_transport {
+	GV_TRANSPORT_VIRTIO_RDMA = 0, /* vhost-user, virtio-rdma Profile A */
+	GV_TRANSPORT_PVRDMA,	      /* vfio-user, VMware PVRDMA */
+};
+
 struct gv_opts {
+	enum gv_transport transport;
 	int timeout_ms;	    /* per control command; 0: 5000 */
 	uint64_t low_size;  /* rings, WQE/CQE buffers, page tables; 0: 48 MiB */
 	uint64_t data_size; /* application buffers; 0: 64 MiB */
@@ -42,15 +53,36 @@ struct gv_opts {
 };
 
 struct gv_buf;
+struct gv_transport_ops;
+
+/* What the device reports, whichever the transport (IB meanings). */
+struct gv_device_attr {
+	uint64_t sys_image_guid;
+	uint32_t vendor_id, vendor_part_id, hw_ver;
+	uint32_t max_qp, max_qp_wr, max_send_sge, max_recv_sge;
+	uint32_t max_cq, max_cqe, max_mr, max_pd, max_ah;
+	uint32_t max_srq, max_srq_wr, max_srq_sge;
+	uint32_t max_qp_rd_atom, max_qp_init_rd_atom, atomic_cap;
+	uint16_t max_pkeys, gid_tbl_len;
+	uint8_t local_ca_ack_delay, phys_port_cnt;
+};
 
 struct gv_context {
+	const struct gv_transport_ops *ops;
+	struct guest_ram *ram; /* the transport's guest RAM */
+	struct gv_device_attr attr;
+	int timeout_ms;
+	bool scatter;
+	/* the virtio-rdma transport (guest/verbs_virtio.c) */
 	struct guest_dev dev;
 	struct virtio_rdma_config cfg;
 	struct guest_vq *ctrl;
 	uint64_t cmd_gpa; /* one page: header, request, status, response */
 	uint8_t *cmd;
-	int timeout_ms;
-	bool scatter, indirect;
+	bool indirect;
+	/* any other transport's state (guest/pvrdma_*.c) */
+	void *tp;
+	/* buffers and page-table pages in guest RAM (guest/verbs.c) */
 	int data_fd;	   /* memfd of the data slot */
 	uint64_t data_off; /* offset of the data slot in that memfd */
 	unsigned int data_slot;
@@ -70,6 +102,7 @@ struct gv_pd {
 struct gv_mr {
 	struct gv_pd *pd;
 	uint32_t mrn, lkey, rkey;
+	void *tp; /* transport state */
 	void *addr;
 	size_t length;
 };
@@ -81,6 +114,7 @@ struct gv_cq {
 	uint64_t buf_gpa; /* cqe buffers of 48 bytes */
 	uint8_t *buf;
 	unsigned long events;
+	void *tp; /* transport state (vq and buf: virtio-rdma) */
 };
 
 /* A send or receive queue: a virtqueue plus a buffer of element slots. */
@@ -97,6 +131,7 @@ struct gv_srq {
 	struct gv_pd *pd;
 	uint32_t handle, slot, max_wr, max_sge;
 	struct gv_wq rq;
+	void *tp; /* transport state (slot and rq: virtio-rdma) */
 };
 
 struct gv_qp_init_attr {
@@ -117,6 +152,7 @@ struct gv_qp {
 	uint8_t qp_type;
 	struct gv_qp_init_attr init;
 	struct gv_wq sq, rq;
+	void *tp; /* transport state (slot, sq and rq: virtio-rdma) */
 };
 
 struct gv_sge {
@@ -125,7 +161,7 @@ struct gv_sge {
 	uint32_t lkey;
 };
 
-/* Local address handle: Profile A has no AH object, sends carry the AV. */
+/* Address handle: local on both transports, each UD send carries the AV. */
 struct gv_ah_attr {
 	uint8_t dgid[16];
 	uint8_t sgid_index;
@@ -137,7 +173,8 @@ struct gv_ah_attr {
 
 struct gv_ah {
 	struct gv_pd *pd;
-	struct virtio_rdma_av av;
+	struct gv_ah_attr attr;
+	struct virtio_rdma_av av; /* as virtio-rdma encodes it */
 };
 
 struct gv_send_wr {
@@ -174,6 +211,21 @@ struct gv_recv_wr {
 	uint32_t num_sge;
 };
 
+/* The opcode carries a remote address and rkey (RDMA WRITE/READ). */
+static inline bool gv_wr_is_rdma(uint32_t op)
+{
+	return op == VIRTIO_RDMA_WR_RDMA_WRITE ||
+	       op == VIRTIO_RDMA_WR_RDMA_WRITE_WITH_IMM ||
+	       op == VIRTIO_RDMA_WR_RDMA_READ;
+}
+
+/* The opcode is one of the two atomics. */
+static inline bool gv_wr_is_atomic(uint32_t op)
+{
+	return op == VIRTIO_RDMA_WR_ATOMIC_CMP_AND_SWP ||
+	       op == VIRTIO_RDMA_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 /* A decoded completion (the 48-byte CQE). */
 struct gv_wc {
 	uint64_t wr_id;
@@ -195,22 +247,34 @@ struct gv_wc {
 /* ---- device ---- */
 
 /*
- * Connects to the worker's socket, runs the vhost-user handshake, reads
+ * Connects to the worker's socket and brings the device up as
+ * opts->transport's driver would. virtio-rdma: the vhost-user handshake,
  * the 195-byte config (rg_magic and rg_abi_version must match: -EPROTO),
- * lays out guest RAM and brings the control queue up.
+ * guest RAM, the control queue. PVRDMA: guest/pvrdma_drv.h.
  */
 int gv_open(const char *socket, const struct gv_opts *opts,
 	    struct gv_context **ret_ctx);
 /* Stops the device (as a VMM would) and frees everything. */
 void gv_close(struct gv_context *ctx);
+/* "virtio-rdma" or "pvrdma". */
+const char *gv_transport_name(const struct gv_context *ctx);
+/* The names, by enum gv_transport ("--transport" values). */
+extern const char *const gv_transport_names[2];
+/* Parses a transport name: 0 or -EINVAL. */
+int gv_parse_transport(const char *name, enum gv_transport *ret);
+/* Prints what the device reported (attributes, transport details). */
+void gv_describe(struct gv_context *ctx, FILE *f);
 
-/* One control command: the chain of Profile A §4.5. */
+/* virtio-rdma only: one control command, the chain of Profile A §4.5. */
 int gv_command(struct gv_context *ctx, uint8_t code, const void *req,
 	       uint32_t req_len, void *rsp, uint32_t rsp_len);
 
 int gv_query_port(struct gv_context *ctx, struct virtio_rdma_port_attr *ret);
 int gv_query_pkey(struct gv_context *ctx, uint16_t index, uint16_t *ret_pkey);
-/* ADD_GID / DEL_GID; the context remembers the table for gv_query_gid(). */
+/*
+ * ADD_GID / DEL_GID (PVRDMA: CREATE_BIND / DESTROY_BIND); the context
+ * remembers the table for gv_query_gid().
+ */
 int gv_add_gid(struct gv_context *ctx, uint16_t index, const uint8_t gid[16],
 	       uint32_t gid_type);
 int gv_del_gid(struct gv_context *ctx, uint16_t index);

@@ -40,10 +40,12 @@ perftest() {
 
 # ours: server guest on worker b, client guest on worker a
 guest_perf() {
-	"$GUEST" --socket "$RG_DIR/b.sock" --gid "1=$g1" perf "$@" \
+	"$GUEST" --transport "$RG_TRANSPORT" \
+		--socket "$RG_DIR/b.sock" --gid "1=$g1" perf "$@" \
 		>"$RG_DIR/gp.srv" 2>&1 &
 	p=$!
-	"$GUEST" --socket "$RG_DIR/a.sock" --gid "1=$g0" perf "$@" 127.0.0.1 \
+	"$GUEST" --transport "$RG_TRANSPORT" \
+		--socket "$RG_DIR/a.sock" --gid "1=$g0" perf "$@" 127.0.0.1 \
 		>"$RG_DIR/gp.cli" 2>&1
 	wait $p
 	grep "^perf:" "$RG_DIR/gp.cli" | head -n 1
@@ -102,7 +104,8 @@ row "RC SEND message rate 64 B" Mpps "$(field 5 "$n")" "$(perf_mpps "$o")"
 
 n=$("$NATIVE_REG" "$D0" "$REG_MIB" 3 | sed -n 's/.*: \([0-9.]*\) ms/\1/p' |
 	sort -n | head -n 1)
-"$GUEST" --socket "$RG_DIR/a.sock" --gid "1=$g0" perf -t reg \
+"$GUEST" --transport "$RG_TRANSPORT" \
+	--socket "$RG_DIR/a.sock" --gid "1=$g0" perf -t reg \
 	-s "${REG_MIB}M" -R 3 >"$RG_DIR/reg.out" 2>&1
 cat "$RG_DIR/reg.out"
 o=$(sed -n 's/.*: \([0-9.]*\) ms/\1/p' "$RG_DIR/reg.out" | sort -n |

@@ -7,8 +7,11 @@
  * Buffers of the second guest are scattered in guest-physical memory so
  * that the worker must follow the MR page tables.
  *
- * Usage: guest-pair SOCKET_A HOST_GID_A SOCKET_B HOST_GID_B
- * (each host GID is added as the guest's GID index 1, RoCE v2).
+ * Usage: guest-pair [-t TRANSPORT_A,TRANSPORT_B] SOCKET_A HOST_GID_A
+ *                   SOCKET_B HOST_GID_B
+ * (each host GID is added as the guest's GID index 1, RoCE v2; the
+ * transports are virtio-rdma (default) or pvrdma, per guest, so that a
+ * PVRDMA guest can talk to a virtio-rdma one).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,6 +37,7 @@
 
 struct guest {
 	const char *name;
+	enum gv_transport transport;
 	struct gv_context *ctx;
 	struct gv_pd *pd;
 	struct gv_cq *scq, *rcq;
@@ -132,7 +136,9 @@ static void expect_wc(struct gv_cq *cq, const char *what, uint64_t wr_id,
 static void open_guest(struct guest *g, const char *sock, const char *gid,
 		       bool scatter)
 {
-	struct gv_opts o = { .timeout_ms = 5000, .data_size = 64 << 20 };
+	struct gv_opts o = { .transport = g->transport,
+			     .timeout_ms = 5000,
+			     .data_size = 64 << 20 };
 	struct virtio_rdma_port_attr pa;
 	int r;
 
@@ -143,10 +149,16 @@ static void open_guest(struct guest *g, const char *sock, const char *gid,
 	r = gv_open(sock, &o, &g->ctx);
 	if (r)
 		die("gv_open", r);
-	check(g->ctx->cfg.rg_magic == RDMAGATE_VIRTIO_RDMA_MAGIC,
-	      "%s: config magic rdgt, ABI %u, %u slots, max_cq %u", g->name,
-	      g->ctx->cfg.rg_abi_version, g->ctx->cfg.rg_num_slots,
-	      g->ctx->cfg.max_cq);
+	if (g->transport == GV_TRANSPORT_VIRTIO_RDMA)
+		check(g->ctx->cfg.rg_magic == RDMAGATE_VIRTIO_RDMA_MAGIC,
+		      "%s: config magic rdgt, ABI %u, %u slots, max_cq %u",
+		      g->name, g->ctx->cfg.rg_abi_version,
+		      g->ctx->cfg.rg_num_slots, g->ctx->cfg.max_cq);
+	else
+		check(g->ctx->attr.max_qp && g->ctx->attr.max_cq,
+		      "%s: %s device, max_qp %u, max_cq %u", g->name,
+		      gv_transport_name(g->ctx), g->ctx->attr.max_qp,
+		      g->ctx->attr.max_cq);
 	r = gv_query_port(g->ctx, &pa);
 	check(!r && pa.state == VIRTIO_RDMA_PORT_ACTIVE,
 	      "%s: QUERY_PORT: state %u, active_mtu %u", g->name, pa.state,
@@ -440,7 +452,8 @@ static void test_ud(struct guest *a, struct guest *b)
 		if (r != -ETIMEDOUT)
 			break;
 		printf("# UD: datagram %d not received within %.0f s, "
-		       "resending\n", tries, UD_WAIT_S);
+		       "resending\n",
+		       tries, UD_WAIT_S);
 		r = 0;
 	}
 	if (!r && tries > UD_TRIES)
@@ -599,13 +612,39 @@ static void test_event(struct guest *a, struct gv_qp *qa, struct guest *b,
 		  UINT32_MAX, qa->qp_num);
 }
 
+/* "pvrdma,virtio-rdma": guest A's transport, then guest B's. */
+static int parse_transports(const char *arg, struct guest *a, struct guest *b)
+{
+	char buf[64];
+	char *comma;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, arg);
+	comma = strchr(buf, ',');
+	if (!comma)
+		return -EINVAL;
+	*comma = '\0';
+	if (gv_parse_transport(buf, &a->transport) ||
+	    gv_parse_transport(comma + 1, &b->transport))
+		return -EINVAL;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct guest a = { .name = "guest A" }, b = { .name = "guest B" };
 	struct gv_qp *qa, *qb;
 
+	if (argc == 7 && !strcmp(argv[1], "-t") &&
+	    parse_transports(argv[2], &a, &b) == 0) {
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s SOCKET_A GID_A SOCKET_B GID_B\n",
+		fprintf(stderr,
+			"usage: %s [-t TRANSPORT_A,TRANSPORT_B] SOCKET_A "
+			"GID_A SOCKET_B GID_B\n",
 			argv[0]);
 		return 2;
 	}

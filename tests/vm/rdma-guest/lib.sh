@@ -6,6 +6,10 @@
 : "${RDMAGATE_BUILD:=$(cd "$(dirname "$0")/../../.." && pwd)/build}"
 WORKER=$RDMAGATE_BUILD/worker/rdmagate-worker
 GUEST=$RDMAGATE_BUILD/guest/rdmagate-guest
+# The device the simulated guests drive: virtio-rdma (the workers' default
+# vhost-user frontend) or pvrdma (the workers' vfio-user frontend); the
+# tests of tests/vm/pvrdma-guest run these scripts with RG_TRANSPORT=pvrdma.
+: "${RG_TRANSPORT:=virtio-rdma}"
 # /run: a tmpfs in the test VM (/tmp is the host's when run from /tmp)
 RG_DIR=$(mktemp -d /run/rdma-guest.XXXXXX)
 RG_PIDS=""
@@ -21,11 +25,15 @@ trap rg_cleanup EXIT
 
 . "$(dirname "$0")/../host-gid.sh"
 
-# start_worker NAME DEV [WORKER OPTIONS]: a worker on DEV listening on
-# $RG_DIR/NAME.sock, its log in $RG_DIR/NAME.log.
+# start_worker [-t TRANSPORT] NAME DEV [WORKER OPTIONS]: a worker on DEV
+# listening on $RG_DIR/NAME.sock for a guest of TRANSPORT ($RG_TRANSPORT by
+# default), its log in $RG_DIR/NAME.log.
 start_worker() {
+	t=$RG_TRANSPORT
+	[ "$1" != -t ] || { t=$2; shift 2; }
 	name=$1 dev=$2
 	shift 2
+	[ "$t" != pvrdma ] || set -- --frontend vfio-user "$@"
 	"$WORKER" --vm "$name" --device "$dev" --socket "$RG_DIR/$name.sock" \
 		"$@" 2>"$RG_DIR/$name.log" &
 	RG_PIDS="$RG_PIDS $!"

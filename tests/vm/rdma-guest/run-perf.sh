@@ -38,11 +38,13 @@ pair() {
 	srv=$RG_DIR/$name.srv cli=$RG_DIR/$name.cli
 	port=$((port + 1))
 	echo "== $name: perf $args"
-	timeout $T "$GUEST" --socket "$RG_DIR/b.sock" --gid "1=$gid_b" \
+	timeout $T "$GUEST" --transport "$RG_TRANSPORT" \
+		--socket "$RG_DIR/b.sock" --gid "1=$gid_b" \
 		perf $args -p $port >"$srv" 2>&1 &
 	p=$!
 	# the client retries its connection for 5 s while the server starts
-	timeout $T "$GUEST" --socket "$RG_DIR/a.sock" --gid "1=$gid_a" \
+	timeout $T "$GUEST" --transport "$RG_TRANSPORT" \
+		--socket "$RG_DIR/a.sock" --gid "1=$gid_a" \
 		perf $args -p $port 127.0.0.1 >"$cli" 2>&1
 	rc=$?
 	wait $p
@@ -76,7 +78,8 @@ pair send_bw "-t send_bw -s 64 -n 1000" \
 
 echo "== reg: perf -t reg -s 32M -R 2"
 out=$RG_DIR/reg.out
-timeout $T "$GUEST" --socket "$RG_DIR/a.sock" --gid "1=$gid_a" perf -t reg \
+timeout $T "$GUEST" --transport "$RG_TRANSPORT" \
+	--socket "$RG_DIR/a.sock" --gid "1=$gid_a" perf -t reg \
 	-s 32M -R 2 >"$out" 2>&1
 rc=$?
 sed 's/^/  /' "$out"

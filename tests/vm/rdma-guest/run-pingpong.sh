@@ -30,7 +30,8 @@ run() {
 	out_g=$RG_DIR/$name.guest out_n=$RG_DIR/$name.native
 	echo "== $name"
 	if [ "$gserver" = 1 ]; then
-		"$GUEST" --socket "$RG_DIR/g.sock" --gid "$gidx_g=$gid_g" \
+		"$GUEST" --transport "$RG_TRANSPORT" \
+			--socket "$RG_DIR/g.sock" --gid "$gidx_g=$gid_g" \
 			${tool}_pingpong -g "$gidx_g" $gargs >"$out_g" 2>&1 &
 		p=$!
 		# the native client does not retry: wait for the listener
@@ -50,7 +51,8 @@ run() {
 			$nargs >"$out_n" 2>&1 &
 		p=$!
 		sleep 0.3
-		"$GUEST" --socket "$RG_DIR/g.sock" --gid "$gidx_g=$gid_g" \
+		"$GUEST" --transport "$RG_TRANSPORT" \
+			--socket "$RG_DIR/g.sock" --gid "$gidx_g=$gid_g" \
 			${tool}_pingpong -g "$gidx_g" $gargs "$RDMAGATE_VM_IP1" \
 			>"$out_g" 2>&1
 		rg=$?
