@@ -51,8 +51,15 @@ struct be_mr {
 	uint64_t iova;	    /* user MR: where maps[0].mr starts */
 	unsigned int nmaps; /* 1 for a user MR; one per region for DMA */
 	uint32_t mappings;  /* charged to be->mappings */
-	struct be_map maps[GM_MAX_REGIONS];
+	/*
+	 * One per guest memory region for the DMA MR: as many as the largest
+	 * table a frontend may fill (vfio-user raises its own to
+	 * GM_TABLE_REGIONS; QEMU maps more than vhost-user's 8).
+	 */
+	struct be_map maps[GM_TABLE_REGIONS];
 };
+_Static_assert(GM_TABLE_REGIONS >= GM_MAX_REGIONS,
+	       "a DMA MR holds a part per region of any table");
 
 struct be_cq {
 	bool used;

@@ -278,6 +278,12 @@ int be_mr_reg_dma(struct be *be, uint32_t pdh, unsigned int access,
 	}
 	if (!be->mem || be->mem->nregions == 0)
 		return -EFAULT;
+	/* never more regions than an MR holds parts (a table's limit moves) */
+	if (be->mem->nregions > GM_TABLE_REGIONS) {
+		be_refused(be, "GET_DMA_MR: %u guest memory regions, at most %u",
+			   be->mem->nregions, GM_TABLE_REGIONS);
+		return -E2BIG;
+	}
 	r = alloc_mrn(be, &mrn);
 	if (r < 0)
 		return r;
