@@ -211,9 +211,11 @@ int gv_tool_parse_dest(const char *msg, struct gv_tool_dest *ret)
 {
 	char copy[GV_TOOL_MSG_LEN], wire[33];
 	struct gv_tool_dest d;
+	/* a wire message fills the buffer; a caller's string may be shorter */
+	size_t n = strnlen(msg, GV_TOOL_MSG_LEN - 1);
 
-	memcpy(copy, msg, GV_TOOL_MSG_LEN);
-	copy[GV_TOOL_MSG_LEN - 1] = '\0';
+	memcpy(copy, msg, n);
+	copy[n] = '\0';
 	/* 32 hex digits: %2x alone would take "fg" as 0x0f */
 	if (sscanf(copy, "%x:%x:%x:%32s", &d.lid, &d.qpn, &d.psn, wire) != 4 ||
 	    strspn(wire, "0123456789abcdefABCDEF") != 32)
