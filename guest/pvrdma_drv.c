@@ -115,7 +115,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-
 int pvrdma_drv_cmd(struct pvrdma_drv *drv, const union pvrdma_cmd_req *req,
 		   union pvrdma_cmd_resp *rsp)
 {
@@ -451,9 +450,9 @@ int pvrdma_drv_probe(struct pvrdma_drv *drv, const char *socket,
 	 * pins all guest RAM, which takes seconds under TCG (see
 	 * docs/pvrdma.md), so no command wait is shorter than this.
 	 */
-	drv->timeout_ms = o && o->timeout_ms > PVRDMA_DRV_CMD_TIMEOUT_MS ?
-				  o->timeout_ms :
-				  PVRDMA_DRV_CMD_TIMEOUT_MS;
+	drv->timeout_ms = o && o->timeout_ms > PVRDMA_DRV_CMD_TIMEOUT_MS
+				  ? o->timeout_ms
+				  : PVRDMA_DRV_CMD_TIMEOUT_MS;
 	r = vfio_user_client_connect(&drv->vc, socket, drv->timeout_ms);
 	if (r)
 		return r;
