@@ -287,18 +287,26 @@ static void test_default_gid_table(void **state)
 	assert_int_equal(d->caps.gid_tbl_len, BE_MAX_GIDS);
 }
 
+/* A probed device with a PD, a CQ at P_CQ and an RC QP at P_QP on it. */
+static void probe_pd_cq_qp(uint32_t *ret_cq, uint32_t *ret_qp)
+{
+	uint32_t err, pd;
+
+	probe();
+	pd = create_pd();
+	*ret_cq = create_cq(P_CQ, &err);
+	assert_int_equal(err, 0);
+	*ret_qp = create_qp(P_QP, pd, *ret_cq);
+}
+
 static void test_send_completes_into_the_guest_cq(void **state)
 {
-	uint32_t err, pd, cq, qp;
+	uint32_t cq, qp;
 	struct pvrdma_cqne *n = ram(P_CQN + 3, 0);
 	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
 
 	(void)state;
-	probe();
-	pd = create_pd();
-	cq = create_cq(P_CQ, &err);
-	assert_int_equal(err, 0);
-	qp = create_qp(P_QP, pd, cq);
+	probe_pd_cq_qp(&cq, &qp);
 	post_send(P_QP, 0, 2, 0xabc);
 	uar(PVRDMA_UAR_QP_OFFSET, PVRDMA_UAR_QP_SEND | qp);
 	assert_int_equal(fake_be_last->sends, 1);
@@ -338,15 +346,11 @@ static void test_send_completes_into_the_guest_cq(void **state)
  */
 static void test_arm_with_unread_cqes_notifies_at_once(void **state)
 {
-	uint32_t err, pd, cq, qp;
+	uint32_t cq, qp;
 	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
 
 	(void)state;
-	probe();
-	pd = create_pd();
-	cq = create_cq(P_CQ, &err);
-	assert_int_equal(err, 0);
-	qp = create_qp(P_QP, pd, cq);
+	probe_pd_cq_qp(&cq, &qp);
 	/* the completion lands while the CQ is not armed */
 	fake_be_complete(fake_be_last, qp, false, 0x77, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
