@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/cleanup.h"
 #include "guest/pvrdma_wqe.h"
@@ -106,6 +107,14 @@ int pvrdma_drv_doorbell(struct pvrdma_drv *drv, uint32_t off, uint32_t val)
 
 /* ---- commands ---- */
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 int pvrdma_drv_cmd(struct pvrdma_drv *drv, const union pvrdma_cmd_req *req,
 		   union pvrdma_cmd_resp *rsp)
 {
@@ -113,12 +122,14 @@ int pvrdma_drv_cmd(struct pvrdma_drv *drv, const union pvrdma_cmd_req *req,
 	void *rslot = guest_ram_ptr(&drv->ram, drv->resp_gpa, PG);
 	uint32_t err, want = PVRDMA_CMD_RESP(req->hdr.cmd);
 	union pvrdma_cmd_resp got;
+	uint64_t t0;
 	int r;
 
 	/* a device that answers nothing leaves an ack no command has */
 	memset(rslot, 0, sizeof(got));
 	memcpy(slot, req, sizeof(*req)); /* the whole union, as the driver */
 	drv->commands++;
+	t0 = now_ms();
 	r = reg_write(drv, PVRDMA_REG_REQUEST, 0);
 	if (!r)
 		r = reg_read(drv, PVRDMA_REG_ERR, &err);
@@ -140,6 +151,10 @@ int pvrdma_drv_cmd(struct pvrdma_drv *drv, const union pvrdma_cmd_req *req,
 			req->hdr.cmd, strerror(-r));
 		return r;
 	}
+	/* the figure docs/pvrdma.md quotes for slow commands under TCG */
+	if (now_ms() - t0 >= PVRDMA_DRV_SLOW_CMD_MS)
+		fprintf(stderr, "pvrdma: command %u took %llu ms\n",
+			req->hdr.cmd, (unsigned long long)(now_ms() - t0));
 	/* one copy out of shared memory, then look at the copy */
 	memcpy(&got, rslot, sizeof(got));
 	if (got.hdr.ack != want) {
@@ -430,7 +445,14 @@ int pvrdma_drv_probe(struct pvrdma_drv *drv, const char *socket,
 {
 	int r;
 
-	drv->timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	/*
+	 * The device runs a command within the REQUEST write; the DMA MR
+	 * pins all guest RAM, which takes seconds under TCG (see
+	 * docs/pvrdma.md), so no command wait is shorter than this.
+	 */
+	drv->timeout_ms = o && o->timeout_ms > PVRDMA_DRV_CMD_TIMEOUT_MS
+				  ? o->timeout_ms
+				  : PVRDMA_DRV_CMD_TIMEOUT_MS;
 	r = vfio_user_client_connect(&drv->vc, socket, drv->timeout_ms);
 	if (r)
 		return r;

@@ -60,8 +60,17 @@ struct pvrdma_drv {
 	unsigned long events[PVRDMA_EVENT_MAX];
 };
 
+/*
+ * The shortest wait for a command or a register access: CREATE_MR of the
+ * DMA MR pins all guest RAM within the REQUEST write (seconds under TCG).
+ */
+#define PVRDMA_DRV_CMD_TIMEOUT_MS 60000
+/* A command slower than this is reported on stderr with its duration. */
+#define PVRDMA_DRV_SLOW_CMD_MS 1000
+
 struct pvrdma_drv_opts {
-	int timeout_ms; /* per command and per register access; 0: 10000 */
+	/* per command and per register access; at least CMD_TIMEOUT_MS */
+	int timeout_ms;
 };
 
 /*

@@ -357,6 +357,16 @@ static void drain_srq(struct pvrdma_dev *d, struct pvrdma_srq *srq)
 	}
 }
 
+/* The guest's CQ ring holds CQEs it has not consumed yet. */
+static bool cq_has_unread(struct pvrdma_dev *d, const struct pvrdma_cq *cq)
+{
+	uint32_t tail, head, slot;
+
+	if (pvrdma_ring_state_read(d, &cq->ring, &tail, &head) < 0)
+		return false;
+	return pvrdma_ring_has_data(tail, head, cq->ring.nelems, &slot) > 0;
+}
+
 static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
 {
 	struct pvrdma_cq *cq = cq_of(d, val & PVRDMA_UAR_HANDLE_MASK);
@@ -364,8 +374,17 @@ static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
 	if (!cq)
 		return;
 	/* Solicited-only arming notifies on any completion (as QEMU). */
-	if (val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL))
+	if (val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL)) {
 		cq->armed = true;
+		/*
+		 * The arm is a posted write: a completion written after the
+		 * provider's last poll but before this arm found the CQ
+		 * unarmed and raised nothing. Unread CQEs at arm time are
+		 * that lost wake-up: notify now.
+		 */
+		if (cq_has_unread(d, cq))
+			notify_cq(d, cq);
+	}
 	if (val & PVRDMA_UAR_CQ_POLL)
 		be_cq_poll(d->be, cq->handle, cq->ring.nelems);
 }

@@ -287,18 +287,26 @@ static void test_default_gid_table(void **state)
 	assert_int_equal(d->caps.gid_tbl_len, BE_MAX_GIDS);
 }
 
+/* A probed device with a PD, a CQ at P_CQ and an RC QP at P_QP on it. */
+static void probe_pd_cq_qp(uint32_t *ret_cq, uint32_t *ret_qp)
+{
+	uint32_t err, pd;
+
+	probe();
+	pd = create_pd();
+	*ret_cq = create_cq(P_CQ, &err);
+	assert_int_equal(err, 0);
+	*ret_qp = create_qp(P_QP, pd, *ret_cq);
+}
+
 static void test_send_completes_into_the_guest_cq(void **state)
 {
-	uint32_t err, pd, cq, qp;
+	uint32_t cq, qp;
 	struct pvrdma_cqne *n = ram(P_CQN + 3, 0);
 	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
 
 	(void)state;
-	probe();
-	pd = create_pd();
-	cq = create_cq(P_CQ, &err);
-	assert_int_equal(err, 0);
-	qp = create_qp(P_QP, pd, cq);
+	probe_pd_cq_qp(&cq, &qp);
 	post_send(P_QP, 0, 2, 0xabc);
 	uar(PVRDMA_UAR_QP_OFFSET, PVRDMA_UAR_QP_SEND | qp);
 	assert_int_equal(fake_be_last->sends, 1);
@@ -329,6 +337,39 @@ static void test_send_completes_into_the_guest_cq(void **state)
 	/* POLL passes down to the host CQ */
 	uar(PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
 	assert_int_equal(fake_be_last->polls, 1);
+}
+
+/*
+ * The ARM doorbell is a posted write: a completion that lands after the
+ * provider's last poll and before the device sees the arm must still wake
+ * the guest, so arming a CQ that holds unread CQEs notifies at once.
+ */
+static void test_arm_with_unread_cqes_notifies_at_once(void **state)
+{
+	uint32_t cq, qp;
+	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
+
+	(void)state;
+	probe_pd_cq_qp(&cq, &qp);
+	/* the completion lands while the CQ is not armed */
+	fake_be_complete(fake_be_last, qp, false, 0x77, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cq_ring(P_CQ)->prod_tail, 1);
+	assert_int_equal(cqn->prod_tail, 0);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 0);
+	/* the arm arrives with that CQE unread: wake the guest now */
+	uar(PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM | cq);
+	assert_int_equal(cqn->prod_tail, 1);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
+	/* once consumed, an arm waits for the next completion */
+	cq_ring(P_CQ)->cons_head = 1;
+	uar(PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM_SOL | cq);
+	assert_int_equal(cqn->prod_tail, 1);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
+	fake_be_complete(fake_be_last, qp, false, 0x78, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cqn->prod_tail, 2);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 2);
 }
 
 static void test_all_commands_answer(void **state)
@@ -830,6 +871,7 @@ int main(void)
 		DEV_TEST(test_probe_writes_caps),
 		DEV_TEST(test_default_gid_table),
 		DEV_TEST(test_send_completes_into_the_guest_cq),
+		DEV_TEST(test_arm_with_unread_cqes_notifies_at_once),
 		DEV_TEST(test_all_commands_answer),
 		DEV_TEST(test_cve_2022_1050_commands_before_dsr),
 		DEV_TEST(test_bogus_dsr_refused),
