@@ -17,6 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The shortest wait for a device command, whatever the transport: a DMA MR
+ * pins all of guest RAM on the host within one command (seconds under TCG,
+ * more on a loaded machine; docs/pvrdma.md has the figures).
+ */
+#define GUEST_CMD_TIMEOUT_MS 60000
+
 #define GUEST_RAM_MAX_BLOCKS 32
 #define GUEST_RAM_MAX_SLOTS  32
 

@@ -62,9 +62,9 @@ struct pvrdma_drv {
 
 /*
  * The shortest wait for a command or a register access: CREATE_MR of the
- * DMA MR pins all guest RAM within the REQUEST write (seconds under TCG).
+ * DMA MR pins all guest RAM within the REQUEST write.
  */
-#define PVRDMA_DRV_CMD_TIMEOUT_MS 60000
+#define PVRDMA_DRV_CMD_TIMEOUT_MS GUEST_CMD_TIMEOUT_MS
 /* A command slower than this is reported on stderr with its duration. */
 #define PVRDMA_DRV_SLOW_CMD_MS 1000
 
