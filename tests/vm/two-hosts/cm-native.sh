@@ -60,6 +60,26 @@ rg=$?
 check "a REQ to a port nobody listens on fails (exit $rg)" test "$rg" != 0
 check "... with a REJ from B's kernel CM: $(grep -m1 -i rej "$T/g2.out")" \
 	grep -qi "rej" "$T/g2.out"
+elapsed "worker killed mid-connection"
+# the guest listens and B's ucmatose client waits to receive first: the
+# connection stays up with nothing in flight until the worker dies
+guest -p 7474 -s 16 -n 1 > "$T/g3.out" 2>&1 &
+gp=$!
+PIDS=$gp
+wait_for 30 grep -q "CM: listening" "$T/g3.out"
+id=$(b_run "timeout 25 ucmatose -s $GA -p 7474 -C 1 -S 16")
+check "B's ucmatose connected to the guest" \
+	wait_for 30 grep -q "CM: ESTABLISHED" "$T/g3.out"
+wpid=$(awk '$1 == "pid" { print $2 }' "$T"/state/workers/a.state 2>/dev/null)
+check "worker a killed (pid ${wpid:-none})" kill -9 "${wpid:-0}"
+gid_gone() { ! has_gid; }
+check "A cleans up: fd98::10 leaves rxe0's GID table" wait_for 15 gid_gone
+# Not checked (issue 17, docs/mux.md): nothing tells B; the simulator's
+# guest waits on its dead device until killed
+kill "$gp" 2>/dev/null
+wait "$gp" 2>/dev/null
+PIDS=
+
 elapsed "done"
 [ "$failed" = 0 ] || for f in "$T"/*.log "$T"/*.out; do
 	echo "---- $f"; tail -n 20 "$f"
