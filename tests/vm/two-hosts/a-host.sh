@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Host A of two-hosts-vm, sourced by its tests and benchmark: the broker
 # (with --mux), rdmagate-mux and one worker (vm a: rxe0 on the wire's NIC,
 # guest address fd98::10), TAP checks that they are up, and helpers to run

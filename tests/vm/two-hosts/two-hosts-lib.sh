@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Host A's helpers for tests run by two-hosts-vm (sourced): the requests to
 # host B's peer-agent.sh through the shared directory $TWOHOSTS_DIR.
 #   b_run SCRIPT      starts SCRIPT (bash) on B, prints its id
