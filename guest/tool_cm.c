@@ -45,10 +45,16 @@ static int cmpp_qp_connect(void *arg, const struct cm_qp_attr *attr)
 				     .sgid_index = attr->sgid_index,
 				     .rd_atomic = attr->max_dest_rd_atomic,
 				     .grh = true };
+	/*
+	 * Linux's rdma_cm receives from the starting PSN it sent and sends
+	 * from the peer's (rdma_init_qp_attr() sets rq_psn to its own
+	 * seq_num; measured against a kernel peer, docs/mux.md): so do we,
+	 * or a kernel peer NAKs or drops every packet as out of sequence.
+	 */
 	struct gv_tool_dest my = { .qpn = attr->local_qpn,
-				   .psn = attr->local_psn };
+				   .psn = attr->remote_psn };
 	struct gv_tool_dest rem = { .qpn = attr->remote_qpn,
-				    .psn = attr->remote_psn };
+				    .psn = attr->local_psn };
 
 	memcpy(rem.gid, attr->dgid, 16);
 	return gv_tool_rc_connect(s->qp, &path, &my, &rem);

@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# Host A's helpers for tests run by two-hosts-vm (sourced): the requests to
+# host B's peer-agent.sh through the shared directory $TWOHOSTS_DIR.
+#   b_run SCRIPT      starts SCRIPT (bash) on B, prints its id
+#   b_wait ID [S]     waits up to S seconds (60) for it; returns its status
+#                     (124 on timeout); b_out ID prints its output
+#   b_sync SCRIPT [S] both
+[ -n "${TWOHOSTS_DIR:-}" ] || { echo "1..0 # SKIP not run by two-hosts-vm"; exit 0; }
+b_ready() { # S: waits for B's agent
+	local end=$((SECONDS + $1))
+	while [ ! -e "$TWOHOSTS_DIR/ready" ]; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+b_run() {
+	# unique without shell state: b_run runs in $(...) subshells
+	local id=${EPOCHREALTIME/./}.$BASHPID
+	printf '%s\n' "$1" > "$TWOHOSTS_DIR/tmp.$id"
+	mv "$TWOHOSTS_DIR/tmp.$id" "$TWOHOSTS_DIR/req.$id"
+	echo "$id"
+}
+b_wait() {
+	local id=$1 end=$((${EPOCHREALTIME/./} + ${2:-60} * 1000000)) rc
+	while [ ! -e "$TWOHOSTS_DIR/rc.$id" ]; do
+		(( ${EPOCHREALTIME/./} < end )) || return 124
+		sleep 0.1
+	done
+	read -r rc < "$TWOHOSTS_DIR/rc.$id"
+	return "$rc"
+}
+b_out() { cat "$TWOHOSTS_DIR/out.$1" 2>/dev/null; }
+b_sync() { local id; id=$(b_run "$1"); b_wait "$id" "${2:-60}"; }
