@@ -31,7 +31,7 @@ static void wr_log(struct vrdma *d, const char *what, uint32_t s,
 		   const char *why)
 {
 	if (++d->wr_logged <= MAX_LOGGED_WR)
-		log_warnx("slot %u: %s refused: %s%s", s, what, why,
+		log_peer_warnx("slot %u: %s refused: %s%s", s, what, why,
 			  d->wr_logged == MAX_LOGGED_WR
 				  ? " (further refusals not logged)"
 				  : "");
@@ -73,7 +73,7 @@ static void cq_overflow(struct vrdma *d, uint32_t cqn)
 	d->cq[cqn].overflows++;
 	d->st->cq_overflows++;
 	if (d->cq[cqn].overflows <= 8)
-		log_warnx("CQ %u overflowed (no free CQE buffer on its "
+		log_peer_warnx("CQ %u overflowed (no free CQE buffer on its "
 			  "queue, %llu times): a completion is lost; its QPs "
 			  "go to the error state",
 			  cqn, (unsigned long long)d->cq[cqn].overflows);
@@ -94,7 +94,7 @@ static void cqe_write(struct vrdma *d, uint32_t cqn,
 		return;
 	}
 	if (el->in_len < sizeof(buf)) {
-		log_warnx("CQ %u: buffer of %llu bytes, a CQE needs %zu", cqn,
+		log_peer_warnx("CQ %u: buffer of %llu bytes, a CQE needs %zu", cqn,
 			  (unsigned long long)el->in_len, sizeof(buf));
 		vq_push(vq, el, 0);
 		cq_overflow(d, cqn);
@@ -102,7 +102,7 @@ static void cqe_write(struct vrdma *d, uint32_t cqn,
 	}
 	ret = rdma_cqe_encode(c, buf, sizeof(buf));
 	if (ret < 0) {
-		log_warnx("CQ %u: completion not encodable (status %u opcode "
+		log_peer_warnx("CQ %u: completion not encodable (status %u opcode "
 			  "%u)",
 			  cqn, c->status, c->opcode);
 		memset(buf, 0, sizeof(buf));
