@@ -132,6 +132,15 @@ static int map_layout(const struct guest_mem *gm,
 		if (ret < 0)
 			return ret;
 	}
+	/*
+	 * Guest RAM never goes into a core dump (a SIGSYS core included).
+	 * After the mappings: MAP_FIXED replaced the reservation's advice.
+	 */
+	if (madvise(m->reserve, m->reserve_len, MADV_DONTDUMP) < 0) {
+		ret = -errno;
+		log_warn("MR: cannot exclude the mapping from core dumps");
+		return ret;
+	}
 	return 0;
 }
 

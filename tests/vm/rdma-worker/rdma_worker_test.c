@@ -1577,6 +1577,42 @@ static int memfd_maps(pid_t pid)
 	return n;
 }
 
+/*
+ * Mappings of a memfd (guest RAM: the regions and the MRs' own mappings)
+ * in /proc/PID/smaps without "dd" in their VmFlags, or -1.
+ */
+static int memfd_dumpable(pid_t pid)
+{
+	char path[64], line[512];
+	bool in_memfd = false;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "VmFlags:", 8)) {
+			n += in_memfd && !strstr(line, " dd");
+			in_memfd = false;
+		} else if (strchr(line, '-') && strstr(line, "memfd:")) {
+			in_memfd = true;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* A SIGSYS core must not write guest RAM (an MR's mapping) to disk. */
+static int t_mr_dontdump(void)
+{
+	CHECK(memfd_maps(wa.pid) > 1); /* the regions and sa's MR */
+	CHECK_EQ(memfd_dumpable(wa.pid), 0);
+	CHECK_EQ(memfd_dumpable(wb.pid), 0);
+	return 0;
+}
+
 static int set_hugepages(long n)
 {
 	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "we");
@@ -1936,6 +1972,8 @@ static const struct tcase cases[] = {
 	{ "GET_DMA_MR: GPAs in two RAM regions with one lkey", t_dma_mr },
 	{ "the DMA MR has no remote access, whatever the guest asked",
 	  t_dma_mr_local },
+	{ "MR mappings of guest RAM are kept out of core dumps",
+	  t_mr_dontdump },
 	{ "MODIFY_QP with receives waiting unkicked: the answer is its own",
 	  t_modify_pending_recv },
 	{ "a kick's elements past the per-kick budget taken without a kick",
