@@ -1080,6 +1080,7 @@ static void async_ready(void *arg)
 		/* ack before the callback: it may destroy the object */
 		ibv_ack_async_event(&e);
 		be->async_events++;
+		be->st->async_events++;
 		if (!ev.handle)
 			continue; /* another connection's, or gone */
 		if (ev.obj == BE_OBJ_QP && (ev.type == IBV_EVENT_QP_FATAL ||

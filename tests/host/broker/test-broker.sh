@@ -131,7 +131,9 @@ out=$(ctl stats --vm a --json)
 check "stats: worker a answers over its broker channel: $(tr -d "\n" <<<"$out")" \
 	grep -q '"vm": "a", "pid": '"$pid"', "fresh": true, "connects": 0' <<<"$out"
 check "stats: every pvrdma-level counter is there" \
-	test "$(jq '.[0] | keys | length' <<<"$out")" = 21
+	test "$(jq '.[0] | keys | length' <<<"$out")" = 22
+check "stats: host async events counted (none yet)" \
+	test "$(jq '.[0].async_events' <<<"$out")" = 0
 out=$(ctl stats --vm nope 2>&1)
 check "stats of an unknown VM refused: $out" grep -q "no such worker" <<<"$out"
 fds=$(ls "/proc/$pid/fd" | sort -n | tr '\n' ' ')
@@ -257,13 +259,13 @@ def ask(b):
     st, = struct.unpack("=i", r[12:16])
     return t, st, r[16:16 + 256].split(b"\0")[0].decode()
 cases = [b"", b"\1", b"\0" * 11, b"\xff" * 600,
-         struct.pack("=III", 3, 2, 0), struct.pack("=III", 2, 12, 0),
-         struct.pack("=III", 2, 3, 0), struct.pack("=III", 2, 4, 0),
-         struct.pack("=III", 2, 2, 4) + b"abcd",
-         struct.pack("=III", 2, 6, 72) + b"x" * 72]
+         struct.pack("=III", 4, 2, 0), struct.pack("=III", 3, 12, 0),
+         struct.pack("=III", 3, 3, 0), struct.pack("=III", 3, 4, 0),
+         struct.pack("=III", 3, 2, 4) + b"abcd",
+         struct.pack("=III", 3, 6, 72) + b"x" * 72]
 random.seed(7)
 for i in range(300):
-    cases.append(struct.pack("=III", 2, random.choice([2, 4, 6, 8, 10, 5]),
+    cases.append(struct.pack("=III", 3, random.choice([2, 4, 6, 8, 10, 5]),
                  random.randrange(0, 300)) +
                  os.urandom(random.randrange(0, 560)))
 bad = 0
@@ -283,7 +285,7 @@ check "hostile datagrams each get a reply with a reason: $out" \
 	grep -q " 0$" <<<"$out"
 check "the broker still serves after them" test "$(ctl list --json)" != ""
 check "the broker logged what was wrong" \
-	grep -q "bad message: protocol version 3, this side speaks 2" "$T/broker.log"
+	grep -q "bad message: protocol version 4, this side speaks 3" "$T/broker.log"
 
 # ---- fixed ids --------------------------------------------------------------
 out=$(ctl spawn --vm fixed --socket "$T/f.sock" --test-echo 2>&1)
