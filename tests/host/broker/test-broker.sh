@@ -58,6 +58,8 @@ addresses = 10.99.0.10, fd99::/64
 [vm fixed]
 uid = $((ID0 + 50))
 gid = $((ID0 + 51))
+[vm p]
+frontend = pvrdma
 [vm m]
 vmm_uid = 65534
 vmm_gid = 65534
@@ -114,6 +116,9 @@ check "worker has no supplementary groups" \
 for c in CapInh CapPrm CapEff CapBnd CapAmb; do
 	check "worker $c is 0" test "$(status_field "$pid" $c)" = 0000000000000000
 done
+check "the worker is told its frontend (the policy's default)" \
+	test "$(tr '\0' '\n' < "/proc/$pid/cmdline" |
+		grep -A1 -x -- --frontend | tail -n 1)" = virtio-rdma
 check "worker NoNewPrivs is 1" test "$(status_field "$pid" NoNewPrivs)" = 1
 check "worker Seccomp is 2 (filter)" test "$(status_field "$pid" Seccomp)" = 2
 check "worker RLIMIT_MEMLOCK is max_pinned (4 MiB)" \
@@ -215,6 +220,18 @@ check "the broker spawned it with frontend pvrdma" \
 	within_log "socket $T/vm/sys.sock, device echo, frontend pvrdma" "$lines"
 ctl stop --vm sys > /dev/null 2>&1
 wait_gone sys
+lines=$(wc -l < "$T/broker.log")
+out=$(ctl spawn --vm p --test-echo 2>&1)
+check "a VM whose policy says frontend = pvrdma: $out" \
+	grep -q "worker/p: pid" <<<"$out"
+# a PVRDMA worker needs a verbs device: without one it exits, saying
+# which frontend its argv named (tests/vm/broker checks that it serves)
+check "its worker ran with --frontend pvrdma" \
+	within_log "worker/p: error: PVRDMA serves a verbs device" "$lines"
+check "and the broker says so" \
+	within_log "socket $T/vm/p.sock, device echo, frontend pvrdma" "$lines"
+ctl stop --vm p > /dev/null 2>&1
+wait_gone p
 
 # ---- refusals ------------------------------------------------------------
 out=$(ctl spawn --vm a --socket "$T/a2.sock" --test-echo 2>&1)
@@ -318,9 +335,9 @@ ctl stop --vm a > /dev/null 2>&1
 cp "$T/policy.good" "$T/policy.conf"
 printf '[vm b]\n' >> "$T/policy.conf"
 out=$(ctl reload 2>&1)
-check "reload of a good file: $out" grep -q "reloaded .*: 5 VMs" <<<"$out"
+check "reload of a good file: $out" grep -q "reloaded .*: 6 VMs" <<<"$out"
 out=$("$CTL" policy check "$T/policy.conf" 2>&1)
-check "policy check (no broker involved): $out" grep -q "valid (5 VMs)" <<<"$out"
+check "policy check (no broker involved): $out" grep -q "valid (6 VMs)" <<<"$out"
 printf 'max_qp = 100\n' >> "$T/policy.conf"
 out=$("$CTL" policy check "$T/policy.conf" 2>&1)
 check "policy check of a bad file names the error" grep -q "max_qp = 100" <<<"$out"
