@@ -54,7 +54,7 @@ static int map_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 		g = gm_find_gpa(gm, gpa, &off);
 		if (!g) {
 			log_peer_warnx("MR: GPA 0x%llx is not guest RAM",
-				  (unsigned long long)gpa);
+				       (unsigned long long)gpa);
 			return -EFAULT;
 		}
 		chunk = g->size - off < len ? g->size - off : len;
@@ -74,8 +74,8 @@ static int map_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 			 MAP_SHARED | MAP_FIXED, g->fd, (off_t)foff);
 		if (p == MAP_FAILED) {
 			log_peer_warn("MR: mapping GPA 0x%llx (+0x%llx)",
-				 (unsigned long long)gpa,
-				 (unsigned long long)chunk);
+				      (unsigned long long)gpa,
+				      (unsigned long long)chunk);
 			return -errno;
 		}
 		at += chunk;
@@ -242,7 +242,7 @@ int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
 	if (!m.mr) {
 		r = -(errno ? errno : EIO);
 		log_peer_warn("REG_MR: ibv_reg_mr_iova of %llu bytes",
-			 (unsigned long long)lay->length);
+			      (unsigned long long)lay->length);
 		goto fail;
 	}
 	log_debug("REG_MR: mr %u, %llu bytes at iova 0x%llx in %u runs, "
@@ -314,10 +314,11 @@ int be_mr_reg_dma(struct be *be, uint32_t pdh, unsigned int access,
 					(int)access);
 		if (!m->mr) {
 			r = -(errno ? errno : EIO);
-			log_peer_warn("GET_DMA_MR: registering guest RAM at 0x%llx "
-				 "(+0x%llx)",
-				 (unsigned long long)g->gpa,
-				 (unsigned long long)g->size);
+			log_peer_warn(
+				"GET_DMA_MR: registering guest RAM at 0x%llx "
+				"(+0x%llx)",
+				(unsigned long long)g->gpa,
+				(unsigned long long)g->size);
 			goto fail;
 		}
 	}

@@ -48,8 +48,9 @@ void be_refused(struct be *be, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	log_peer_warnx("%s%s", msg,
-		  be->logged == MAX_LOGGED ? " (further refusals not logged)"
-					   : "");
+		       be->logged == MAX_LOGGED
+			       ? " (further refusals not logged)"
+			       : "");
 }
 
 /* ---- device attributes ---- */

@@ -238,7 +238,7 @@ static int do_create_cq(struct vrdma *d, const union rdma_cmd_args *a,
 
 	if (cqe > d->config.max_cqe) {
 		log_peer_warnx("CREATE_CQ: %u entries, at most %u", cqe,
-			  d->config.max_cqe);
+			       d->config.max_cqe);
 		return -EINVAL;
 	}
 	for (cqn = 0; cqn < d->max_cq && d->cq[cqn].used; cqn++)
@@ -387,9 +387,10 @@ static int check_qp_inline(const struct virtio_rdma_cmd_create_qp *q)
 {
 	/* inline data rides in the SQ element after its header */
 	if (q->max_inline_data > 4096 - sizeof(struct virtio_rdma_sq_wqe)) {
-		log_peer_warnx("CREATE_QP: %u bytes of inline data, at most %zu",
-			  q->max_inline_data,
-			  4096 - sizeof(struct virtio_rdma_sq_wqe));
+		log_peer_warnx(
+			"CREATE_QP: %u bytes of inline data, at most %zu",
+			q->max_inline_data,
+			4096 - sizeof(struct virtio_rdma_sq_wqe));
 		return -EINVAL;
 	}
 	return 0;
@@ -751,11 +752,11 @@ static void cmd_refused(struct vrdma *d, uint32_t code, int err,
 {
 	d->st->command_errors++;
 	if (++d->cmd_logged <= MAX_LOGGED_CMD)
-		log_peer_warnx("%s refused (status %u): %s%s", rdma_cmd_name(code),
-			  rdma_cmd_status(err), why,
-			  d->cmd_logged == MAX_LOGGED_CMD
-				  ? " (further refusals not logged)"
-				  : "");
+		log_peer_warnx("%s refused (status %u): %s%s",
+			       rdma_cmd_name(code), rdma_cmd_status(err), why,
+			       d->cmd_logged == MAX_LOGGED_CMD
+				       ? " (further refusals not logged)"
+				       : "");
 }
 
 /* What the ctrl_cmd probe reports of one command. */
