@@ -466,14 +466,6 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 
 #define ARGV_MAX 40
 
-/*
- * The worker takes --frontend virtio-rdma|pvrdma from issue 12 on.  Until
- * every worker does, the default (virtio-rdma) goes unsaid, so a worker
- * without the option still starts; set this to 1 once worker/main.c takes
- * --frontend, and the option is always passed.
- */
-#define WORKER_TAKES_FRONTEND 0
-
 struct child_args {
 	char *argv[ARGV_MAX];
 	char nums[16][24];
@@ -541,10 +533,9 @@ static void build_argv(struct broker *b, const struct worker *w,
 		arg_num(a, "--max-srq-wr", lim(q->max_srq_wr));
 		arg_num(a, "--max-sge", lim(q->max_sge));
 	}
-	if (WORKER_TAKES_FRONTEND || w->frontend != BP_FRONTEND_VIRTIO_RDMA) {
-		arg(a, "--frontend");
-		arg(a, bp_frontend_name(w->frontend));
-	}
+	/* always said: the worker's own default must not decide */
+	arg(a, "--frontend");
+	arg(a, bp_frontend_name(w->frontend));
 #if RDMAGATE_TEST_HOOKS
 	if (req->test_syscall[0]) {
 		arg(a, "--test-forbidden-syscall");

@@ -21,8 +21,9 @@
 #include "common/msg_frame.h"
 #include "common/worker_proto.h"
 
-/* 2: SPAWN names a socket in the broker's socket_dir, and a frontend */
-#define RDMAGATE_CTL_VERSION 2
+/* 2: SPAWN names a socket in the broker's socket_dir, and a frontend;
+ * 3: STATS_REPLY carries 19 counters (async_events) */
+#define RDMAGATE_CTL_VERSION 3
 
 /* Where the broker listens unless its policy's [broker] control_socket says. */
 #define RDMAGATE_CTL_DEFAULT_SOCKET "/run/rdmagate/control"
@@ -193,7 +194,7 @@ struct bp_stats_reply {
 	uint32_t pad; /* 0 */
 	struct wp_counters c;
 };
-_Static_assert(sizeof(struct bp_stats_reply) == 496, "bp_stats_reply");
+_Static_assert(sizeof(struct bp_stats_reply) == 504, "bp_stats_reply");
 
 /*
  * A decoded message.  On the wire the payload follows the 12-byte header

@@ -31,6 +31,7 @@ const char *const wp_counter_names[WP_COUNTERS_N] = {
 	"mad_errors",
 	"gid_adds",
 	"gid_errors",
+	"async_events",
 };
 
 static const uint8_t v4mapped[12] = {

@@ -25,7 +25,8 @@
 
 #include "common/msg_frame.h"
 
-#define RDMAGATE_WORKER_PROTO_VERSION 1
+/* 2: STATS_REPLY counts host async events */
+#define RDMAGATE_WORKER_PROTO_VERSION 2
 
 #define WP_VM_SIZE   72 /* as the control protocol's BP_VM_SIZE */
 #define WP_TEXT_SIZE 160
@@ -118,6 +119,7 @@ struct wp_counters {
 	uint64_t mad_errors;	   /* QP1 MADs refused or dropped */
 	uint64_t gid_adds;	   /* GIDs granted */
 	uint64_t gid_errors;	   /* GID requests refused */
+	uint64_t async_events;	   /* host async events on the guest's objects */
 };
 #define WP_COUNTERS_N (sizeof(struct wp_counters) / sizeof(uint64_t))
 

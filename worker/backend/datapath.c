@@ -643,7 +643,7 @@ int be_cq_poll(struct be *be, uint32_t cq, unsigned int budget)
 
 		n = ibv_poll_cq(be->cq[cq].cq, (int)want, wc);
 		if (n < 0) {
-			log_warnx("CQ %u: ibv_poll_cq failed", cq);
+			log_peer_warnx("CQ %u: ibv_poll_cq failed", cq);
 			return -EIO;
 		}
 		for (i = 0; i < n; i++) {
@@ -679,7 +679,7 @@ void be_chan_ready(void *arg)
 
 		ibv_ack_cq_events(cq, 1);
 		if (ibv_req_notify_cq(cq, 0))
-			log_warnx("CQ %u: cannot re-arm the host CQ", h);
+			log_peer_warnx("CQ %u: cannot re-arm the host CQ", h);
 		/* everything: the event fired once for all of them */
 		while (be_cq_poll(be, h, BE_POLL_BUDGET) == (int)BE_POLL_BUDGET)
 			;

@@ -53,15 +53,15 @@ static int map_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 
 		g = gm_find_gpa(gm, gpa, &off);
 		if (!g) {
-			log_warnx("MR: GPA 0x%llx is not guest RAM",
-				  (unsigned long long)gpa);
+			log_peer_warnx("MR: GPA 0x%llx is not guest RAM",
+				       (unsigned long long)gpa);
 			return -EFAULT;
 		}
 		chunk = g->size - off < len ? g->size - off : len;
 		foff = g->mmap_offset + off;
 		if (g->page_size > 4096 &&
 		    ((foff | chunk | (uintptr_t)at) & (g->page_size - 1))) {
-			log_warnx(
+			log_peer_warnx(
 				"MR: run at GPA 0x%llx (+0x%llx) is not "
 				"aligned to the %llu KiB pages of its hugetlb "
 				"region; refused",
@@ -73,9 +73,9 @@ static int map_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 		p = mmap(at, chunk, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_FIXED, g->fd, (off_t)foff);
 		if (p == MAP_FAILED) {
-			log_warn("MR: mapping GPA 0x%llx (+0x%llx)",
-				 (unsigned long long)gpa,
-				 (unsigned long long)chunk);
+			log_peer_warn("MR: mapping GPA 0x%llx (+0x%llx)",
+				      (unsigned long long)gpa,
+				      (unsigned long long)chunk);
 			return -errno;
 		}
 		at += chunk;
@@ -131,6 +131,15 @@ static int map_layout(const struct guest_mem *gm,
 			      (uint64_t)r->npages * RDMA_MR_PAGE_SIZE, at);
 		if (ret < 0)
 			return ret;
+	}
+	/*
+	 * Guest RAM never goes into a core dump (a SIGSYS core included).
+	 * After the mappings: MAP_FIXED replaced the reservation's advice.
+	 */
+	if (madvise(m->reserve, m->reserve_len, MADV_DONTDUMP) < 0) {
+		ret = -errno;
+		log_warn("MR: cannot exclude the mapping from core dumps");
+		return ret;
 	}
 	return 0;
 }
@@ -232,8 +241,8 @@ int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
 			       (int)access);
 	if (!m.mr) {
 		r = -(errno ? errno : EIO);
-		log_warn("REG_MR: ibv_reg_mr_iova of %llu bytes",
-			 (unsigned long long)lay->length);
+		log_peer_warn("REG_MR: ibv_reg_mr_iova of %llu bytes",
+			      (unsigned long long)lay->length);
 		goto fail;
 	}
 	log_debug("REG_MR: mr %u, %llu bytes at iova 0x%llx in %u runs, "
@@ -311,10 +320,11 @@ int be_mr_reg_dma(struct be *be, uint32_t pdh, unsigned int access,
 					(int)access);
 		if (!m->mr) {
 			r = -(errno ? errno : EIO);
-			log_warn("GET_DMA_MR: registering guest RAM at 0x%llx "
-				 "(+0x%llx)",
-				 (unsigned long long)g->gpa,
-				 (unsigned long long)g->size);
+			log_peer_warn(
+				"GET_DMA_MR: registering guest RAM at 0x%llx "
+				"(+0x%llx)",
+				(unsigned long long)g->gpa,
+				(unsigned long long)g->size);
 			goto fail;
 		}
 	}

@@ -47,9 +47,10 @@ void be_refused(struct be *be, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_warnx("%s%s", msg,
-		  be->logged == MAX_LOGGED ? " (further refusals not logged)"
-					   : "");
+	log_peer_warnx("%s%s", msg,
+		       be->logged == MAX_LOGGED
+			       ? " (further refusals not logged)"
+			       : "");
 }
 
 /* ---- device attributes ---- */
@@ -251,7 +252,7 @@ int be_pd_create(struct be *be, uint32_t want, uint32_t *ret_pd)
 		return ret;
 	be->pd[h].pd = ibv_alloc_pd(be->hca->ctx);
 	if (!be->pd[h].pd) {
-		log_warn("CREATE_PD: ibv_alloc_pd");
+		log_peer_warn("CREATE_PD: ibv_alloc_pd");
 		return -(errno ? errno : EIO);
 	}
 	be->pd[h].used = true;
@@ -306,7 +307,7 @@ int be_cq_create(struct be *be, uint32_t want, uint32_t cqe, void *ctx,
 	c->cq = ibv_create_cq(be->hca->ctx, (int)cqe, (void *)(uintptr_t)h,
 			      be->chan, 0);
 	if (!c->cq) {
-		log_warn("CREATE_CQ: ibv_create_cq(%u)", cqe);
+		log_peer_warn("CREATE_CQ: ibv_create_cq(%u)", cqe);
 		return -(errno ? errno : EIO);
 	}
 	if (ibv_req_notify_cq(c->cq, 0)) {
@@ -448,7 +449,7 @@ static int create_host_qp(struct be *be, struct be_qp *q,
 	ia.cap.max_inline_data = in->cap.max_inline_data;
 	q->qp = ibv_create_qp(be->pd[in->pd].pd, &ia);
 	if (!q->qp) {
-		log_warn("CREATE_QP: ibv_create_qp");
+		log_peer_warn("CREATE_QP: ibv_create_qp");
 		return -(errno ? errno : EIO);
 	}
 	q->qpn = q->qp->qp_num;
@@ -779,7 +780,7 @@ int be_srq_create(struct be *be, uint32_t want, const struct be_srq_init *in,
 	ia.attr.srq_limit = in->srq_limit;
 	s->srq = ibv_create_srq(pd->pd, &ia);
 	if (!s->srq) {
-		log_warn("CREATE_SRQ: ibv_create_srq");
+		log_peer_warn("CREATE_SRQ: ibv_create_srq");
 		return -(errno ? errno : EIO);
 	}
 	ret = be_wq_init(&s->rq, ia.attr.max_wr, false);
@@ -946,7 +947,7 @@ static void release_gid(struct be *be, uint32_t i)
 		return;
 	if (broker_link_gid(be->cfg.broker, WP_GID_DEL, be->gid_raw[i],
 			    be->gid_type[i], NULL, why, sizeof(why)) < 0)
-		log_warnx("DEL_GID: index %u: the broker: %s", i, why);
+		log_peer_warnx("DEL_GID: index %u: the broker: %s", i, why);
 }
 
 int be_gid_add(struct be *be, uint32_t index, const uint8_t gid[16],
@@ -1080,6 +1081,7 @@ static void async_ready(void *arg)
 		/* ack before the callback: it may destroy the object */
 		ibv_ack_async_event(&e);
 		be->async_events++;
+		be->st->async_events++;
 		if (!ev.handle)
 			continue; /* another connection's, or gone */
 		if (ev.obj == BE_OBJ_QP && (ev.type == IBV_EVENT_QP_FATAL ||

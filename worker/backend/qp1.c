@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "common/log.h"
 #include "common/probes.h"
@@ -32,14 +31,6 @@
 static const uint8_t v4_prefix[12] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static bool gid_is_v4(const uint8_t gid[16])
 {
@@ -204,34 +195,18 @@ fail:
 
 static void drop(struct qp1_chan *c, enum rdmagate_mad_drop reason,
 		 uint32_t bytes, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* Counts a dropped MAD; logs at most one line a second. */
-static void drop(struct qp1_chan *c, enum rdmagate_mad_drop reason,
-		 uint32_t bytes, const char *fmt, ...)
 {
-	uint64_t now = now_ms();
 	char msg[256];
 	va_list ap;
 
 	if (c->counters)
 		c->counters->mad_errors++;
 	RDMAGATE_MAD_DROP(rdmagate_probe_vm, reason, bytes);
-	if (c->log_ms && now - c->log_ms < 1000) {
-		c->suppressed++;
-		return;
-	}
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (c->suppressed)
-		log_warnx("mux channel: dropped a MAD: %s (and %llu more "
-			  "since the last such line)",
-			  msg, (unsigned long long)c->suppressed);
-	else
-		log_warnx("mux channel: dropped a MAD: %s", msg);
-	c->log_ms = now;
-	c->suppressed = 0;
+	/* the guest controls how often this happens: the VM's budget */
+	log_peer_warnx("mux channel: dropped a MAD: %s", msg);
 }
 
 /* The guest's GID table index holding gid (RoCE v2 first), or -1. */

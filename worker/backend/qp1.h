@@ -31,9 +31,6 @@ struct qp1_chan {
 	uint32_t mux_worker_id;	      /* what the mux calls us (logs) */
 	struct be *be;		      /* the connected backend, or NULL */
 	struct wp_counters *counters; /* the process's (dropped MADs) */
-	/* rate-limited logging of dropped MADs */
-	uint64_t log_ms;     /* when the last line was written */
-	uint64_t suppressed; /* drops not logged since */
 };
 
 #define QP1_CHAN_NONE                                                          \

@@ -160,14 +160,14 @@ static int lookup_qp(struct vrdma *d, uint32_t qpn, uint32_t *ret_slot)
 			*ret_slot = s;
 			return 0;
 		}
-	log_warnx("unknown QP %u", qpn);
+	log_peer_warnx("unknown QP %u", qpn);
 	return -ENOENT;
 }
 
 static int lookup_srq(struct vrdma *d, uint32_t h, uint32_t *ret_slot)
 {
 	if (h == 0 || h > d->num_slots || d->slot[h - 1].kind != VR_SLOT_SRQ) {
-		log_warnx("unknown SRQ %u", h);
+		log_peer_warnx("unknown SRQ %u", h);
 		return -ENOENT;
 	}
 	*ret_slot = h - 1;
@@ -177,7 +177,7 @@ static int lookup_srq(struct vrdma *d, uint32_t h, uint32_t *ret_slot)
 static int lookup_cq(struct vrdma *d, uint32_t cqn)
 {
 	if (cqn >= d->max_cq || !d->cq[cqn].used) {
-		log_warnx("unknown CQ %u", cqn);
+		log_peer_warnx("unknown CQ %u", cqn);
 		return -ENOENT;
 	}
 	return 0;
@@ -192,7 +192,7 @@ static int alloc_slot(struct vrdma *d, uint32_t *ret_slot)
 			*ret_slot = s;
 			return 0;
 		}
-	log_warnx("all %u queue slots in use", d->num_slots);
+	log_peer_warnx("all %u queue slots in use", d->num_slots);
 	return -ENOSPC;
 }
 
@@ -237,14 +237,14 @@ static int do_create_cq(struct vrdma *d, const union rdma_cmd_args *a,
 	int ret;
 
 	if (cqe > d->config.max_cqe) {
-		log_warnx("CREATE_CQ: %u entries, at most %u", cqe,
-			  d->config.max_cqe);
+		log_peer_warnx("CREATE_CQ: %u entries, at most %u", cqe,
+			       d->config.max_cqe);
 		return -EINVAL;
 	}
 	for (cqn = 0; cqn < d->max_cq && d->cq[cqn].used; cqn++)
 		;
 	if (cqn == d->max_cq) {
-		log_warnx("CREATE_CQ: all %u CQs in use", d->max_cq);
+		log_peer_warnx("CREATE_CQ: all %u CQs in use", d->max_cq);
 		return -ENOSPC;
 	}
 	ret = be_cq_create(d->be, cqn + 1, cqe, (void *)(uintptr_t)cqn, &h,
@@ -356,14 +356,14 @@ static int do_reg_user_mr(struct vrdma *d, const union rdma_cmd_args *a,
 	int ret;
 
 	if (!be_pd_exists(d->be, req->pdn)) {
-		log_warnx("REG_USER_MR: unknown PD %u", req->pdn);
+		log_peer_warnx("REG_USER_MR: unknown PD %u", req->pdn);
 		return -EINVAL;
 	}
 	if (!d->mem)
 		return -EFAULT;
 	ret = rdma_mr_pt_walk(&pa, &pt_ops, (void *)d->mem, &lay, &why);
 	if (ret < 0) {
-		log_warnx("%s", why.msg);
+		log_peer_warnx("%s", why.msg);
 		return ret;
 	}
 	ret = be_mr_reg(d->be, req->pdn, &lay, access_to_ibv(req->access_flags),
@@ -387,9 +387,10 @@ static int check_qp_inline(const struct virtio_rdma_cmd_create_qp *q)
 {
 	/* inline data rides in the SQ element after its header */
 	if (q->max_inline_data > 4096 - sizeof(struct virtio_rdma_sq_wqe)) {
-		log_warnx("CREATE_QP: %u bytes of inline data, at most %zu",
-			  q->max_inline_data,
-			  4096 - sizeof(struct virtio_rdma_sq_wqe));
+		log_peer_warnx(
+			"CREATE_QP: %u bytes of inline data, at most %zu",
+			q->max_inline_data,
+			4096 - sizeof(struct virtio_rdma_sq_wqe));
 		return -EINVAL;
 	}
 	return 0;
@@ -751,11 +752,11 @@ static void cmd_refused(struct vrdma *d, uint32_t code, int err,
 {
 	d->st->command_errors++;
 	if (++d->cmd_logged <= MAX_LOGGED_CMD)
-		log_warnx("%s refused (status %u): %s%s", rdma_cmd_name(code),
-			  rdma_cmd_status(err), why,
-			  d->cmd_logged == MAX_LOGGED_CMD
-				  ? " (further refusals not logged)"
-				  : "");
+		log_peer_warnx("%s refused (status %u): %s%s",
+			       rdma_cmd_name(code), rdma_cmd_status(err), why,
+			       d->cmd_logged == MAX_LOGGED_CMD
+				       ? " (further refusals not logged)"
+				       : "");
 }
 
 /* What the ctrl_cmd probe reports of one command. */

@@ -31,10 +31,10 @@ static void wr_log(struct vrdma *d, const char *what, uint32_t s,
 		   const char *why)
 {
 	if (++d->wr_logged <= MAX_LOGGED_WR)
-		log_warnx("slot %u: %s refused: %s%s", s, what, why,
-			  d->wr_logged == MAX_LOGGED_WR
-				  ? " (further refusals not logged)"
-				  : "");
+		log_peer_warnx("slot %u: %s refused: %s%s", s, what, why,
+			       d->wr_logged == MAX_LOGGED_WR
+				       ? " (further refusals not logged)"
+				       : "");
 }
 
 /* ---- in-order return ---- */
@@ -73,10 +73,11 @@ static void cq_overflow(struct vrdma *d, uint32_t cqn)
 	d->cq[cqn].overflows++;
 	d->st->cq_overflows++;
 	if (d->cq[cqn].overflows <= 8)
-		log_warnx("CQ %u overflowed (no free CQE buffer on its "
-			  "queue, %llu times): a completion is lost; its QPs "
-			  "go to the error state",
-			  cqn, (unsigned long long)d->cq[cqn].overflows);
+		log_peer_warnx(
+			"CQ %u overflowed (no free CQE buffer on its "
+			"queue, %llu times): a completion is lost; its QPs "
+			"go to the error state",
+			cqn, (unsigned long long)d->cq[cqn].overflows);
 	be_cq_error(d->be, cqn + 1);
 }
 
@@ -94,17 +95,19 @@ static void cqe_write(struct vrdma *d, uint32_t cqn,
 		return;
 	}
 	if (el->in_len < sizeof(buf)) {
-		log_warnx("CQ %u: buffer of %llu bytes, a CQE needs %zu", cqn,
-			  (unsigned long long)el->in_len, sizeof(buf));
+		log_peer_warnx("CQ %u: buffer of %llu bytes, a CQE needs %zu",
+			       cqn, (unsigned long long)el->in_len,
+			       sizeof(buf));
 		vq_push(vq, el, 0);
 		cq_overflow(d, cqn);
 		return;
 	}
 	ret = rdma_cqe_encode(c, buf, sizeof(buf));
 	if (ret < 0) {
-		log_warnx("CQ %u: completion not encodable (status %u opcode "
-			  "%u)",
-			  cqn, c->status, c->opcode);
+		log_peer_warnx(
+			"CQ %u: completion not encodable (status %u opcode "
+			"%u)",
+			cqn, c->status, c->opcode);
 		memset(buf, 0, sizeof(buf));
 	}
 	buf_to_iov(vq_elem_in(el), el->in_num, buf, sizeof(buf));

@@ -15,19 +15,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # protocol: (version, {type: (name, payload size, sender)})
 PROTOCOLS = {
-    "broker": (1, {
+    "broker": (3, {
         2: ("hello", 0, 2), 3: ("hello-reply", 264, 1), 4: ("spawn", 448, 2),
         5: ("spawn-reply", 276, 1), 6: ("stop", 72, 2),
         7: ("stop-reply", 260, 1), 8: ("list", 0, 2),
         9: ("list-reply", 544, 1), 10: ("reload", 0, 3),
         11: ("reload-reply", 260, 1), 13: ("error-reply", 260, 1),
-        14: ("stats", 72, 2), 15: ("stats-reply", 496, 1),
+        14: ("stats", 72, 2), 15: ("stats-reply", 504, 1),
     }),
-    "worker": (1, {
+    "worker": (2, {
         2: ("hello", 80, 1), 4: ("gid-add", 24, 1),
         5: ("gid-add-reply", 176, 2), 6: ("gid-del", 24, 1),
         7: ("gid-del-reply", 176, 2), 8: ("stats", 8, 2),
-        9: ("stats-reply", 152, 1), 10: ("mux-channel", 8, 2),
+        9: ("stats-reply", 160, 1), 10: ("mux-channel", 8, 2),
     }),
     "mux": (1, {
         2: ("hello", 0, 1), 3: ("hello-reply", 264, 2),

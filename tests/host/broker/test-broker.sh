@@ -58,6 +58,8 @@ addresses = 10.99.0.10, fd99::/64
 [vm fixed]
 uid = $((ID0 + 50))
 gid = $((ID0 + 51))
+[vm p]
+frontend = pvrdma
 [vm m]
 vmm_uid = 65534
 vmm_gid = 65534
@@ -114,6 +116,9 @@ check "worker has no supplementary groups" \
 for c in CapInh CapPrm CapEff CapBnd CapAmb; do
 	check "worker $c is 0" test "$(status_field "$pid" $c)" = 0000000000000000
 done
+check "the worker is told its frontend (the policy's default)" \
+	test "$(tr '\0' '\n' < "/proc/$pid/cmdline" |
+		grep -A1 -x -- --frontend | tail -n 1)" = virtio-rdma
 check "worker NoNewPrivs is 1" test "$(status_field "$pid" NoNewPrivs)" = 1
 check "worker Seccomp is 2 (filter)" test "$(status_field "$pid" Seccomp)" = 2
 check "worker RLIMIT_MEMLOCK is max_pinned (4 MiB)" \
@@ -131,7 +136,9 @@ out=$(ctl stats --vm a --json)
 check "stats: worker a answers over its broker channel: $(tr -d "\n" <<<"$out")" \
 	grep -q '"vm": "a", "pid": '"$pid"', "fresh": true, "connects": 0' <<<"$out"
 check "stats: every pvrdma-level counter is there" \
-	test "$(jq '.[0] | keys | length' <<<"$out")" = 21
+	test "$(jq '.[0] | keys | length' <<<"$out")" = 22
+check "stats: host async events counted (none yet)" \
+	test "$(jq '.[0].async_events' <<<"$out")" = 0
 out=$(ctl stats --vm nope 2>&1)
 check "stats of an unknown VM refused: $out" grep -q "no such worker" <<<"$out"
 fds=$(ls "/proc/$pid/fd" | sort -n | tr '\n' ' ')
@@ -213,6 +220,18 @@ check "the broker spawned it with frontend pvrdma" \
 	within_log "socket $T/vm/sys.sock, device echo, frontend pvrdma" "$lines"
 ctl stop --vm sys > /dev/null 2>&1
 wait_gone sys
+lines=$(wc -l < "$T/broker.log")
+out=$(ctl spawn --vm p --test-echo 2>&1)
+check "a VM whose policy says frontend = pvrdma: $out" \
+	grep -q "worker/p: pid" <<<"$out"
+# a PVRDMA worker needs a verbs device: without one it exits, saying
+# which frontend its argv named (tests/vm/broker checks that it serves)
+check "its worker ran with --frontend pvrdma" \
+	within_log "worker/p: error: PVRDMA serves a verbs device" "$lines"
+check "and the broker says so" \
+	within_log "socket $T/vm/p.sock, device echo, frontend pvrdma" "$lines"
+ctl stop --vm p > /dev/null 2>&1
+wait_gone p
 
 # ---- refusals ------------------------------------------------------------
 out=$(ctl spawn --vm a --socket "$T/a2.sock" --test-echo 2>&1)
@@ -257,13 +276,13 @@ def ask(b):
     st, = struct.unpack("=i", r[12:16])
     return t, st, r[16:16 + 256].split(b"\0")[0].decode()
 cases = [b"", b"\1", b"\0" * 11, b"\xff" * 600,
-         struct.pack("=III", 3, 2, 0), struct.pack("=III", 2, 12, 0),
-         struct.pack("=III", 2, 3, 0), struct.pack("=III", 2, 4, 0),
-         struct.pack("=III", 2, 2, 4) + b"abcd",
-         struct.pack("=III", 2, 6, 72) + b"x" * 72]
+         struct.pack("=III", 4, 2, 0), struct.pack("=III", 3, 12, 0),
+         struct.pack("=III", 3, 3, 0), struct.pack("=III", 3, 4, 0),
+         struct.pack("=III", 3, 2, 4) + b"abcd",
+         struct.pack("=III", 3, 6, 72) + b"x" * 72]
 random.seed(7)
 for i in range(300):
-    cases.append(struct.pack("=III", 2, random.choice([2, 4, 6, 8, 10, 5]),
+    cases.append(struct.pack("=III", 3, random.choice([2, 4, 6, 8, 10, 5]),
                  random.randrange(0, 300)) +
                  os.urandom(random.randrange(0, 560)))
 bad = 0
@@ -283,7 +302,7 @@ check "hostile datagrams each get a reply with a reason: $out" \
 	grep -q " 0$" <<<"$out"
 check "the broker still serves after them" test "$(ctl list --json)" != ""
 check "the broker logged what was wrong" \
-	grep -q "bad message: protocol version 3, this side speaks 2" "$T/broker.log"
+	grep -q "bad message: protocol version 4, this side speaks 3" "$T/broker.log"
 
 # ---- fixed ids --------------------------------------------------------------
 out=$(ctl spawn --vm fixed --socket "$T/f.sock" --test-echo 2>&1)
@@ -316,9 +335,9 @@ ctl stop --vm a > /dev/null 2>&1
 cp "$T/policy.good" "$T/policy.conf"
 printf '[vm b]\n' >> "$T/policy.conf"
 out=$(ctl reload 2>&1)
-check "reload of a good file: $out" grep -q "reloaded .*: 5 VMs" <<<"$out"
+check "reload of a good file: $out" grep -q "reloaded .*: 6 VMs" <<<"$out"
 out=$("$CTL" policy check "$T/policy.conf" 2>&1)
-check "policy check (no broker involved): $out" grep -q "valid (5 VMs)" <<<"$out"
+check "policy check (no broker involved): $out" grep -q "valid (6 VMs)" <<<"$out"
 printf 'max_qp = 100\n' >> "$T/policy.conf"
 out=$("$CTL" policy check "$T/policy.conf" 2>&1)
 check "policy check of a bad file names the error" grep -q "max_qp = 100" <<<"$out"

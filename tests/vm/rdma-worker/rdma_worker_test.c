@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/virtio_rdma.h"
 #include "guest/guest_dev.h"
 #include "check.h"
@@ -125,6 +126,27 @@ static bool log_has(struct worker *w, const char *needle)
 	if (found)
 		printf("# worker said: %s", line);
 	return found;
+}
+
+/* Lines of the worker's log containing `needle`. */
+static int log_count(struct worker *w, const char *needle)
+{
+	char line[512];
+	FILE *f = fopen(w->log, "re");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* The worker's guest-caused lines start a fresh rate-limit window. */
+static void peer_log_window(void)
+{
+	sleep_ms(LOG_PEER_INTERVAL_MS + 200);
 }
 
 static void worker_stop(struct worker *w, bool dump)
@@ -1076,6 +1098,29 @@ static int t_hostile_cmds(void)
 }
 
 /* Hostile work requests: error CQEs, the worker and the good QP go on. */
+/*
+ * A guest flooding refused commands gets LOG_PEER_BURST lines per window
+ * in the log, then a count of what was left out.
+ */
+static int t_log_flood(void)
+{
+	uint32_t mrn = 32343;
+	int i, n;
+
+	peer_log_window();
+	for (i = 0; i < 100; i++)
+		CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DEREG_MR, &mrn, 4, NULL, 0),
+			 ENOENT);
+	CHECK(worker_alive(&wa));
+	n = log_count(&wa, "unknown MR 32343");
+	printf("# 100 refused commands: %d lines\n", n);
+	CHECK(n >= 1 && n <= (int)LOG_PEER_BURST);
+	peer_log_window();
+	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DEREG_MR, &mrn, 4, NULL, 0), ENOENT);
+	CHECK(log_has(&wa, "similar lines suppressed by the rate limit"));
+	return 0;
+}
+
 static int t_hostile_wrs(void)
 {
 	struct virtio_rdma_cqe e;
@@ -1532,6 +1577,42 @@ static int memfd_maps(pid_t pid)
 	return n;
 }
 
+/*
+ * Mappings of a memfd (guest RAM: the regions and the MRs' own mappings)
+ * in /proc/PID/smaps without "dd" in their VmFlags, or -1.
+ */
+static int memfd_dumpable(pid_t pid)
+{
+	char path[64], line[512];
+	bool in_memfd = false;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "VmFlags:", 8)) {
+			n += in_memfd && !strstr(line, " dd");
+			in_memfd = false;
+		} else if (strchr(line, '-') && strstr(line, "memfd:")) {
+			in_memfd = true;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* A SIGSYS core must not write guest RAM (an MR's mapping) to disk. */
+static int t_mr_dontdump(void)
+{
+	CHECK(memfd_maps(wa.pid) > 1); /* the regions and sa's MR */
+	CHECK_EQ(memfd_dumpable(wa.pid), 0);
+	CHECK_EQ(memfd_dumpable(wb.pid), 0);
+	return 0;
+}
+
 static int set_hugepages(long n)
 {
 	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "we");
@@ -1752,6 +1833,7 @@ static int t_mapping_budget(void)
 	c.virt_addr = 0x6000000000ull;
 	c.pages = l1;
 	c.npages = npages;
+	peer_log_window(); /* the refusal's line is not rate limited away */
 	while (n < 8) {
 		r = cmd(&ga, VIRTIO_RDMA_CMD_REG_USER_MR, &c, sizeof(c), &rsp,
 			sizeof(rsp));
@@ -1890,11 +1972,15 @@ static const struct tcase cases[] = {
 	{ "GET_DMA_MR: GPAs in two RAM regions with one lkey", t_dma_mr },
 	{ "the DMA MR has no remote access, whatever the guest asked",
 	  t_dma_mr_local },
+	{ "MR mappings of guest RAM are kept out of core dumps",
+	  t_mr_dontdump },
 	{ "MODIFY_QP with receives waiting unkicked: the answer is its own",
 	  t_modify_pending_recv },
 	{ "a kick's elements past the per-kick budget taken without a kick",
 	  t_kick_budget },
 	{ "hostile commands refused, worker keeps serving", t_hostile_cmds },
+	{ "a flood of refused commands: its log lines are rate limited",
+	  t_log_flood },
 	{ "mapping budget: scattered MRs refused with ENOMEM, not a crash",
 	  t_mapping_budget },
 	{ "CQ overflow: counted, logged, QPs to error", t_cq_overflow },
