@@ -24,30 +24,39 @@ struct gm_guard {
 	size_t granule; /* the mapping's page size: 2 MiB on hugetlbfs */
 };
 static struct gm_guard guards[GM_GUARD_MAX];
+/* guards[top..] are all free; used of guards[..top) are in use */
+static unsigned int guards_top, guards_used;
 static volatile sig_atomic_t lost_pages;
 
 int gm_guard_add(void *base, size_t len, size_t granule)
 {
-	unsigned int i;
+	unsigned int i = guards_top;
 
-	for (i = 0; i < GM_GUARD_MAX; i++) {
-		if (guards[i].len)
-			continue;
-		guards[i].base = (uintptr_t)base;
-		guards[i].granule = granule;
-		guards[i].len = len;
-		return 0;
-	}
-	return -ENOSPC;
+	if (guards_used < guards_top) /* a hole below the top */
+		for (i = 0; guards[i].len; i++)
+			;
+	else if (guards_top == GM_GUARD_MAX)
+		return -ENOSPC;
+	guards[i].base = (uintptr_t)base;
+	guards[i].granule = granule;
+	guards[i].len = len;
+	guards_used++;
+	if (i == guards_top)
+		guards_top++;
+	return 0;
 }
 
 void gm_guard_del(void *base)
 {
 	unsigned int i;
 
-	for (i = 0; i < GM_GUARD_MAX; i++)
-		if (guards[i].len && guards[i].base == (uintptr_t)base)
+	for (i = 0; i < guards_top; i++)
+		if (guards[i].len && guards[i].base == (uintptr_t)base) {
 			guards[i].len = 0;
+			guards_used--;
+		}
+	while (guards_top > 0 && !guards[guards_top - 1].len)
+		guards_top--;
 }
 
 /*
@@ -63,7 +72,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
 	uintptr_t a = (uintptr_t)si->si_addr;
 	unsigned int i;
 
-	for (i = 0; i < GM_GUARD_MAX; i++) {
+	for (i = 0; i < guards_top; i++) {
 		const struct gm_guard *g = &guards[i];
 		uintptr_t page;
 		size_t len;

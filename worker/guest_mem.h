@@ -58,7 +58,12 @@ struct guest_mem {
  * gm_sigbus_lost() and drops the connection.  A SIGBUS anywhere else
  * still ends the process.  docs/vhost-user.md, "Guest memory".
  */
-#define GM_GUARD_MAX 256
+/*
+ * Every guard is at least one mapping, and a process holds at most
+ * vm.max_map_count (65,530 by default) of those: guards never run out
+ * first.  The table is static but only its used front is touched.
+ */
+#define GM_GUARD_MAX 65536u
 /* Installs the handler (before the sandbox: sigaction is not allowed). */
 int gm_sigbus_install(void);
 /* Registers [base, base + len), mapped in pages of granule bytes. */

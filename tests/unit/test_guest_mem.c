@@ -380,6 +380,40 @@ static void test_shrunk_file_is_survived_and_counted(void **state)
 	close(fd);
 }
 
+/*
+ * The backend guards its own MR mappings of guest files with
+ * gm_guard_add(): more of them than one table slot per region (the first
+ * version held 256), holes reused, and a lost page under the last one
+ * added survived like a region's.
+ */
+static void test_many_guards_and_a_shrink_under_the_last(void **state)
+{
+	enum { N = 1000 };
+	static uint8_t anchors[N];
+	volatile uint8_t *q;
+	int fd = own_memfd(2 * 4096);
+	unsigned int i;
+
+	assert_int_equal(gm_sigbus_install(), 0);
+	(void)gm_sigbus_lost();
+	for (i = 0; i < N; i++) /* stand-ins: never touched */
+		assert_int_equal(gm_guard_add(&anchors[i], 1, 4096), 0);
+	for (i = 0; i < N; i += 2) /* holes */
+		gm_guard_del(&anchors[i]);
+	q = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(q != MAP_FAILED);
+	assert_int_equal(gm_guard_add((void *)q, 2 * 4096, 4096), 0);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	q[4096] = 3; /* lost: zero page, counted, not fatal */
+	assert_int_equal(q[4096], 3);
+	assert_int_equal(gm_sigbus_lost(), 1);
+	gm_guard_del((void *)q);
+	for (i = 1; i < N; i += 2)
+		gm_guard_del(&anchors[i]);
+	munmap((void *)q, 2 * 4096);
+	close(fd);
+}
+
 /* A SIGBUS outside registered guest memory is still the end. */
 static void test_sigbus_elsewhere_still_kills(void **state)
 {
@@ -422,6 +456,7 @@ int main(void)
 			test_hugetlb_memfd_region_maps_at_unaligned_offset),
 		cmocka_unit_test(test_region_mapping_is_excluded_from_core_dumps),
 		cmocka_unit_test(test_shrunk_file_is_survived_and_counted),
+		cmocka_unit_test(test_many_guards_and_a_shrink_under_the_last),
 		cmocka_unit_test(test_sigbus_elsewhere_still_kills),
 	};
 

@@ -85,12 +85,40 @@ static int map_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 	return 0;
 }
 
+/*
+ * What every finished MR mapping gets, like the guest memory it remaps
+ * (worker/guest_mem.h): no guest RAM in a core dump (a SIGSYS core
+ * included; after the mappings, since MAP_FIXED replaced the reservation's
+ * advice), and the SIGBUS guard, so a frontend that shrinks the file under
+ * a registered MR loses its connection, not the worker.  granule: the
+ * largest page size mapped (zero pages over a lost page may cover more of
+ * the worker's view of the MR; the connection is dropped anyway).
+ */
+static int map_finish(struct be_map *m, uint64_t granule)
+{
+	int ret;
+
+	if (madvise(m->reserve, m->reserve_len, MADV_DONTDUMP) < 0) {
+		ret = -errno;
+		log_warn("MR: cannot exclude the mapping from core dumps");
+		return ret;
+	}
+	if (gm_guard_add(m->reserve, m->reserve_len, granule) < 0) {
+		log_peer_warnx("MR: no SIGBUS guard slot left (%u in use)",
+			       GM_GUARD_MAX);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 static void map_release(struct be_map *m)
 {
 	if (m->mr)
 		ibv_dereg_mr(m->mr);
-	if (m->reserve)
+	if (m->reserve) {
+		gm_guard_del(m->reserve);
 		munmap(m->reserve, m->reserve_len);
+	}
 	memset(m, 0, sizeof(*m));
 }
 
@@ -132,16 +160,7 @@ static int map_layout(const struct guest_mem *gm,
 		if (ret < 0)
 			return ret;
 	}
-	/*
-	 * Guest RAM never goes into a core dump (a SIGSYS core included).
-	 * After the mappings: MAP_FIXED replaced the reservation's advice.
-	 */
-	if (madvise(m->reserve, m->reserve_len, MADV_DONTDUMP) < 0) {
-		ret = -errno;
-		log_warn("MR: cannot exclude the mapping from core dumps");
-		return ret;
-	}
-	return 0;
+	return map_finish(m, align);
 }
 
 static int alloc_mrn(struct be *be, uint32_t *ret_mrn)
@@ -314,6 +333,8 @@ int be_mr_reg_dma(struct be *be, uint32_t pdh, unsigned int access,
 		m->reserve = reserve(g->size, g->page_size, &m->reserve_len);
 		r = m->reserve ? map_gpa(be->mem, g->gpa, g->size, m->reserve)
 			       : -ENOMEM;
+		if (r == 0)
+			r = map_finish(m, g->page_size);
 		if (r < 0)
 			goto fail;
 		m->mr = ibv_reg_mr_iova(pd->pd, m->reserve, g->size, g->gpa,
