@@ -314,13 +314,50 @@ static int min_timeout(int a, int c)
 	return a < c ? a : c;
 }
 
+/*
+ * systemd's watchdog (WatchdogSec= in the unit): WATCHDOG=1 from the loop
+ * itself, at half the interval systemd gives, so that a broker whose loop
+ * is stuck (or stopped) is restarted.  Workers do not depend on it: they
+ * live in their own cgroups and are adopted by the next broker.
+ */
+static uint64_t watchdog_every_ms, watchdog_next_ms;
+
+static void watchdog_init(void)
+{
+	uint64_t usec = 0;
+
+	if (sd_watchdog_enabled(0, &usec) <= 0 || usec < 2000)
+		return;
+	watchdog_every_ms = usec / 2000;
+	watchdog_next_ms = now_ms();
+	log_info("systemd watchdog: %llu ms, WATCHDOG=1 every %llu ms",
+		 (unsigned long long)(usec / 1000),
+		 (unsigned long long)watchdog_every_ms);
+}
+
+/* Pings when due; returns the ms until the next ping (-1: no watchdog). */
+static int watchdog_tick(void)
+{
+	uint64_t now;
+
+	if (!watchdog_every_ms)
+		return -1;
+	now = now_ms();
+	if (now >= watchdog_next_ms) {
+		sd_notify(0, "WATCHDOG=1");
+		watchdog_next_ms = now + watchdog_every_ms;
+	}
+	return (int)(watchdog_next_ms - now);
+}
+
 static void run(struct broker *b)
 {
 	struct epoll_event ev[16];
 	int n, i, t;
 
 	while (!b->quit) {
-		t = min_timeout(workers_timeout(b), gids_timeout(b));
+		t = min_timeout(watchdog_tick(), workers_timeout(b));
+		t = min_timeout(t, gids_timeout(b));
 		t = min_timeout(t, stats_timeout(b));
 		t = min_timeout(t, mux_timeout(b));
 		t = min_timeout(t, control_timeout(b));
@@ -377,6 +414,7 @@ int main(int argc, char **argv)
 		 b->worker_path,
 		 RDMAGATE_TEST_HOOKS ? " (TEST HOOKS BUILD)" : "");
 	sd_notifyf(0, "READY=1\nSTATUS=%u workers", workers_count(b));
+	watchdog_init();
 	run(b);
 	sd_notify(0, "STOPPING=1");
 	workers_stop_all(b);
