@@ -75,7 +75,9 @@ in_guest() {
 in_vm() {
 	local cmd=$1 T S t wp rc
 	T=$(mktemp -d "$RDMAGATE_BUILD/pvrdma-test.XXXXXX")
-	S=$T/pvrdma.sock
+	# the socket on the test VM's own file system: bind() on the 9p share
+	# fails with ENXIO
+	S=$(mktemp -d /tmp/pvrdma-sock.XXXXXX)/pvrdma.sock || exit 125
 	"$here/nested-guest" --setup-fabric || exit 125
 	fabric_guest_gid "$GUEST_IP" || { echo "cannot route the guest's GID" >&2; exit 125; }
 	cmd=${cmd//\{socket\}/$S}
@@ -123,7 +125,7 @@ in_vm() {
 			diag < "$T/$f"
 		done
 	fi
-	rm -rf "$T"
+	rm -rf "$T" "${S%/*}"
 	tap_end
 }
 
