@@ -80,6 +80,10 @@ in_vm() {
 	S=$(mktemp -d /tmp/pvrdma-sock.XXXXXX)/pvrdma.sock || exit 125
 	"$here/nested-guest" --setup-fabric || exit 125
 	fabric_guest_gid "$GUEST_IP" || { echo "cannot route the guest's GID" >&2; exit 125; }
+	# rxe adds the GID ~1 s after the address; a worker without a broker
+	# reads the host's GID table once, at start, as it is then
+	gid_index rxe0 "$GUEST_IP" > /dev/null ||
+		{ echo "rxe0 has no GID for $GUEST_IP" >&2; exit 125; }
 	cmd=${cmd//\{socket\}/$S}
 	cmd=${cmd//\{device\}/rxe0}
 	bash -c "exec $cmd" > "$T/worker.log" 2>&1 &
