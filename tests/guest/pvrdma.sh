@@ -75,9 +75,15 @@ in_guest() {
 in_vm() {
 	local cmd=$1 T S t wp rc
 	T=$(mktemp -d "$RDMAGATE_BUILD/pvrdma-test.XXXXXX")
-	S=$T/pvrdma.sock
+	# the socket on the test VM's own file system: bind() on the 9p share
+	# fails with ENXIO
+	S=$(mktemp -d /tmp/pvrdma-sock.XXXXXX)/pvrdma.sock || exit 125
 	"$here/nested-guest" --setup-fabric || exit 125
 	fabric_guest_gid "$GUEST_IP" || { echo "cannot route the guest's GID" >&2; exit 125; }
+	# rxe adds the GID ~1 s after the address; a worker without a broker
+	# reads the host's GID table once, at start, as it is then
+	gid_index rxe0 "$GUEST_IP" > /dev/null ||
+		{ echo "rxe0 has no GID for $GUEST_IP" >&2; exit 125; }
 	cmd=${cmd//\{socket\}/$S}
 	cmd=${cmd//\{device\}/rxe0}
 	bash -c "exec $cmd" > "$T/worker.log" 2>&1 &
@@ -123,7 +129,7 @@ in_vm() {
 			diag < "$T/$f"
 		done
 	fi
-	rm -rf "$T"
+	rm -rf "$T" "${S%/*}"
 	tap_end
 }
 
