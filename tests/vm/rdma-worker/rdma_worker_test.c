@@ -1025,6 +1025,8 @@ static int t_hostile_cmds(void)
 	uint64_t l1, entry;
 	uint32_t port = 1, bad = 4242;
 	struct virtio_rdma_port_attr pa;
+	/* asserts on a guest-caused line: start a fresh rate window */
+	peer_log_window();
 
 	CHECK_EQ(guest_ram_alloc_in(&ga.d.ram, 0, PAGE, PAGE, &l1), 0);
 	m.pdn = sa.pdn;
@@ -1179,6 +1181,8 @@ static int t_cq_overflow(void)
 	struct send_el s = { 0 };
 	struct guest_used u;
 	struct virtio_rdma_cqe e;
+	/* asserts on a guest-caused line: start a fresh rate window */
+	peer_log_window();
 
 	/* take every buffer of B's CQ away: reap nothing, post nothing */
 	(void)u;
@@ -1235,6 +1239,8 @@ static int t_ud(void)
 	struct send_el s = { 0 };
 	struct virtio_rdma_cqe e;
 	uint8_t src[256], dst[256];
+	/* asserts on a guest-caused line: start a fresh rate window */
+	peer_log_window();
 
 	CHECK_EQ(ud_qp(&ga, &sa, &qa), 0);
 	CHECK_EQ(ud_qp(&gb, &sb, &qb), 0);
@@ -1682,6 +1688,8 @@ static int t_disconnect_hugetlb(void)
 	struct virtio_rdma_cqe e;
 	static uint8_t src[1 << 20], dst[1 << 20];
 	int before = memfd_maps(wa.pid), after = -1;
+	/* asserts on a guest-caused line: start a fresh rate window */
+	peer_log_window();
 
 	guest_dev_release(&ga.d);
 	for (int t = 0; t < 100 && after != 0; t++) {
