@@ -110,6 +110,11 @@ def dev_seeds():
           pd + cq + qp + ramw + tail + bell + arm + comp + ev)
     write("seeds-dev", "session-reset",
           pd + cq + qp + reset + pd + cq + qp + bell)
+    # a host event naming a QP the guest has destroyed: the backend
+    # drops it (CI's crash-6ce97e48, a use-after-free in the fake)
+    destroy = cmd(12, struct.pack("<II", 1, 0))
+    write("seeds-dev", "event-after-destroy",
+          pd + cq + qp + destroy + bytes([6, 4, 3, 1]))
     write("seeds-dev", "bad-indices", pd + cq + qp +
           bytes([0, 23, 0, 8]) + struct.pack("<Ii", 0x7fffffff, -1) + bell)
 

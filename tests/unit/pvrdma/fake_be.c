@@ -403,13 +403,21 @@ void fake_be_event(struct be *be, enum ibv_event_type type, enum be_obj obj,
 		   uint32_t handle)
 {
 	struct be_async_event ev = { type, obj, handle, NULL };
+	const struct fake_obj *t = obj == BE_OBJ_QP    ? be->qp
+				   : obj == BE_OBJ_CQ  ? be->cq
+				   : obj == BE_OBJ_SRQ ? be->srq
+						       : NULL;
 
-	if (obj == BE_OBJ_QP)
-		ev.ctx = be->qp[handle].ctx;
-	else if (obj == BE_OBJ_CQ)
-		ev.ctx = be->cq[handle].ctx;
-	else if (obj == BE_OBJ_SRQ)
-		ev.ctx = be->srq[handle].ctx;
+	/*
+	 * As the real backend (objects.c, async_ready): an event reaches
+	 * the frontend only for a live object of ours; ibv_destroy_qp
+	 * waits for its events to be acked, so none follows a destroy.
+	 */
+	if (t) {
+		if (!live(t, handle))
+			return;
+		ev.ctx = t[handle].ctx;
+	}
 	be->ops->async_event(be->fe, &ev);
 }
 
