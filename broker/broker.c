@@ -329,7 +329,7 @@ static void watchdog_init(void)
 	if (sd_watchdog_enabled(0, &usec) <= 0 || usec < 2000)
 		return;
 	watchdog_every_ms = usec / 2000;
-	watchdog_next_ms = now_ms();
+	watchdog_next_ms = mono_ms();
 	log_info("systemd watchdog: %llu ms, WATCHDOG=1 every %llu ms",
 		 (unsigned long long)(usec / 1000),
 		 (unsigned long long)watchdog_every_ms);
@@ -342,7 +342,7 @@ static int watchdog_tick(void)
 
 	if (!watchdog_every_ms)
 		return -1;
-	now = now_ms();
+	now = mono_ms();
 	if (now >= watchdog_next_ms) {
 		sd_notify(0, "WATCHDOG=1");
 		watchdog_next_ms = now + watchdog_every_ms;

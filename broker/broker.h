@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "common/broker_proto.h"
+#include "common/clock.h"
 #include "common/worker_proto.h"
 #include "broker/state_record.h"
 #include "broker/wlog.h"
@@ -287,6 +288,5 @@ void workers_kill_timed_out(struct broker *b);
 void workers_stop_all(struct broker *b);
 unsigned int workers_count(const struct broker *b);
 void workers_info(const struct worker *w, struct bp_worker_info *ret);
-uint64_t now_ms(void);
 
 #endif

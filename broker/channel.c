@@ -141,7 +141,7 @@ static void on_hello(struct broker *b, struct worker *w,
 		/* its first HELLO: it opened its device, entered its sandbox
 		 * and runs its event loop, i.e. it serves */
 		log_info("worker/%s: ready %llu ms after the spawn request",
-			 w->vm, (unsigned long long)(now_ms() - w->spawn_ms));
+			 w->vm, (unsigned long long)(mono_ms() - w->spawn_ms));
 		w->spawn_ms = 0;
 	} else {
 		log_debug("worker/%s: channel up", w->vm);
@@ -253,7 +253,7 @@ void stats_start(struct broker *b, int conn, const char *vm)
 	}
 	c->stats_busy = true;
 	c->stats_seq = ++stats_seq;
-	c->stats_deadline = now_ms() + BROKER_STATS_WAIT_MS;
+	c->stats_deadline = mono_ms() + BROKER_STATS_WAIT_MS;
 	snprintf(c->stats_vm, sizeof(c->stats_vm), "%s", vm);
 	wp_init(&m, WP_STATS);
 	m.u.stats.seq = c->stats_seq;
@@ -303,7 +303,7 @@ static void stats_finish(struct broker *b, int conn)
 
 void stats_check(struct broker *b)
 {
-	uint64_t now = now_ms();
+	uint64_t now = mono_ms();
 	unsigned int i, j;
 
 	for (i = 0; i < BROKER_MAX_CONNS; i++) {
@@ -326,7 +326,7 @@ void stats_check(struct broker *b)
 
 int stats_timeout(struct broker *b)
 {
-	uint64_t now = now_ms(), next = UINT64_MAX;
+	uint64_t now = mono_ms(), next = UINT64_MAX;
 	unsigned int i;
 
 	for (i = 0; i < BROKER_MAX_CONNS; i++)

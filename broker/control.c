@@ -242,7 +242,7 @@ static bool conn_flush(struct broker *b, unsigned int i)
 		}
 		c->out_head++;
 		c->out_n--;
-		c->last_ms = now_ms();
+		c->last_ms = mono_ms();
 	}
 	free(c->out);
 	c->out = NULL;
@@ -340,7 +340,7 @@ void control_accept(struct broker *b)
 				     .gid = cr.gid,
 				     .in_group = cr.uid != 0,
 				     .pid = cr.pid,
-				     .last_ms = now_ms() };
+				     .last_ms = mono_ms() };
 	log_debug("control: pid %d uid %u connected", (int)cr.pid,
 		  (unsigned int)cr.uid);
 }
@@ -407,7 +407,7 @@ static bool conn_busy(const struct broker *b, unsigned int i)
 
 int control_timeout(struct broker *b)
 {
-	uint64_t now = now_ms(), next = UINT64_MAX;
+	uint64_t now = mono_ms(), next = UINT64_MAX;
 	unsigned int i;
 
 	for (i = 0; i < BROKER_MAX_CONNS; i++)
@@ -421,7 +421,7 @@ int control_timeout(struct broker *b)
 
 void control_close_idle(struct broker *b)
 {
-	uint64_t now = now_ms();
+	uint64_t now = mono_ms();
 	unsigned int i;
 
 	for (i = 0; i < BROKER_MAX_CONNS; i++) {
@@ -503,7 +503,7 @@ static void control_read(struct broker *b, unsigned int i)
 		conn_drop(b, i);
 		return;
 	}
-	b->conns[i].last_ms = now_ms();
+	b->conns[i].last_ms = mono_ms();
 	ret = bp_decode(buf, (size_t)n, &m, err);
 	if (ret < 0) {
 		log_warnx("control: pid %d uid %u: bad message: %s",

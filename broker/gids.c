@@ -281,7 +281,7 @@ static void answer_when_listed(struct broker *b, struct worker *w,
 	memcpy(e->gid, g->gid, 16);
 	e->gid_type = g->gid_type;
 	e->req_seq = g->seq;
-	e->deadline = now_ms() + BROKER_GID_WAIT_MS;
+	e->deadline = mono_ms() + BROKER_GID_WAIT_MS;
 }
 
 void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
@@ -417,7 +417,7 @@ void gids_release_vm(struct broker *b, const char *vm)
 
 void gids_poll(struct broker *b)
 {
-	uint64_t now = now_ms();
+	uint64_t now = mono_ms();
 	unsigned int i;
 
 	for (i = 0; i < BROKER_MAX_GIDS; i++) {

@@ -142,7 +142,7 @@ static void link_down(struct broker *b, const char *fmt, ...)
 		b->mux_fd = safe_close(b->mux_fd);
 	}
 	L.state = LINK_DOWN;
-	L.retry_at = now_ms() + MUX_RETRY_MS;
+	L.retry_at = mono_ms() + MUX_RETRY_MS;
 	L.busy = false;
 	L.head = L.n = 0;
 	L.nports = 0;
@@ -305,7 +305,7 @@ static void pump(struct broker *b)
 		}
 		L.cur = r;
 		L.busy = true;
-		L.deadline = now_ms() + MUX_REPLY_WAIT_MS;
+		L.deadline = mono_ms() + MUX_REPLY_WAIT_MS;
 	}
 }
 
@@ -360,7 +360,7 @@ static void try_connect(struct broker *b)
 	L.state = LINK_HELLO;
 	L.cur = (struct req){ .type = MP_HELLO };
 	L.busy = true;
-	L.deadline = now_ms() + MUX_REPLY_WAIT_MS;
+	L.deadline = mono_ms() + MUX_REPLY_WAIT_MS;
 }
 
 int mux_open(struct broker *b)
@@ -539,7 +539,7 @@ void mux_read(struct broker *b)
 
 int mux_timeout(struct broker *b)
 {
-	uint64_t now = now_ms(), at;
+	uint64_t now = mono_ms(), at;
 
 	if (!b->mux_path)
 		return -1;
@@ -558,7 +558,7 @@ void mux_tick(struct broker *b)
 
 	if (!b->mux_path)
 		return;
-	now = now_ms();
+	now = mono_ms();
 	if (L.state == LINK_DOWN && now >= L.retry_at) {
 		try_connect(b);
 	} else if (L.state != LINK_DOWN && L.busy && now >= L.deadline) {

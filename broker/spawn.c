@@ -841,7 +841,7 @@ int spawn_worker(struct broker *b, const struct conn *c,
 		bp_set_status(&rep->st, ENOSPC, "the worker table is full");
 		return -ENOSPC;
 	}
-	w->spawn_ms = now_ms();
+	w->spawn_ms = mono_ms();
 	ret = spawn_steps(b, c, req, w, &e);
 	if (ret < 0) {
 		w->used = false;

@@ -62,7 +62,7 @@ static int open_reader(struct broker *b, struct worker *w, const char *path)
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
 	snprintf(w->log_tag, sizeof(w->log_tag), "worker/%s: ", w->vm);
-	wlog_init(&w->wlog, w->log_tag, now_ms());
+	wlog_init(&w->wlog, w->log_tag, mono_ms());
 	w->log_fd = TAKE_FD(fd);
 	return 0;
 }
@@ -151,7 +151,7 @@ static bool drain(struct worker *w, unsigned int rounds)
 			return errno == EAGAIN;
 		if (n == 0)
 			return false;
-		wlog_feed(&w->wlog, buf, (size_t)n, now_ms(), emit, w);
+		wlog_feed(&w->wlog, buf, (size_t)n, mono_ms(), emit, w);
 	}
 	return true;
 }
@@ -174,7 +174,7 @@ void worker_log_close(struct broker *b, struct worker *w, bool remove)
 
 	if (w->log_fd >= 0) {
 		drain(w, 64);
-		wlog_end(&w->wlog, now_ms(), emit, w);
+		wlog_end(&w->wlog, mono_ms(), emit, w);
 		epoll_ctl(b->ep, EPOLL_CTL_DEL, w->log_fd, NULL);
 		w->log_fd = safe_close(w->log_fd);
 	}

@@ -23,14 +23,6 @@
 #include "common/log.h"
 #include "common/probes.h"
 
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 struct worker *workers_find(struct broker *b, const char *vm)
 {
 	unsigned int i;
@@ -295,7 +287,7 @@ int workers_stop(struct broker *b, struct worker *w, int conn)
 	log_info("worker/%s (pid %d): SIGTERM sent", w->vm, (int)w->pid);
 	w->state = BP_STATE_STOPPING;
 	w->stop_conn = conn;
-	w->kill_at = now_ms() + BROKER_STOP_GRACE_MS;
+	w->kill_at = mono_ms() + BROKER_STOP_GRACE_MS;
 	return 0;
 }
 
@@ -313,7 +305,7 @@ void workers_conn_gone(struct broker *b, int conn)
 /* epoll_wait's timeout: until the next SIGKILL is due, or -1. */
 int workers_timeout(struct broker *b)
 {
-	uint64_t now = now_ms(), next = UINT64_MAX;
+	uint64_t now = mono_ms(), next = UINT64_MAX;
 	unsigned int i;
 
 	for (i = 0; i < BROKER_MAX_WORKERS; i++)
@@ -328,7 +320,7 @@ int workers_timeout(struct broker *b)
 
 void workers_kill_timed_out(struct broker *b)
 {
-	uint64_t now = now_ms();
+	uint64_t now = mono_ms();
 	struct worker *w;
 	unsigned int i;
 
@@ -368,7 +360,7 @@ static void reap_adopted(struct broker *b)
  */
 void workers_stop_all(struct broker *b)
 {
-	uint64_t deadline = now_ms() + BROKER_STOP_GRACE_MS;
+	uint64_t deadline = mono_ms() + BROKER_STOP_GRACE_MS;
 	unsigned int i;
 
 	if (!b->stop_on_exit) {
@@ -392,7 +384,7 @@ void workers_stop_all(struct broker *b)
 			b->workers[i].state = BP_STATE_STOPPING;
 			workers_signal(&b->workers[i], SIGTERM);
 		}
-	while (workers_count(b) && now_ms() < deadline) {
+	while (workers_count(b) && mono_ms() < deadline) {
 		workers_reap(b);
 		reap_adopted(b);
 		usleep(10000);

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 static char log_tag[64] = "rdmagate";
 static enum log_level log_max = LOG_LVL_INFO;
 static int log_fd = 2;
@@ -109,15 +111,6 @@ void fatalx(const char *fmt, ...)
 
 /* ---- rate limiting ------------------------------------------------------ */
 
-static uint64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	/* vDSO: no syscall, so no seccomp rule. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 void log_set_clock(uint64_t (*now_ms)(void))
 {
 	log_clock = now_ms;
@@ -170,7 +163,7 @@ void log_rl_vemit(struct log_ratelimit *rl, enum log_level lvl, int errnum,
 
 	if (lvl > log_max)
 		return;
-	if (!log_ratelimit_pass(rl, log_clock ? log_clock() : monotonic_ms(),
+	if (!log_ratelimit_pass(rl, log_clock ? log_clock() : mono_ms(),
 				&dropped))
 		return;
 	if (dropped)

@@ -13,6 +13,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "guest/cm_conn.h"
 
@@ -49,21 +50,13 @@ const char *cm_state_name(enum cm_state s)
 								  : "UNKNOWN";
 }
 
-uint64_t cm_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static uint32_t random32(void)
 {
 	uint32_t v = 0;
 
 	/* a guest kernel's ids are random too; no entropy: the clock */
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-		v = (uint32_t)cm_now_ms() * 2654435761u;
+		v = (uint32_t)mono_ms() * 2654435761u;
 	return v;
 }
 
@@ -800,12 +793,12 @@ uint64_t cm_conn_deadline(const struct cm_conn *c)
 
 int cm_conn_run(struct cm_conn *c, unsigned int until, int timeout_ms)
 {
-	uint64_t end = cm_now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = mono_ms() + (uint64_t)timeout_ms;
 	uint8_t mad[CM_MAD_LEN];
 	struct cm_peer from;
 
 	while (!(until & (1u << c->state))) {
-		uint64_t now = cm_now_ms(), wake = end;
+		uint64_t now = mono_ms(), wake = end;
 		size_t len = 0;
 		int r;
 
@@ -821,8 +814,8 @@ int cm_conn_run(struct cm_conn *c, unsigned int until, int timeout_ms)
 			return r;
 		/* send errors were logged and count as lost MADs */
 		if (!r)
-			cm_conn_input(c, &from, mad, len, cm_now_ms());
-		cm_conn_tick(c, cm_now_ms());
+			cm_conn_input(c, &from, mad, len, mono_ms());
+		cm_conn_tick(c, mono_ms());
 	}
 	return 0;
 }

@@ -190,9 +190,6 @@ uint64_t cm_conn_deadline(const struct cm_conn *c);
  */
 int cm_conn_run(struct cm_conn *c, unsigned int until, int timeout_ms);
 
-/* CLOCK_MONOTONIC in ms. */
-uint64_t cm_now_ms(void);
-
 const char *cm_state_name(enum cm_state s);
 
 #endif

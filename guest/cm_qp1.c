@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "guest/cm_qp1.h"
 
@@ -133,12 +134,11 @@ static int ah_for(struct cm_qp1 *t, const struct cm_peer *to)
 /* Polls cq for one completion for up to timeout_ms: 1, 0 or -errno. */
 static int wait_wc(struct gv_cq *cq, int timeout_ms, struct gv_wc *wc)
 {
-	uint64_t end =
-		cm_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	uint64_t end = mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	int n = gv_poll_cq(cq, 1, wc);
 
 	while (!n) {
-		uint64_t now = cm_now_ms();
+		uint64_t now = mono_ms();
 		int r;
 
 		if (now >= end)

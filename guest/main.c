@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "guest/guest_dev.h"
 #include "guest/tools.h"
 
@@ -195,14 +196,6 @@ struct echo_q {
 	uint64_t *out, *in; /* our view of the buffers */
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Low slot for the rings at GPA 0; buffers above a hole at 4 GiB. */
 static int echo_layout(struct tool *t, struct guest_dev *d)
 {
@@ -291,7 +284,8 @@ static int echo_one(struct tool *t, struct guest_dev *d, struct echo_q *e,
 static int echo_run(struct tool *t, struct guest_dev *d, struct echo_q *eq)
 {
 	unsigned long kicks = 0, suppressed = 0;
-	double t0 = now_s(), dt;
+	uint64_t t0 = mono_ns();
+	double dt;
 	int r;
 
 	for (unsigned long n = 0; n < t->count; n++) {
@@ -299,7 +293,7 @@ static int echo_run(struct tool *t, struct guest_dev *d, struct echo_q *eq)
 		if (r)
 			return r;
 	}
-	dt = now_s() - t0;
+	dt = (double)(mono_ns() - t0) / 1e9;
 	for (unsigned int i = 0; i < t->queues; i++) {
 		kicks += eq[i].q->kicks;
 		suppressed += eq[i].q->kicks_suppressed;

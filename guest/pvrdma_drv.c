@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "guest/pvrdma_wqe.h"
 
 #define PG PVRDMA_PAGE_SIZE
@@ -107,14 +108,6 @@ int pvrdma_drv_doorbell(struct pvrdma_drv *drv, uint32_t off, uint32_t val)
 
 /* ---- commands ---- */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 int pvrdma_drv_cmd(struct pvrdma_drv *drv, const union pvrdma_cmd_req *req,
 		   union pvrdma_cmd_resp *rsp)
 {
@@ -129,7 +122,7 @@ int pvrdma_drv_cmd(struct pvrdma_drv *drv, const union pvrdma_cmd_req *req,
 	memset(rslot, 0, sizeof(got));
 	memcpy(slot, req, sizeof(*req)); /* the whole union, as the driver */
 	drv->commands++;
-	t0 = now_ms();
+	t0 = mono_ms();
 	r = reg_write(drv, PVRDMA_REG_REQUEST, 0);
 	if (!r)
 		r = reg_read(drv, PVRDMA_REG_ERR, &err);
@@ -152,9 +145,9 @@ int pvrdma_drv_cmd(struct pvrdma_drv *drv, const union pvrdma_cmd_req *req,
 		return r;
 	}
 	/* the figure docs/pvrdma.md quotes for slow commands under TCG */
-	if (now_ms() - t0 >= PVRDMA_DRV_SLOW_CMD_MS)
+	if (mono_ms() - t0 >= PVRDMA_DRV_SLOW_CMD_MS)
 		fprintf(stderr, "pvrdma: command %u took %llu ms\n",
-			req->hdr.cmd, (unsigned long long)(now_ms() - t0));
+			req->hdr.cmd, (unsigned long long)(mono_ms() - t0));
 	/* one copy out of shared memory, then look at the copy */
 	memcpy(&got, rslot, sizeof(got));
 	if (got.hdr.ack != want) {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "guest/cm_conn.h"
 #include "guest/cm_qp1.h"
@@ -135,7 +136,7 @@ static int cmpp_active(struct cmpp *s, const struct gv_tool_meet_args *a,
 						    (uint16_t)a->port));
 	fflush(stdout);
 	r = cm_conn_connect(&s->c, &ip, (uint16_t)a->port, a->my->qpn,
-			    a->my->psn, NULL, 0, cm_now_ms());
+			    a->my->psn, NULL, 0, mono_ms());
 	if (!r)
 		r = cm_conn_run(&s->c, 1u << CM_ESTABLISHED,
 				cm_budget_ms(&s->c));
@@ -223,7 +224,7 @@ static int cmpp_part(void *arg, bool ok)
 	if (!s->open)
 		return 0;
 	if (s->c.active || !ok)
-		r = cm_conn_disconnect(&s->c, cm_now_ms());
+		r = cm_conn_disconnect(&s->c, mono_ms());
 	if (!r && ok)
 		r = cm_conn_run(&s->c, done, cm_budget_ms(&s->c));
 	if (ok) {

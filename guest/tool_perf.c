@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "guest/tools.h"
 
 /* After the pingpong's address: our buffer, "AAAAAAAAAAAAAAAA:RRRRRRRR". */
@@ -70,12 +71,10 @@ struct perf {
 	double *samples;
 };
 
+/* in fractional microseconds: a latency sample may be under 1 us */
 static double now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+	return (double)mono_ns() / 1e3;
 }
 
 /* ---- setup and exchange ---- */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 
 static uint64_t desc_bytes(uint16_t num)
 {
@@ -279,14 +280,6 @@ int guest_vq_reap(struct guest_vq *q, struct guest_used *ret)
 	return 0;
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /*
  * Yields for the first 200 us (a device answers in a few; yielding rather
  * than spinning leaves the CPU to a device that shares it), then naps.
@@ -294,14 +287,14 @@ static uint64_t now_us(void)
 int guest_vq_poll_reap(struct guest_vq *q, int timeout_ms,
 		       struct guest_used *ret)
 {
-	uint64_t start = now_us(), now;
+	uint64_t start = mono_us(), now;
 
 	for (;;) {
 		int r = guest_vq_reap(q, ret);
 
 		if (r != -EAGAIN)
 			return r;
-		now = now_us();
+		now = mono_us();
 		if (now - start > (uint64_t)timeout_ms * 1000)
 			return -ETIMEDOUT;
 		if (now - start > 200) {

@@ -33,6 +33,7 @@
 
 #define RDMAGATE_PROBES_DEFINE /* the mux's semaphores live here */
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/mux_proto.h"
 #include "common/probes.h"
@@ -40,14 +41,6 @@
 #include "mux/mux.h"
 #include "mux/router.h"
 #include "worker/sandbox/sandbox.h"
-
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void usage(FILE *f)
 {
@@ -170,7 +163,7 @@ void outcome(struct mux *m, const struct router_verdict *v)
 	RDMAGATE_MAD_DROPPED(vm, v->worker_id, v->reason, v->attr_id,
 			     v->direction);
 	RDMAGATE_MAD_ROUTE_DROP(vm, legacy_reason(v->reason), v->mgmt_class);
-	if (!rl_allow(w ? &w->rl : &m->rl_none, now_ms(),
+	if (!rl_allow(w ? &w->rl : &m->rl_none, mono_ms(),
 		      w ? w->vm : "(no worker)"))
 		return;
 	if (v->mgmt_class == ROUTER_CM_CLASS)
@@ -197,7 +190,7 @@ void outcome(struct mux *m, const struct router_verdict *v)
 /* Says, once a window is over, what it suppressed (the timer's tick). */
 static void flush_ratelimits(struct mux *m)
 {
-	uint64_t now = now_ms();
+	uint64_t now = mono_ms();
 	size_t i;
 
 	rl_roll(&m->rl_none, now, "(no worker)");
@@ -389,7 +382,7 @@ static const uint8_t *resolve_dgid(struct mux *m, struct port *p, uint8_t index)
 	static const uint8_t zero[16];
 	const uint8_t *g = router_gid_at(m->r, p->router_id, index);
 	struct gid_cache *c = &p->idx[index];
-	uint64_t now = now_ms();
+	uint64_t now = mono_ms();
 
 	if (g)
 		return g;
@@ -444,7 +437,7 @@ static void on_port(struct mux *m, struct port *p)
 		}
 		dgid = resolve_dgid(m, p, a->gid_index);
 		router_incoming(m->r, p->router_id, a->gid, dgid,
-				umad_get_mad(buf), (size_t)len, now_ms(), &v);
+				umad_get_mad(buf), (size_t)len, mono_ms(), &v);
 		if (!dgid && v.reason == RDMAGATE_MUX_DROP_UNKNOWN_GID) {
 			char g[46];
 
@@ -530,7 +523,7 @@ static void on_worker(struct mux *m, struct worker *w)
 			outcome(m, &v);
 			continue;
 		}
-		router_outgoing(m->r, w->id, &msg.u.mad_send, now_ms(), &v);
+		router_outgoing(m->r, w->id, &msg.u.mad_send, mono_ms(), &v);
 		if (!v.reason)
 			send_out(m, &v, &msg.u.mad_send);
 		outcome(m, &v);
@@ -1165,7 +1158,7 @@ int main(int argc, char **argv)
 
 				if (read(m.tfd, &ticks, sizeof(ticks)) < 0)
 					break;
-				router_expire(m.r, now_ms());
+				router_expire(m.r, mono_ms());
 				flush_ratelimits(&m);
 				break;
 			}

@@ -94,7 +94,6 @@ struct mux {
 	bool quit;
 };
 
-uint64_t now_ms(void);
 struct worker *worker_by_id(struct mux *m, uint32_t id);
 /*
  * The worker attached as id for vm (1: a replay), or a new one in the

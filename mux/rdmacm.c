@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/ib_cm.h"
 #include "common/log.h"
 #include "common/probes.h"
@@ -303,9 +304,9 @@ static void do_mad(struct mux *m, struct worker *w, const struct rcm_request *r)
 	char why[160] = "";
 	int dest;
 
-	dest = rcm_mad_send(&w->rdmacm->peers, r, now_ms(), &s, why,
+	dest = rcm_mad_send(&w->rdmacm->peers, r, mono_ms(), &s, why,
 			    sizeof(why));
-	router_outgoing(m->r, w->id, &s, now_ms(), &v);
+	router_outgoing(m->r, w->id, &s, mono_ms(), &v);
 	if (dest < 0 && v.reason == RDMAGATE_MUX_DROP_ADDRESS)
 		snprintf(v.why, sizeof(v.why), "%s", why);
 	if (!v.reason)
@@ -402,7 +403,7 @@ void rdmacm_deliver(struct mux *m, struct worker *w, struct router_verdict *v,
 		snprintf(v->why, sizeof(v->why), "a MAD of %zu bytes", len);
 		return;
 	}
-	rcm_peers_learn(&q->peers, mad, len, dgid, a->gid, now_ms());
+	rcm_peers_learn(&q->peers, mad, len, dgid, a->gid, mono_ms());
 	if (queue(m, w, &msg) < 0) {
 		v->reason = RDMAGATE_MUX_DROP_WORKER_GONE;
 		snprintf(v->why, sizeof(v->why), "its QEMU's connection broke");

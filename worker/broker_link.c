@@ -15,16 +15,9 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "worker/broker_link.h"
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void drop_conn(struct broker_link *bl, const char *why)
 {
@@ -180,7 +173,7 @@ int broker_link_gid(struct broker_link *bl, uint32_t type,
 		    const uint8_t gid[16], uint32_t gid_type,
 		    uint32_t *host_index, char *why, size_t why_len)
 {
-	uint64_t deadline = now_ms() + BROKER_LINK_GID_TIMEOUT_MS;
+	uint64_t deadline = mono_ms() + BROKER_LINK_GID_TIMEOUT_MS;
 	uint32_t want =
 		type == WP_GID_ADD ? WP_GID_ADD_REPLY : WP_GID_DEL_REPLY;
 	bool sent = false;
@@ -192,7 +185,7 @@ int broker_link_gid(struct broker_link *bl, uint32_t type,
 	for (;;) {
 		struct pollfd p[2] = { { bl->lfd, POLLIN, 0 },
 				       { bl->cfd, POLLIN, 0 } };
-		uint64_t now = now_ms();
+		uint64_t now = mono_ms();
 		struct wp_msg m;
 		int n;
 

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/probes.h"
 #include "worker/virtio_rdma/mr_pt.h"
@@ -764,14 +765,6 @@ struct ctrl_trace {
 	uint32_t code;
 	uint8_t status;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no syscall */
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Handles the chain in d->elem; returns the used length. */
 static uint32_t ctrl_one(struct vrdma *d, struct ctrl_trace *t)

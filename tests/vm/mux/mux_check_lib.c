@@ -63,14 +63,6 @@ void die(const char *fmt, ...)
 	exit(1);
 }
 
-uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* ---- the mux process ----------------------------------------------------- */
 
 /* Starts the mux with extra args; its stderr goes to err_fd (or ours). */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/clock.h"
 #include "common/mux_proto.h"
 
 #define CONTROL	 "/run/rdmagate-test/mux.sock"
@@ -33,8 +34,6 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 		else                                                           \
 			fail(__VA_ARGS__);                                     \
 	} while (0)
-
-uint64_t mono_ms(void);
 
 /* Starts mux_path --control CONTROL with extra args; its stderr goes to
  * err_fd (or ours when -1). */

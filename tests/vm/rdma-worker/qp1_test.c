@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/msg_frame.h"
 #include "common/mux_proto.h"
@@ -59,14 +60,6 @@ static void sleep_ms(int ms)
 static void peer_log_window(void)
 {
 	sleep_ms(LOG_PEER_INTERVAL_MS + 200);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* ---- the host's GID table (sysfs) ---- */
@@ -512,7 +505,7 @@ static void make_recv(struct mp_mad_recv *r, const uint8_t sgid[16],
 /* Waits for one receive completion on QP1 (3 s): 1, 0 none. */
 static int reap_recv(struct gv_wc *wc, int ms)
 {
-	uint64_t end = now_ms() + (uint64_t)ms;
+	uint64_t end = mono_ms() + (uint64_t)ms;
 
 	do {
 		int n = gv_poll_cq(t.recv_cq, 1, wc);
@@ -520,7 +513,7 @@ static int reap_recv(struct gv_wc *wc, int ms)
 		if (n)
 			return n;
 		sleep_ms(2);
-	} while (now_ms() < end);
+	} while (mono_ms() < end);
 	return 0;
 }
 

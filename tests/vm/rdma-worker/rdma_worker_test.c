@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/virtio_rdma.h"
 #include "guest/guest_dev.h"
@@ -1763,14 +1764,6 @@ static int t_disconnect_hugetlb(void)
 	return 0;
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* A figure, not a pass criterion: 64-byte SEND ping-pong round trips. */
 static int t_pingpong(void)
 {
@@ -1781,7 +1774,7 @@ static int t_pingpong(void)
 
 	s.h.opcode = VIRTIO_RDMA_WR_SEND;
 	s.h.send_flags = VIRTIO_RDMA_SEND_SIGNALED;
-	t0 = now_us();
+	t0 = mono_us();
 	for (unsigned int i = 0; i < iters; i++) {
 		CHECK_EQ(post_recv(&gb, &sb.qp, i, sb.mr.iova, 64, sb.mr.lkey),
 			 0);
@@ -1802,7 +1795,7 @@ static int t_pingpong(void)
 		CHECK_EQ(reap_cqe(&ga, &sa.cq, &e), 0);
 		CHECK_EQ(reap_cqe(&gb, &sb.cq, &e), 0);
 	}
-	t1 = now_us();
+	t1 = mono_us();
 	printf("# %u round trips of 64-byte SENDs between the two workers: "
 	       "%.1f us each (TCG VM, %s)\n",
 	       iters, (double)(t1 - t0) / iters,
