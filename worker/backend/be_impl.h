@@ -159,10 +159,9 @@ struct be {
 	struct wp_counters *st; /* cfg.counters, else own_st */
 	struct wp_counters own_st;
 	uint64_t async_events; /* host async events read */
-	uint64_t logged;       /* refusals logged (quiet after a while) */
 };
 
-/* Logs a refusal of guest input, up to a bound per connection. */
+/* Logs a refusal of guest input (log_peer_*: the VM's rate limit). */
 void be_refused(struct be *be, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

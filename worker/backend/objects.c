@@ -18,9 +18,6 @@
 #include "worker/backend/qp1.h"
 #include "worker/broker_link.h"
 
-/* Refusals logged per connection before we go quiet. */
-#define MAX_LOGGED 256
-
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 void be_limits_default(struct be_limits *lim)
@@ -39,18 +36,13 @@ void be_limits_default(struct be_limits *lim)
 
 void be_refused(struct be *be, const char *fmt, ...)
 {
-	char msg[256];
+	int saved = errno;
 	va_list ap;
 
-	if (++be->logged > MAX_LOGGED)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log_peer_vemit(LOG_LVL_WARN, 0, fmt, ap);
 	va_end(ap);
-	log_peer_warnx("%s%s", msg,
-		       be->logged == MAX_LOGGED
-			       ? " (further refusals not logged)"
-			       : "");
+	errno = saved;
 }
 
 /* ---- device attributes ---- */

@@ -20,8 +20,6 @@
 #include "worker/virtio_rdma/mr_pt.h"
 #include "worker/virtio_rdma/vrdma.h"
 
-/* Refused commands logged per connection before we go quiet. */
-#define MAX_LOGGED_CMD 256
 /* Control requests we copy (the longest is MODIFY_QP, 1 + 168 bytes). */
 #define CTRL_REQ_MAX 512
 
@@ -752,12 +750,8 @@ static void cmd_refused(struct vrdma *d, uint32_t code, int err,
 			const char *why)
 {
 	d->st->command_errors++;
-	if (++d->cmd_logged <= MAX_LOGGED_CMD)
-		log_peer_warnx("%s refused (status %u): %s%s",
-			       rdma_cmd_name(code), rdma_cmd_status(err), why,
-			       d->cmd_logged == MAX_LOGGED_CMD
-				       ? " (further refusals not logged)"
-				       : "");
+	log_peer_warnx("%s refused (status %u): %s", rdma_cmd_name(code),
+		       rdma_cmd_status(err), why);
 }
 
 /* What the ctrl_cmd probe reports of one command. */

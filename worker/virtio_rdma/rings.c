@@ -14,9 +14,6 @@
 #include "common/probes.h"
 #include "worker/virtio_rdma/vrdma.h"
 
-/* Refused work requests logged per connection before we go quiet. */
-#define MAX_LOGGED_WR 32
-
 _Static_assert((unsigned int)VIRTIO_RDMA_WC_RECV == IBV_WC_RECV, "");
 _Static_assert((unsigned int)VIRTIO_RDMA_WC_RECV_RDMA_WITH_IMM ==
 		       IBV_WC_RECV_RDMA_WITH_IMM,
@@ -30,11 +27,7 @@ _Static_assert(VIRTIO_RDMA_SEND_SIGNALED == IBV_SEND_SIGNALED, "");
 static void wr_log(struct vrdma *d, const char *what, uint32_t s,
 		   const char *why)
 {
-	if (++d->wr_logged <= MAX_LOGGED_WR)
-		log_peer_warnx("slot %u: %s refused: %s%s", s, what, why,
-			       d->wr_logged == MAX_LOGGED_WR
-				       ? " (further refusals not logged)"
-				       : "");
+	log_peer_warnx("slot %u: %s refused: %s", s, what, why);
 }
 
 /* ---- in-order return ---- */

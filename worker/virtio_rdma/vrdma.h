@@ -92,9 +92,6 @@ struct vrdma {
 	bool ctrl_pending; /* control commands left after the budget */
 	bool pending;	   /* some queue has work left (see above) */
 
-	/* refusals of this connection, for quiet logs */
-	uint64_t wr_logged, cmd_logged;
-
 	struct vq_elem elem;  /* scratch: one popped chain (16 KiB) */
 	struct vq_elem celem; /* scratch: one CQ buffer */
 	struct rdma_send_wr swr;
