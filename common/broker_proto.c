@@ -15,18 +15,14 @@
 #include "common/msg_frame.h"
 #include "common/cleanup.h"
 
-#define set_err	  msg_set_err
-#define field_len msg_field_len
-#define name_ok	  msg_name_ok
-
 bool bp_vm_name_ok(const char *s)
 {
-	return name_ok(s, BP_VM_NAME_MAX);
+	return msg_name_ok(s, BP_VM_NAME_MAX);
 }
 
 bool bp_socket_name_ok(const char *s)
 {
-	return name_ok(s, BP_PATH_SIZE - 1);
+	return msg_name_ok(s, BP_PATH_SIZE - 1);
 }
 
 static const char *const frontends[] = {
@@ -97,24 +93,25 @@ static bool syscall_name_ok(const char *s)
 
 #define FIELD(m, f, what)                                                      \
 	do {                                                                   \
-		if (field_len((m).f, sizeof((m).f)) < 0) {                     \
-			set_err(err, "%s: not NUL-terminated and NUL-padded",  \
-				what);                                         \
+		if (msg_field_len((m).f, sizeof((m).f)) < 0) {                 \
+			msg_set_err(err,                                       \
+				    "%s: not NUL-terminated and NUL-padded",   \
+				    what);                                     \
 			return -EINVAL;                                        \
 		}                                                              \
 	} while (0)
 
 static int check_vm(const char *vm, char *err)
 {
-	if (field_len(vm, BP_VM_SIZE) < 0) {
-		set_err(err, "vm name: not NUL-terminated and NUL-padded");
+	if (msg_field_len(vm, BP_VM_SIZE) < 0) {
+		msg_set_err(err, "vm name: not NUL-terminated and NUL-padded");
 		return -EINVAL;
 	}
 	if (!bp_vm_name_ok(vm)) {
-		set_err(err,
-			"vm name '%.64s': not 1..64 of A-Z a-z 0-9 _ . - "
-			"(no leading . or -)",
-			vm);
+		msg_set_err(err,
+			    "vm name '%.64s': not 1..64 of A-Z a-z 0-9 _ . - "
+			    "(no leading . or -)",
+			    vm);
 		return -EINVAL;
 	}
 	return 0;
@@ -125,44 +122,42 @@ static int check_empty(const void *msg, char *err)
 	return 0;
 }
 
-#define all_zero msg_all_zero
-
 static int check_addrs(const struct bp_spawn *s, char *err)
 {
 	uint32_t i;
 
 	if (s->n_addrs > BP_SPAWN_ADDRS_MAX) {
-		set_err(err, "%u addresses: at most %u", s->n_addrs,
-			BP_SPAWN_ADDRS_MAX);
+		msg_set_err(err, "%u addresses: at most %u", s->n_addrs,
+			    BP_SPAWN_ADDRS_MAX);
 		return -EINVAL;
 	}
 	for (i = 0; i < BP_SPAWN_ADDRS_MAX; i++) {
 		const struct bp_addr *a = &s->addrs[i];
 
 		if (i >= s->n_addrs) {
-			if (!all_zero(a, sizeof(*a))) {
-				set_err(err,
-					"address %u: past n_addrs (%u) "
-					"but not zero",
-					i, s->n_addrs);
+			if (!msg_all_zero(a, sizeof(*a))) {
+				msg_set_err(err,
+					    "address %u: past n_addrs (%u) "
+					    "but not zero",
+					    i, s->n_addrs);
 				return -EINVAL;
 			}
 			continue;
 		}
-		if (a->family == AF_INET && all_zero(a->addr + 4, 12))
+		if (a->family == AF_INET && msg_all_zero(a->addr + 4, 12))
 			continue;
 		if (a->family == AF_INET6)
 			continue;
 		if (a->family == AF_INET)
-			set_err(err,
-				"address %u: AF_INET with bytes past "
-				"the IPv4 address",
-				i);
+			msg_set_err(err,
+				    "address %u: AF_INET with bytes past "
+				    "the IPv4 address",
+				    i);
 		else
-			set_err(err,
-				"address %u: family %u is not AF_INET "
-				"or AF_INET6",
-				i, a->family);
+			msg_set_err(err,
+				    "address %u: family %u is not AF_INET "
+				    "or AF_INET6",
+				    i, a->family);
 		return -EINVAL;
 	}
 	return 0;
@@ -190,38 +185,39 @@ static int check_spawn(const void *msg, char *err)
 			shown[i] = s->socket[i] && ctl_char(s->socket[i])
 					   ? '?'
 					   : s->socket[i];
-		set_err(err,
-			"socket '%.107s': not a file name nor an absolute "
-			"path without . or .. components or control "
-			"characters",
-			shown);
+		msg_set_err(err,
+			    "socket '%.107s': not a file name nor an absolute "
+			    "path without . or .. components or control "
+			    "characters",
+			    shown);
 		return -EINVAL;
 	}
-	if (s->device[0] && !name_ok(s->device, BP_DEVICE_SIZE - 1)) {
-		set_err(err, "device '%.63s': not a device name", s->device);
+	if (s->device[0] && !msg_name_ok(s->device, BP_DEVICE_SIZE - 1)) {
+		msg_set_err(err, "device '%.63s': not a device name",
+			    s->device);
 		return -EINVAL;
 	}
 	if (!syscall_name_ok(s->test_syscall)) {
-		set_err(err, "test syscall '%.31s': not a syscall name",
-			s->test_syscall);
+		msg_set_err(err, "test syscall '%.31s': not a syscall name",
+			    s->test_syscall);
 		return -EINVAL;
 	}
 	if (s->port > 255) {
-		set_err(err, "port %u: not 0 (the policy's) or 1..255",
-			s->port);
+		msg_set_err(err, "port %u: not 0 (the policy's) or 1..255",
+			    s->port);
 		return -EINVAL;
 	}
 	if (s->frontend > BP_FRONTEND_MAX) {
-		set_err(err, "frontend %u: not 0 (the policy's) or 1..%u",
-			s->frontend, BP_FRONTEND_MAX);
+		msg_set_err(err, "frontend %u: not 0 (the policy's) or 1..%u",
+			    s->frontend, BP_FRONTEND_MAX);
 		return -EINVAL;
 	}
 	if (s->pad) {
-		set_err(err, "spawn: padding is not zero");
+		msg_set_err(err, "spawn: padding is not zero");
 		return -EINVAL;
 	}
 	if (s->flags & ~(uint32_t)BP_SPAWN_FLAGS_ALL) {
-		set_err(err, "flags 0x%x: unknown bits", s->flags);
+		msg_set_err(err, "flags 0x%x: unknown bits", s->flags);
 		return -EINVAL;
 	}
 	return check_addrs(s, err);
@@ -237,7 +233,7 @@ static int check_stop(const void *msg, char *err)
 static int check_status(const struct bp_status *st, char *err)
 {
 	if (st->status < 0 || st->status > 4095) {
-		set_err(err, "status %d: not 0 or an errno", st->status);
+		msg_set_err(err, "status %d: not 0 or an errno", st->status);
 		return -EINVAL;
 	}
 	FIELD(*st, text, "reply text");
@@ -256,7 +252,7 @@ static int check_spawn_reply(const void *msg, char *err)
 	const struct bp_msg *m = msg;
 
 	if (m->u.spawn_reply.pad) {
-		set_err(err, "spawn reply: padding is not zero");
+		msg_set_err(err, "spawn reply: padding is not zero");
 		return -EINVAL;
 	}
 	return check_status(&m->u.spawn_reply.st, err);
@@ -272,11 +268,12 @@ static int check_list_reply(const void *msg, char *err)
 	if (ret < 0)
 		return ret;
 	if (r->pad) {
-		set_err(err, "list reply: padding is not zero");
+		msg_set_err(err, "list reply: padding is not zero");
 		return -EINVAL;
 	}
 	if (r->index >= r->total && !(r->total == 0 && r->index == 0)) {
-		set_err(err, "list reply: index %u of %u", r->index, r->total);
+		msg_set_err(err, "list reply: index %u of %u", r->index,
+			    r->total);
 		return -EINVAL;
 	}
 	if (r->total == 0)
@@ -294,7 +291,7 @@ static int check_stats(const void *msg, char *err)
 	const struct bp_msg *m = msg;
 
 	if (msg_field_len(m->u.stats.vm, BP_VM_SIZE) < 0) {
-		set_err(err, "vm name: not NUL-terminated and NUL-padded");
+		msg_set_err(err, "vm name: not NUL-terminated and NUL-padded");
 		return -EINVAL;
 	}
 	return m->u.stats.vm[0] ? check_vm(m->u.stats.vm, err) : 0;
@@ -309,15 +306,17 @@ static int check_stats_reply(const void *msg, char *err)
 	if (ret < 0)
 		return ret;
 	if (r->pad) {
-		set_err(err, "stats reply: padding is not zero");
+		msg_set_err(err, "stats reply: padding is not zero");
 		return -EINVAL;
 	}
 	if (r->flags & ~(uint32_t)BP_STATS_FLAGS_ALL) {
-		set_err(err, "stats reply: flags 0x%x: unknown bits", r->flags);
+		msg_set_err(err, "stats reply: flags 0x%x: unknown bits",
+			    r->flags);
 		return -EINVAL;
 	}
 	if (r->index >= r->total && !(r->total == 0 && r->index == 0)) {
-		set_err(err, "stats reply: index %u of %u", r->index, r->total);
+		msg_set_err(err, "stats reply: index %u of %u", r->index,
+			    r->total);
 		return -EINVAL;
 	}
 	return r->total ? check_vm(r->vm, err) : 0;

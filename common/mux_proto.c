@@ -19,10 +19,6 @@
 _Static_assert(RDMAGATE_MUX_DROP_MAX < MP_DROP_SLOTS,
 	       "the STATS reply has a slot for every drop reason");
 
-#define set_err msg_set_err
-
-#define all_zero msg_all_zero
-
 /* NUL-terminated, and only NULs after the NUL. */
 static bool field_ok(const char *f, size_t size)
 {
@@ -42,7 +38,7 @@ static int check_empty(const void *msg, char *err)
 static int check_worker_id(uint32_t id, char *err)
 {
 	if (id == 0) {
-		set_err(err, "worker id 0: reserved (no worker)");
+		msg_set_err(err, "worker id 0: reserved (no worker)");
 		return -EINVAL;
 	}
 	return 0;
@@ -51,15 +47,15 @@ static int check_worker_id(uint32_t id, char *err)
 static int check_device_port(const char *device, uint32_t port, char *err)
 {
 	if (!field_ok(device, MP_DEVICE_SIZE)) {
-		set_err(err, "device: not NUL-terminated and NUL-padded");
+		msg_set_err(err, "device: not NUL-terminated and NUL-padded");
 		return -EINVAL;
 	}
 	if (!mp_device_name_ok(device)) {
-		set_err(err, "device '%.63s': not a device name", device);
+		msg_set_err(err, "device '%.63s': not a device name", device);
 		return -EINVAL;
 	}
 	if (port < 1 || port > MP_PORT_MAX) {
-		set_err(err, "port %u: not 1..%u", port, MP_PORT_MAX);
+		msg_set_err(err, "port %u: not 1..%u", port, MP_PORT_MAX);
 		return -EINVAL;
 	}
 	return 0;
@@ -82,14 +78,14 @@ static int check_attach(const void *msg, char *err)
 	if (ret < 0)
 		return ret;
 	if (!field_ok(a->vm, MP_VM_SIZE)) {
-		set_err(err, "vm name: not NUL-terminated and NUL-padded");
+		msg_set_err(err, "vm name: not NUL-terminated and NUL-padded");
 		return -EINVAL;
 	}
 	if (!bp_vm_name_ok(a->vm)) {
-		set_err(err,
-			"vm name '%.64s': not 1..64 of A-Z a-z 0-9 _ . - "
-			"(no leading . or -)",
-			a->vm);
+		msg_set_err(err,
+			    "vm name '%.64s': not 1..64 of A-Z a-z 0-9 _ . - "
+			    "(no leading . or -)",
+			    a->vm);
 		return -EINVAL;
 	}
 	return 0;
@@ -121,8 +117,8 @@ static int check_stats(const void *msg, char *err)
 
 static int check_gid(const uint8_t *gid, char *err)
 {
-	if (all_zero(gid, MP_GID_SIZE)) {
-		set_err(err, "gid: all zero");
+	if (msg_all_zero(gid, MP_GID_SIZE)) {
+		msg_set_err(err, "gid: all zero");
 		return -EINVAL;
 	}
 	return 0;
@@ -141,8 +137,8 @@ static int check_gid_add(const void *msg, char *err)
 	if (ret < 0)
 		return ret;
 	if (g->host_gid_index > MP_GID_INDEX_MAX) {
-		set_err(err, "host gid index %u: not 0..%u", g->host_gid_index,
-			MP_GID_INDEX_MAX);
+		msg_set_err(err, "host gid index %u: not 0..%u",
+			    g->host_gid_index, MP_GID_INDEX_MAX);
 		return -EINVAL;
 	}
 	return check_gid(g->gid, err);
@@ -162,11 +158,12 @@ static int check_gid_del(const void *msg, char *err)
 static int check_status(const struct bp_status *st, char *err)
 {
 	if (st->status < 0 || st->status > 4095) {
-		set_err(err, "status %d: not 0 or an errno", st->status);
+		msg_set_err(err, "status %d: not 0 or an errno", st->status);
 		return -EINVAL;
 	}
 	if (!field_ok(st->text, sizeof(st->text))) {
-		set_err(err, "reply text: not NUL-terminated and NUL-padded");
+		msg_set_err(err,
+			    "reply text: not NUL-terminated and NUL-padded");
 		return -EINVAL;
 	}
 	return 0;
@@ -196,11 +193,11 @@ static int check_stats_reply(const void *msg, char *err)
 	if (ret < 0)
 		return ret;
 	if (r->s.dropped[0]) {
-		set_err(err, "stats reply: drop slot 0 is not zero");
+		msg_set_err(err, "stats reply: drop slot 0 is not zero");
 		return -EINVAL;
 	}
-	if (r->st.status && !all_zero(&r->s, sizeof(r->s))) {
-		set_err(err, "stats reply: counters with a failure status");
+	if (r->st.status && !msg_all_zero(&r->s, sizeof(r->s))) {
+		msg_set_err(err, "stats reply: counters with a failure status");
 		return -EINVAL;
 	}
 	return 0;
@@ -211,17 +208,18 @@ static int check_mad(uint32_t flow_label, uint32_t mad_len, const uint8_t *mad,
 		     char *err)
 {
 	if (flow_label > MP_FLOW_LABEL_MAX) {
-		set_err(err, "flow label 0x%x: more than 20 bits", flow_label);
+		msg_set_err(err, "flow label 0x%x: more than 20 bits",
+			    flow_label);
 		return -EINVAL;
 	}
 	if (mad_len < MP_MAD_HDR || mad_len > MP_MAD_SIZE) {
-		set_err(err, "mad length %u: not %u..%u", mad_len, MP_MAD_HDR,
-			MP_MAD_SIZE);
+		msg_set_err(err, "mad length %u: not %u..%u", mad_len,
+			    MP_MAD_HDR, MP_MAD_SIZE);
 		return -EINVAL;
 	}
-	if (!all_zero(mad + mad_len, MP_MAD_SIZE - mad_len)) {
-		set_err(err, "mad: bytes past its length %u are not zero",
-			mad_len);
+	if (!msg_all_zero(mad + mad_len, MP_MAD_SIZE - mad_len)) {
+		msg_set_err(err, "mad: bytes past its length %u are not zero",
+			    mad_len);
 		return -EINVAL;
 	}
 	return 0;
@@ -234,8 +232,8 @@ static int check_mad_send(const void *msg, char *err)
 	const struct mp_mad_send *s = &m->u.mad_send;
 
 	if (s->remote_qpn > MP_QPN_MAX) {
-		set_err(err, "remote qpn 0x%x: more than 24 bits",
-			s->remote_qpn);
+		msg_set_err(err, "remote qpn 0x%x: more than 24 bits",
+			    s->remote_qpn);
 		return -EINVAL;
 	}
 	return check_mad(s->flow_label, s->mad_len, s->mad, err);
@@ -248,7 +246,8 @@ static int check_mad_recv(const void *msg, char *err)
 	const struct mp_mad_recv *r = &m->u.mad_recv;
 
 	if (r->src_qpn > MP_QPN_MAX) {
-		set_err(err, "source qpn 0x%x: more than 24 bits", r->src_qpn);
+		msg_set_err(err, "source qpn 0x%x: more than 24 bits",
+			    r->src_qpn);
 		return -EINVAL;
 	}
 	return check_mad(r->flow_label, r->mad_len, r->mad, err);
