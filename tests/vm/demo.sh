@@ -13,6 +13,8 @@ build=$(cd "$build" && pwd -P) || exit 1
 [ "${RDMAGATE_VM:-}" = 1 ] || { echo "demo.sh: run me inside tests/vm/rdmagate-vm -n 2" >&2; exit 1; }
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || { echo "demo.sh: needs two devices (rdmagate-vm -n 2)" >&2; exit 1; }
 
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/two-vms.sh"
 step=0
 heading() {
 	step=$((step + 1))
@@ -59,7 +61,6 @@ heading "RC queue pairs: SEND and RDMA WRITE, loopback and $RDMAGATE_VM_DEV0 -> 
 run "$build/tests/vm/verbs-rc-check" "$RDMAGATE_VM_DEV0" "$RDMAGATE_VM_DEV1" || exit 1
 
 heading "rdmagate-trace: the eBPF tracer, attached before any worker runs"
-. "$(dirname "$0")/host-gid.sh"
 D=$(mktemp -d /run/rdmagate-demo.XXXXXX)
 chmod 755 "$D"
 PIDS=""
@@ -70,32 +71,17 @@ echo "\$ rdmagate-trace --worker $build/worker/rdmagate-worker --keep -i 60 &"
 	-i 60 > "$D/trace.out" 2> "$D/trace.err" &
 TPID=$!
 PIDS="$PIDS $TPID"
-for _ in $(seq 200); do grep -q '^Tracing' "$D/trace.err" && break; sleep 0.1; done
+wait_for 20 grep -q '^Tracing' "$D/trace.err"
 cat "$D/trace.err"
 
 heading "rdmagate-broker, started as its systemd unit starts it"
 unit=$build/systemd/rdmagate-broker.service
 [ -f "$unit" ] && grep -E '^(Type|ExecStart|RuntimeDirectory|KillMode|CapabilityBoundingSet)=' "$unit" | sed 's/^/    (unit) /'
-A=10.99.0.10 B=10.99.0.11
-cat > "$D/policy.conf" <<EOP
-[broker]
-control_socket = /run/rdmagate/control
-cgroup_parent = /rdmagate
-
-[defaults]
-max_qp = 8
-max_cq = 8
-max_mr = 16
-max_pinned = 64M
-
-[vm vm-a]
-device = $RDMAGATE_VM_DEV0
-addresses = $A
-
-[vm vm-b]
-device = $RDMAGATE_VM_DEV1
-addresses = $B
-EOP
+{
+	printf '[broker]\ncontrol_socket = /run/rdmagate/control\n'
+	printf 'cgroup_parent = /rdmagate\n\n'
+	two_vm_policy
+} > "$D/policy.conf"
 chmod 644 "$D/policy.conf"
 sed 's/^/    /' "$D/policy.conf"
 mkdir -p /run/rdmagate/vm
@@ -105,24 +91,12 @@ echo "\$ rdmagate-broker --policy $D/policy.conf --worker $build/worker/rdmagate
 BPID=$!
 PIDS="$PIDS $BPID"
 ctl() { echo "\$ rdmagatectl $*"; "$build/broker/rdmagatectl" "$@"; }
-for _ in $(seq 100); do "$build/broker/rdmagatectl" list >/dev/null 2>&1 && break; sleep 0.1; done
+wait_for 10 "$build/broker/rdmagatectl" list > /dev/null 2>&1
 sed 's/^/  /' "$D/broker.log"
 
 heading "libvirt starts two VMs: its hook asks the broker for their workers"
 for vm in vm-a vm-b; do
-	if [ $vm = vm-a ]; then dev=$RDMAGATE_VM_DEV0 addr=$A; else dev=$RDMAGATE_VM_DEV1 addr=$B; fi
-	cat > "$D/$vm.xml" <<EOX
-<domain type='kvm'>
-  <name>$vm</name>
-  <memory unit='GiB'>4</memory>
-  <metadata>
-    <rdmagate:device xmlns:rdmagate="https://rdmagate.dev/xmlns/libvirt/1" name="$dev" port="1" socket="/run/rdmagate/vm/$vm.sock">
-      <rdmagate:address>$addr</rdmagate:address>
-    </rdmagate:device>
-  </metadata>
-  <os><type arch='x86_64' machine='q35'>hvm</type></os>
-</domain>
-EOX
+	domain_xml $vm > "$D/$vm.xml"
 done
 sed 's/^/    /' "$D/vm-a.xml"
 for vm in vm-a vm-b; do
@@ -132,7 +106,7 @@ done
 ctl list || exit 1
 for vm in vm-a vm-b; do
 	pid=$("$build/broker/rdmagatectl" list --json | jq -r ".[] | select(.vm == \"$vm\") | .pid")
-	for _ in $(seq 100); do grep -q '^Seccomp:.*2' /proc/$pid/status 2>/dev/null && break; sleep 0.1; done
+	wait_for 10 grep -q '^Seccomp:.*2' /proc/$pid/status 2> /dev/null
 	printf '%s worker pid %s: %s\n' "$vm" "$pid" "$(grep -E '^(Uid|CapEff|NoNewPrivs|Seccomp):' /proc/$pid/status | tr -s '\t ' ' ' | paste -sd ';')"
 	printf '%s cgroup rdma.max: %s\n' "$vm" "$(cat /sys/fs/cgroup/rdmagate/$vm/rdma.max)"
 done
@@ -142,15 +116,13 @@ heading "two guests claim their addresses and exchange RDMA (rc_pingpong, host Q
 route_pair "$A" "$B"
 echo "(the fabric routes $A <-> $B across the veth pair, as an operator would)"
 echo "\$ rdmagate-guest --socket vm-a.sock --gid 1=::ffff:$A rc_pingpong -g 1 -n 500 -s 4096 &"
-"$build/guest/rdmagate-guest" --socket /run/rdmagate/vm/vm-a.sock --gid "1=::ffff:$A" \
-	rc_pingpong -g 1 -n 500 -s 4096 > "$D/a.out" 2>&1 &
+guest_pingpong "$build/guest/rdmagate-guest" vm-a 500 "$D/a.out" &
 pa=$!
-for _ in $(seq 200); do grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null && break; sleep 0.05; done
+wait_for 10 tcp_listening 18515
 echo "(the broker added the guests' addresses to the netdevs:)"
 run ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV0"
 echo "\$ rdmagate-guest --socket vm-b.sock --gid 1=::ffff:$B rc_pingpong -g 1 -n 500 -s 4096 127.0.0.1"
-"$build/guest/rdmagate-guest" --socket /run/rdmagate/vm/vm-b.sock --gid "1=::ffff:$B" \
-	rc_pingpong -g 1 -n 500 -s 4096 127.0.0.1 > "$D/b.out" 2>&1
+guest_pingpong "$build/guest/rdmagate-guest" vm-b 500 "$D/b.out" 127.0.0.1
 rb=$?
 wait $pa
 ra=$?

@@ -12,6 +12,7 @@ set -u
 
 BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../lib.sh"
 
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids, cgroups, rlimits)"
@@ -67,7 +68,6 @@ EOF
 	chmod 644 "$T/policy.conf"
 }
 
-ctl() { "$CTL" --control "$T/control.sock" "$@"; }
 
 # Waits (5 s) until VM $1 is no longer listed.
 wait_gone() {

@@ -10,6 +10,7 @@ set -u
 
 BROKER=$1 CTL=$2 WORKER=$3 HOOKS=$4
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../lib.sh"
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids; the mux link wants a root peer)"
 [ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device)"
@@ -39,7 +40,6 @@ max_pinned = 4M
 [vm b]
 EOF
 chmod 644 "$T/policy.conf"
-ctl() { "$CTL" --control "$T/control.sock" "$@"; }
 within() { # seconds command...: polls
 	local i s=$1
 	shift

@@ -11,6 +11,7 @@ set -u
 
 BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../lib.sh"
 
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids, cgroups, rlimits)"
@@ -60,14 +61,8 @@ max_pinned = 4M
 EOF
 chmod 644 "$T/policy.conf"
 
-ctl() { "$CTL" --control "$T/control.sock" "$@"; }
-
 start_broker() { # log file
-	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-		--state-dir "$T/state" --cgroup-root "$CG_ROOT" > "$1" 2>&1 &
-	BPID=$!
-	for i in $(seq 50); do [ -S "$T/control.sock" ] && ctl list >/dev/null 2>&1 && return 0; sleep 0.1; done
-	return 1
+	broker_start "$1" --state-dir "$T/state" --cgroup-root "$CG_ROOT"
 }
 
 stop_broker() { # signal
@@ -75,8 +70,6 @@ stop_broker() { # signal
 	wait "$BPID" 2>/dev/null
 	BPID=
 }
-
-pid_of() { ctl list --json | jq -r ".[] | select(.vm == \"$1\") | .pid"; }
 
 fresh() { # vm: the worker answers STATS over its channel (5 s)
 	local i
@@ -101,7 +94,7 @@ gone_within_1s() { # vm
 check "broker 1 is up" start_broker "$T/broker1.log"
 ctl spawn --vm a --socket "$T/a.sock" --test-echo >/dev/null
 ctl spawn --vm b --socket "$T/b.sock" --test-echo >/dev/null
-pa=$(pid_of a) pb=$(pid_of b)
+pa=$(worker_pid a) pb=$(worker_pid b)
 check "two workers run (a $pa, b $pb)" test -n "$pa" -a -n "$pb"
 check "their channels are up" fresh a
 
@@ -120,7 +113,7 @@ check "broker 2 is up" start_broker "$T/broker2.log"
 check "broker 2 re-adopted a: $(grep -c 're-adopted' "$T/broker2.log") re-adoptions" \
 	grep -q "worker/a (pid $pa, uid [0-9]*) re-adopted" "$T/broker2.log"
 check "list shows both with their pids" \
-	test "$(pid_of a) $(pid_of b)" = "$pa $pb"
+	test "$(worker_pid a) $(worker_pid b)" = "$pa $pb"
 check "a's channel is reconnected (fresh counters)" fresh a
 check "a's log line from the gap reaches broker 2" \
 	grep -q "^worker/a: said with no broker$" "$T/broker2.log"
@@ -146,7 +139,7 @@ check "worker a is untouched" kill -0 "$pa"
 
 # a worker dies while no broker runs (the broker crashed)
 ctl spawn --vm c --socket "$T/c.sock" --test-echo >/dev/null
-pc=$(pid_of c)
+pc=$(worker_pid c)
 stop_broker KILL
 kill -9 "$pc"
 sleep 0.2
@@ -174,7 +167,7 @@ check "a reused pid is not adopted" \
 	grep -q "worker/reuse (pid $VICTIM) ended while no broker" "$T/broker3.log"
 check "a record naming a foreign channel is ignored" \
 	grep -q "vm chan: its record names a channel or cgroup" "$T/broker3.log"
-check "none of them is listed" test -z "$(pid_of reuse)$(pid_of chan)$(pid_of v1)"
+check "none of them is listed" test -z "$(worker_pid reuse)$(worker_pid chan)$(worker_pid v1)"
 check "the process they named was never signalled" kill -0 "$VICTIM"
 kill "$VICTIM"
 wait "$VICTIM" 2>/dev/null
@@ -183,13 +176,13 @@ check "it cleaned up after c, which died meanwhile" \
 	grep -q "worker/c (pid $pc) ended while no broker was running" \
 	"$T/broker3.log"
 check "c is not listed, its socket and record are gone" \
-	test -z "$(pid_of c)" -a ! -e "$T/c.sock" -a ! -e "$T/state/workers/c.state"
-check "a was re-adopted again" test "$(pid_of a)" = "$pa"
+	test -z "$(worker_pid c)" -a ! -e "$T/c.sock" -a ! -e "$T/state/workers/c.state"
+check "a was re-adopted again" test "$(worker_pid a)" = "$pa"
 
 # STOP of a re-adopted worker
 out=$(ctl stop --vm a 2>&1)
 check "stop of re-adopted a: $out" grep -q "worker/a (pid $pa) exited" <<<"$out"
-check "a is gone" test ! -e "$T/a.sock" -a -z "$(pid_of a)"
+check "a is gone" test ! -e "$T/a.sock" -a -z "$(worker_pid a)"
 
 stop_broker TERM
 echo "1..$n"

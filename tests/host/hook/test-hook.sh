@@ -16,6 +16,7 @@ set -u
 
 BROKER=$1 CTL=$2 WORKER=$3 HOOK=$4 GUEST=$5 HOOKS=$6 DOMAINS=$7
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../lib.sh"
 
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (the broker spawns workers under their own uids)"
@@ -68,7 +69,6 @@ for f in "$DOMAINS"/*.xml; do
 		"$f" > "$T/dom/$(basename "$f")"
 done
 
-ctl() { "$CTL" --control "$T/control.sock" "$@"; }
 # the system's python: root's PATH may lead into /root (closed to nobody, and
 # a slow shim)
 PY=/usr/bin/python3

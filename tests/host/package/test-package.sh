@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# host suite, TAP: the Debian package.  Copies the source tree (never builds
-# in it), runs `dpkg-buildpackage -us -uc -b` there (the release build:
-# -Dtest_hooks=false, only the unit suite), then checks what the .deb holds
-# and what it must not hold, its maintainer scripts, and runs lintian when
-# it is installed (errors fail; warnings are listed).
+# host suite, TAP: the Debian package.  tests/build-deb.sh builds it (once
+# per tree content: `dpkg-buildpackage -us -uc -b` on a copy of the tree,
+# never in it; the release build: -Dtest_hooks=false, only the unit suite),
+# then this checks what the .deb holds and what it must not hold, its
+# maintainer scripts, and runs lintian when it is installed (errors fail;
+# warnings are listed).
 # Usage: test-package.sh SRC BUILD
 set -u
 SRC=$1 BUILD=$2
@@ -17,45 +18,30 @@ done
 
 T=$(mktemp -d /tmp/rdmagate-package.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-mkdir "$T/src"
 
-# The copy: the tree as it is (tracked or not), without .git and without
-# any Meson build directory inside it.
-excludes=(--exclude=./.git)
-for d in "$SRC"/*/; do
-	[ -d "$d/meson-private" ] && excludes+=("--exclude=./$(basename "$d")")
-done
-case $BUILD in
-"$SRC"/*) excludes+=("--exclude=./${BUILD#"$SRC"/}") ;;
-esac
-tar -C "$SRC" "${excludes[@]}" -cf - . | tar -C "$T/src" -xf -
-check "source tree copied to $T/src (no .git, no build directory)" \
-	test -f "$T/src/debian/rules" -a ! -e "$T/src/.git"
-
-t0=$(date +%s)
-(cd "$T/src" && DEB_BUILD_OPTIONS="parallel=2 ${DEB_BUILD_OPTIONS:-}" \
-	dpkg-buildpackage -us -uc -b) > "$T/build.log" 2>&1
+# The .deb of this tree, built once per tree content (the vm suite's
+# systemd-units-vm and the sanitizer run reuse it).
+deb=$("$SRC/tests/build-deb.sh" "$SRC" 2> "$T/build-deb.err")
 rc=$?
-secs=$(( $(date +%s) - t0 ))
-if [ $rc = 0 ]; then
-	ok "dpkg-buildpackage -us -uc -b: ${secs}s"
+out=$(dirname "${deb:-/nonexistent/x}")
+secs=$(cat "$out/seconds" 2>/dev/null || echo "?")
+if [ $rc = 0 ] && [ -f "$deb" ]; then
+	ok "dpkg-buildpackage -us -uc -b of a copy of the tree (no .git, no build directory): ${secs}s ($(cat "$T/build-deb.err"))"
 else
-	not_ok "dpkg-buildpackage -us -uc -b failed (exit $rc, ${secs}s)"
-	tail -n 40 "$T/build.log" | diag
+	not_ok "dpkg-buildpackage -us -uc -b failed (exit $rc)"
+	diag < "$T/build-deb.err"
 	echo "1..$n"
 	exit 1
 fi
-grep -q -- '-Dtest_hooks=false' "$T/build.log" &&
+grep -q -- '-Dtest_hooks=false' "$out/build.log" &&
 	ok "configured with -Dtest_hooks=false" ||
 	not_ok "configured with -Dtest_hooks=false"
-if grep -q 'meson test .*--suite unit' "$T/build.log"; then
-	ok "the unit suite ran at package build: $(grep -oE 'Ok: +[0-9]+' "$T/build.log" | tail -1 | tr -s ' ')"
+if grep -q 'meson test .*--suite unit' "$out/build.log"; then
+	ok "the unit suite ran at package build: $(grep -oE 'Ok: +[0-9]+' "$out/build.log" | tail -1 | tr -s ' ')"
 else
 	not_ok "the unit suite ran at package build"
 fi
 
-deb=$(ls "$T"/rdmagate_*.deb 2>/dev/null | head -1)
-[ -n "$deb" ] || { not_ok "no rdmagate_*.deb"; echo "1..$n"; exit 1; }
 ok "built $(basename "$deb") ($(stat -c %s "$deb") bytes)"
 dpkg -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' > "$T/contents"
 
@@ -173,7 +159,7 @@ check "prerm stops the broker only on removal; postinst restarts it after an upg
 	prerm_ok
 
 if command -v lintian > /dev/null; then
-	lintian -I --tag-display-limit 0 "$T"/rdmagate_*.changes > "$T/lintian.log" 2>&1
+	lintian -I --tag-display-limit 0 "$out"/rdmagate_*.changes > "$T/lintian.log" 2>&1
 	errors=$(grep -c '^E:' "$T/lintian.log")
 	warnings=$(grep -c '^W:' "$T/lintian.log")
 	if [ "$errors" = 0 ]; then

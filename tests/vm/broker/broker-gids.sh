@@ -17,6 +17,7 @@ set -u
 
 BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../lib.sh"
 
 [ "${RDMAGATE_VM:-}" = 1 ] || { echo "1..0 # SKIP not inside rdmagate-vm"; exit 0; }
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || { echo "1..0 # SKIP needs rdmagate-vm -n 2"; exit 0; }
@@ -76,33 +77,8 @@ EOF
 }
 write_policy "$A, fd99::10" "$B"
 
-ctl() { "$CTL" --control "$T/control.sock" "$@"; }
-start_broker() { # log
-	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-		--state-dir "$T/state" > "$1" 2>&1 &
-	BPID=$!
-	for i in $(seq 100); do
-		ctl list >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-pid_of() { ctl list --json | jq -r ".[] | select(.vm == \"$1\") | .pid"; }
+start_broker() { broker_start "$1" --state-dir "$T/state"; } # log
 on_netdev() { ip -4 addr show dev "$1" | grep -q "inet $2/32 "; }
-# wait_for SECONDS COMMAND...: until it succeeds
-wait_for() {
-	local i t=$1
-	shift
-	for i in $(seq $((t * 10))); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-not() { ! "$@"; }
-listening() { # TCP port
-	grep -qi ":$(printf %04X "$1") 0*:0000 0A" /proc/net/tcp 2>/dev/null
-}
 # guest VM PORT GID ITERS [SERVER_ADDR]: rc_pingpong on guest index 1
 guest() {
 	timeout 150 "$GUEST" --socket "$T/$1.sock" --ram 16M --gid "1=::ffff:$3" \
@@ -152,7 +128,7 @@ check "the broker says a owns it" \
 check "and the address is still a's" on_netdev veth0 "$A"
 write_policy "$A, fd99::10" "$B"
 ctl reload > /dev/null
-wait_for 20 listening 18600
+wait_for 20 tcp_listening 18600
 guest b 18600 "$B" 300 127.0.0.1
 rb=$?
 wait $ga
@@ -172,7 +148,7 @@ guest c 18610 "$C" 400 &
 gc=$!
 guest a 18611 "$A" 100000 &
 ga=$!
-wait_for 30 listening 18610 && wait_for 30 listening 18611
+wait_for 30 tcp_listening 18610 && wait_for 30 tcp_listening 18611
 guest d 18610 "$D" 400 127.0.0.1 &
 gd=$!
 guest b 18611 "$B" 100000 127.0.0.1 &
@@ -180,7 +156,7 @@ gb=$!
 PIDS="$gc $ga $gd $gb"
 check "a's traffic runs" wait_for 30 on_netdev veth1 "$B"
 sleep 1
-pa=$(pid_of a)
+pa=$(worker_pid a)
 # the GID table entry of a's address: read with a builtin (no fork), so
 # that the time measured is the broker's, not this loop's
 gfile=
@@ -220,7 +196,7 @@ PIDS=
 # ---- broker restart under traffic -------------------------------------------
 guest c 18620 "$C" "$iters" &
 gc=$!
-wait_for 30 listening 18620
+wait_for 30 tcp_listening 18620
 guest d 18620 "$D" "$iters" 127.0.0.1 &
 gd=$!
 PIDS="$gc $gd"

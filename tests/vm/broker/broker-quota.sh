@@ -11,6 +11,7 @@ set -u
 
 BROKER=$1 CTL=$2 WORKER=$3 PROBE=$4
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../lib.sh"
 
 [ "${RDMAGATE_VM:-}" = 1 ] || { echo "1..0 # SKIP not inside rdmagate-vm"; exit 0; }
 
@@ -44,7 +45,6 @@ chmod 644 "$T/policy.conf"
 	--state-dir "$T/state" --stop-workers-on-exit > "$T/broker.log" 2>&1 &
 BPID=$!
 for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
-ctl() { "$CTL" --control "$T/control.sock" "$@"; }
 
 out=$(ctl spawn --vm a --socket "$T/a.sock" 2>&1)
 check "spawn a on rxe0: $out" grep -q "worker/a: pid" <<<"$out"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# vm suite, from the host: builds (or reuses) the release .deb, then boots
+# vm suite, from the host: builds (or reuses: the host suite's package test
+# built it already for this tree) the release .deb, then boots
 # the test VM with systemd as PID 1 and the package installed, and runs
 # units.sh there.  Usage: run.sh RDMAGATE-VM [TIMEOUT]
 set -u
@@ -11,7 +12,7 @@ command -v dpkg-buildpackage > /dev/null ||
 [ -x /lib/systemd/systemd ] ||
 	{ echo "1..0 # SKIP no /lib/systemd/systemd on this host"; exit 0; }
 t0=$SECONDS
-deb=$("$here/build-deb.sh" "$src") || { echo "Bail out! the .deb did not build"; exit 1; }
+deb=$("$src/tests/build-deb.sh" "$src") || { echo "Bail out! the .deb did not build"; exit 1; }
 echo "# .deb ready in $((SECONDS - t0)) s: $deb"
 exec "$1" --systemd --deb "$deb" --no-cm -n 2 -t "${2:-420}" -b 240 -- \
 	"$here/units.sh"

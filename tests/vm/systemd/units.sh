@@ -9,46 +9,24 @@
 # `systemctl stop` leave no worker, address or cgroup.
 here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../../tap.sh"
-. "$here/../host-gid.sh"
+. "$here/../../lib.sh"
+. "$here/../two-vms.sh"
 [ "${RDMAGATE_VM:-}" = 1 ] || skip_all "not inside rdmagate-vm"
 [ "$(cat /proc/1/comm)" = systemd ] || skip_all "PID 1 is not systemd (rdmagate-vm --systemd)"
 [ -x /usr/sbin/rdmagate-broker ] || skip_all "the .deb is not installed (--deb)"
 GUEST=${RDMAGATE_BUILD:-$here/../../../build}/guest/rdmagate-guest
 [ -x "$GUEST" ] || skip_all "no $GUEST (the guest simulator is not packaged)"
 T0=$SECONDS
-elapsed() { echo "# $((SECONDS - T0)) s: $*"; }
-wait_for() { # SECONDS COMMAND...
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.2
-	done
-}
 D=$(mktemp -d /run/systemd-test.XXXXXX)
 prop() { systemctl show -P "$2" "$1"; }
 j() { journalctl -b --no-pager -o cat "$@"; }
 # jhas JOURNALCTL-ARGS... REGEX: a line of the selection matches
 jhas() { j "${@:1:$#-1}" | grep -qE -- "${@: -1}"; }
-A=10.99.0.10 B=10.99.0.11
+ctl() { rdmagatectl "$@"; } # the packaged one, on its default socket
 HOOK=/etc/libvirt/hooks/qemu.d/rdmagate
 
 install -d -m 0755 /etc/rdmagate
-cat > /etc/rdmagate/policy.conf <<EOP
-[defaults]
-max_qp = 8
-max_cq = 8
-max_mr = 16
-max_pinned = 64M
-
-[vm vm-a]
-device = $RDMAGATE_VM_DEV0
-addresses = $A
-
-[vm vm-b]
-device = $RDMAGATE_VM_DEV1
-addresses = $B
-EOP
+two_vm_policy > /etc/rdmagate/policy.conf
 chmod 0644 /etc/rdmagate/policy.conf
 
 # ---- the broker, READY through sd_notify
@@ -74,38 +52,25 @@ elapsed "mux and tracer"
 
 # ---- two VMs through the libvirt hook
 for vm in vm-a vm-b; do
-	if [ $vm = vm-a ]; then dev=$RDMAGATE_VM_DEV0 addr=$A; else dev=$RDMAGATE_VM_DEV1 addr=$B; fi
-	cat > "$D/$vm.xml" <<EOX
-<domain type='kvm'>
-  <name>$vm</name>
-  <metadata>
-    <rdmagate:device xmlns:rdmagate="https://rdmagate.dev/xmlns/libvirt/1" name="$dev" port="1" socket="/run/rdmagate/vm/$vm.sock">
-      <rdmagate:address>$addr</rdmagate:address>
-    </rdmagate:device>
-  </metadata>
-  <os><type arch='x86_64' machine='q35'>hvm</type></os>
-</domain>
-EOX
+	domain_xml $vm > "$D/$vm.xml"
 	check "hook: $vm prepare begin spawns its worker" \
 		"$HOOK" "$vm" prepare begin - < "$D/$vm.xml"
 done
-pids() { rdmagatectl list --json | jq -r 'map(.vm + ":" + (.pid|tostring)) | sort | join(" ")'; }
+pids() { ctl list --json | jq -r 'map(.vm + ":" + (.pid|tostring)) | sort | join(" ")'; }
 P1=$(pids)
 check "two workers listed ($P1)" test "$(wc -w <<< "$P1")" = 2
 for vm in vm-a vm-b; do
 	check "$vm's worker in its own cgroup /rdmagate/$vm" \
-		grep -qx "0::/rdmagate/$vm" /proc/"$(rdmagatectl list --json | jq -r ".[] | select(.vm == \"$vm\") | .pid")"/cgroup
+		grep -qx "0::/rdmagate/$vm" /proc/"$(worker_pid $vm)"/cgroup
 done
 elapsed "workers"
 
 # ---- a restart under traffic
 route_pair "$A" "$B"
-"$GUEST" --socket /run/rdmagate/vm/vm-a.sock --gid "1=::ffff:$A" \
-	rc_pingpong -g 1 -n 400 -s 4096 > "$D/a.out" 2>&1 &
+guest_pingpong "$GUEST" vm-a 400 "$D/a.out" &
 pa=$!
-wait_for 60 grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6
-"$GUEST" --socket /run/rdmagate/vm/vm-b.sock --gid "1=::ffff:$B" \
-	rc_pingpong -g 1 -n 400 -s 4096 127.0.0.1 > "$D/b.out" 2>&1 &
+wait_for 60 tcp_listening 18515
+guest_pingpong "$GUEST" vm-b 400 "$D/b.out" 127.0.0.1 &
 pb=$!
 sleep 3
 systemctl restart rdmagate-broker.service

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: MIT
+# Process and log helpers for the shell tests, host and vm (sourced, after
+# tests/tap.sh when the test reports TAP):
+#   wait_for SECONDS COMMAND...   until COMMAND succeeds, SECONDS of wall time
+#   not COMMAND...                succeeds when COMMAND fails (for wait_for)
+#   in_log FILE TEXT              FILE has TEXT (fixed string)
+#   count FILE TEXT               the lines of FILE with TEXT
+#   elapsed WHAT                  "# N s: WHAT", N since the test started
+#   tcp_listening PORT            something listens on TCP PORT (v4 or v6)
+#   ctl ARGS...                   rdmagatectl ($CTL) on $T/control.sock
+#   worker_pid VM                 the pid of VM's worker, from `ctl list`
+#   broker_start LOG [ARGS...]    $BROKER on $T/policy.conf with $WORKER
+#                                 and ARGS, in the background (pid in
+#                                 BPID); fails unless it answers in 10 s
+T0=${T0:-$SECONDS}
+
+# (under TCG one round of COMMAND may itself take a while: the deadline is
+# wall time, not a count of rounds)
+wait_for() {
+	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
+	shift
+	while :; do
+		"$@" && return 0
+		((${EPOCHREALTIME/./} > end)) && return 1
+		sleep 0.1
+	done
+}
+not() { ! "$@"; }
+in_log() { grep -qF -- "$2" "$1"; }
+count() { grep -cF -- "$2" "$1"; }
+elapsed() { echo "# $((SECONDS - T0)) s: $*"; }
+# state 0A (LISTEN) in /proc/net/tcp{,6}, the port in upper-case hex
+tcp_listening() {
+	grep -qi ":$(printf %04X "$1") 0*:0000 0A" /proc/net/tcp /proc/net/tcp6 \
+		2> /dev/null
+}
+ctl() { "$CTL" --control "$T/control.sock" "$@"; }
+worker_pid() { ctl list --json | jq -r ".[] | select(.vm == \"$1\") | .pid"; }
+broker_start() {
+	local log=$1
+	shift
+	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" "$@" > "$log" 2>&1 &
+	BPID=$!
+	wait_for 10 ctl list > /dev/null 2>&1
+}
