@@ -4,7 +4,7 @@
 # b (rxe1, fd99::11) routed across the veth pair, helpers. Expects BROKER,
 # CTL, WORKER, GUEST, MUX set.
 . "$(dirname "$0")/../../tap.sh"
-elapsed() { echo "# $((SECONDS - T0)) s: $*"; }
+. "$(dirname "$0")/../../lib.sh" # wait_for, not, in_log, count, ctl, ...
 
 [ "${RDMAGATE_VM:-}" = 1 ] || { echo "1..0 # SKIP not inside rdmagate-vm"; exit 0; }
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || { echo "1..0 # SKIP needs rdmagate-vm -n 2"; exit 0; }
@@ -61,27 +61,7 @@ addresses = $B
 END
 chmod 644 "$T/policy.conf"
 
-ctl() { "$CTL" --control "$T/control.sock" "$@"; }
-# wait_for SECONDS COMMAND...: until it succeeds, SECONDS of wall time
-# (under TCG a round of the command may itself take a while)
-wait_for() {
-	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
-	shift
-	while :; do
-		"$@" && return 0
-		(( ${EPOCHREALTIME/./} > end )) && return 1
-		sleep 0.1
-	done
-}
-not() { ! "$@"; }
-in_log() { grep -qF -- "$2" "$1"; }
-count() { grep -cF -- "$2" "$1"; }
-start_broker() { # log
-	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-		--state-dir "$T/state" --mux "$T/mux.sock" > "$1" 2>&1 &
-	BPID=$!
-	wait_for 10 ctl list > /dev/null 2>&1
-}
+start_broker() { broker_start "$1" --state-dir "$T/state" --mux "$T/mux.sock"; } # log
 start_mux() { # log
 	"$MUX" --control "$T/mux.sock" > "$1" 2>&1 &
 	MPID=$!
