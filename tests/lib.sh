@@ -12,6 +12,10 @@
 #   broker_start LOG [ARGS...]    $BROKER on $T/policy.conf with $WORKER
 #                                 and ARGS, in the background (pid in
 #                                 BPID); fails unless it answers in 10 s
+#   kill_state_workers STATE_DIR  SIGKILL the workers a broker recorded
+#                                 there (they outlive brokers by design)
+#   cgroup2_root                  where cgroup v2 is mounted, else
+#                                 /nonexistent
 T0=${T0:-$SECONDS}
 
 # (under TCG one round of COMMAND may itself take a while: the deadline is
@@ -42,4 +46,20 @@ broker_start() {
 	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" "$@" > "$log" 2>&1 &
 	BPID=$!
 	wait_for 10 ctl list > /dev/null 2>&1
+}
+kill_state_workers() {
+	local f
+	for f in "$1"/workers/*.state; do
+		[ -f "$f" ] || continue
+		kill -9 "$(awk '$1 == "pid" { print $2 }' "$f")" 2> /dev/null
+	done
+}
+# /sys/fs/cgroup on most hosts and in the VM; .../unified in hybrid mode
+cgroup2_root() {
+	local d
+	for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+		[ "$(stat -fc %T "$d" 2> /dev/null)" = cgroup2fs ] &&
+			{ echo "$d"; return 0; }
+	done
+	echo /nonexistent
 }

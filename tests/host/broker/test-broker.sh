@@ -14,7 +14,6 @@ BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
 . "$(dirname "$0")/../../tap.sh"
 . "$(dirname "$0")/../../lib.sh"
 
-
 [ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids, cgroups, rlimits)"
 [ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device and the forbidden-syscall hook)"
 
@@ -22,14 +21,7 @@ T=$(mktemp -d /tmp/rdmagate-broker-test.XXXXXX)
 chmod 755 "$T"
 CG_PARENT=/rdmagate-hosttest-$$
 ID0=62000
-# cgroup2: /sys/fs/cgroup (the VM, most hosts) or /sys/fs/cgroup/unified
-CG_ROOT=/nonexistent
-for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-	if [ "$(stat -fc %T "$d" 2>/dev/null)" = cgroup2fs ]; then
-		CG_ROOT=$d
-		break
-	fi
-done
+CG_ROOT=$(cgroup2_root)
 BPID=
 
 cleanup() {

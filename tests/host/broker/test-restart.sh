@@ -20,13 +20,7 @@ BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
 T=$(mktemp -d /tmp/rdmagate-restart-test.XXXXXX)
 chmod 755 "$T"
 CG_PARENT=/rdmagate-restarttest-$$
-CG_ROOT=/nonexistent
-for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-	if [ "$(stat -fc %T "$d" 2>/dev/null)" = cgroup2fs ]; then
-		CG_ROOT=$d
-		break
-	fi
-done
+CG_ROOT=$(cgroup2_root)
 BPID=
 GPID=
 
@@ -34,10 +28,7 @@ cleanup() {
 	[ -n "$GPID" ] && kill "$GPID" 2>/dev/null
 	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
 	# workers outlive brokers by design: stop what is left
-	for f in "$T"/state/workers/*.state; do
-		[ -f "$f" ] || continue
-		kill -9 "$(awk '$1 == "pid" { print $2 }' "$f")" 2>/dev/null
-	done
+	kill_state_workers "$T/state"
 	sleep 0.2
 	rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2>/dev/null
 	rm -rf "$T"

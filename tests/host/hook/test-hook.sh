@@ -27,13 +27,7 @@ chmod 755 "$T"
 mkdir "$T/vm" "$T/dom"
 CG_PARENT=/rdmagate-hooktest-$$
 ID0=62200
-CG_ROOT=/nonexistent
-for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-	if [ "$(stat -fc %T "$d" 2>/dev/null)" = cgroup2fs ]; then
-		CG_ROOT=$d
-		break
-	fi
-done
+CG_ROOT=$(cgroup2_root)
 BPID= MPID=
 
 cleanup() {

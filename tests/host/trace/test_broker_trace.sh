@@ -9,6 +9,7 @@
 #        TEST_HOOKS(true|false)
 set -u
 TRACE=$1 BROKER=$2 CTL=$3 WORKER=$4 HOOKS=$5
+. "$(dirname "$0")/../../lib.sh" # (its ctl is redefined below: 2>&1)
 PIN=/sys/fs/bpf/rdmagate-btest-$$
 T=$(mktemp -d /tmp/rdmagate-broker-trace.XXXXXX)
 chmod 755 "$T"
@@ -17,13 +18,7 @@ ID0=62400
 TPID= BPID=
 fails=0
 
-CG_ROOT=/nonexistent
-for d in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-	if [ "$(stat -fc %T "$d" 2>/dev/null)" = cgroup2fs ]; then
-		CG_ROOT=$d
-		break
-	fi
-done
+CG_ROOT=$(cgroup2_root)
 
 cleanup() {
 	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null

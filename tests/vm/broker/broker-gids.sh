@@ -34,10 +34,7 @@ cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
 	"$BROKER" --help >/dev/null 2>&1 # (nothing: workers stopped below)
-	for f in "$T"/state/workers/*.state; do
-		[ -f "$f" ] || continue
-		kill -9 "$(awk '$1 == "pid" { print $2 }' "$f")" 2>/dev/null
-	done
+	kill_state_workers "$T/state"
 	wait 2>/dev/null
 }
 trap cleanup EXIT
