@@ -22,6 +22,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "common/clock.h"
+
 /* several KiB, not a page multiple; then bytes that must stay unchanged */
 #define MSG_LEN	  (12 * 1024 + 345)
 #define GUARD_LEN 256
@@ -302,18 +304,10 @@ static int end_connect(struct end *e, const struct end *peer)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Waits for one completion on cq; -ETIMEDOUT after POLL_TIMEOUT_NS. */
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *ret_wc)
 {
-	uint64_t deadline = now_ns() + POLL_TIMEOUT_NS;
+	uint64_t deadline = mono_ns() + POLL_TIMEOUT_NS;
 	const struct timespec nap = { .tv_nsec = 50 * 1000 };
 	struct ibv_wc wc;
 
@@ -326,7 +320,7 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *ret_wc)
 			*ret_wc = wc;
 			return 0;
 		}
-		if (now_ns() > deadline)
+		if (mono_ns() > deadline)
 			return -ETIMEDOUT;
 		nanosleep(&nap, NULL);
 	}

@@ -28,6 +28,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "worker/sandbox/sandbox.h"
 
@@ -69,14 +70,6 @@ static int failures;
 			return -1;                                             \
 		}                                                              \
 	} while (0)
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 /* ---- before the sandbox: open and cache ------------------------------ */
 
@@ -283,7 +276,7 @@ static int make_qps(struct vp *v)
 /* Waits for one completion: the channel through epoll when notify. */
 static int wait_wc(struct vp *v, struct ibv_wc *wc, bool notify)
 {
-	int64_t end = now_ns() + POLL_NS;
+	uint64_t end = mono_ns() + POLL_NS;
 	struct epoll_event ev;
 	struct ibv_cq *cq;
 	void *cctx;
@@ -296,7 +289,7 @@ static int wait_wc(struct vp *v, struct ibv_wc *wc, bool notify)
 		ibv_ack_cq_events(cq, 1);
 		CHECK(!ibv_req_notify_cq(v->cq, 0), "req_notify_cq");
 	}
-	while ((n = ibv_poll_cq(v->cq, 1, wc)) == 0 && now_ns() < end)
+	while ((n = ibv_poll_cq(v->cq, 1, wc)) == 0 && mono_ns() < end)
 		;
 	CHECK(n == 1, "poll_cq: %d", n);
 	CHECK(wc->status == IBV_WC_SUCCESS, "completion %llu: %s",

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #define RDMAGATE_PROBES_DEFINE
+#include "common/clock.h"
 #include "common/probes.h"
 
 #define QPN	      17
@@ -34,14 +35,6 @@
  * resident (a never-touched .rodata page reads as "?").
  */
 static char vm_a[32], vm_b[32];
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void post_writes(const char *vm, unsigned long n)
 {
@@ -148,14 +141,14 @@ static void bench(unsigned long n)
 	uint64_t t0, t1, t2;
 	unsigned long i, on = 0;
 
-	t0 = now_ns();
+	t0 = mono_ns();
 	snprintf(vm_a, sizeof(vm_a), "bench");
 	for (i = 0; i < n; i++)
 		RDMAGATE_KICK(vm_a, (uint32_t)i);
-	t1 = now_ns();
+	t1 = mono_ns();
 	for (i = 0; i < n; i++)
 		on += RDMAGATE_CTRL_CMD_ENABLED() ? 1 : 0;
-	t2 = now_ns();
+	t2 = mono_ns();
 	printf("kick: %lu probes in %.3f ms: %.1f ns per probe "
 	       "(kick semaphore %u)\n",
 	       n, (double)(t1 - t0) / 1e6, (double)(t1 - t0) / (double)n,

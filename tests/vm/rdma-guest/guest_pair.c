@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "guest/verbs.h"
 
 #define GIDX	  1
@@ -89,21 +90,13 @@ static bool all(const uint8_t *p, size_t n, uint8_t v)
 	return true;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* One completion from cq, within TIMEOUT_S. */
 static int poll_one_within(struct gv_cq *cq, struct gv_wc *wc, double secs)
 {
-	double end = now() + secs;
+	uint64_t end = mono_ns() + (uint64_t)(secs * 1e9);
 	int n;
 
-	while ((n = gv_poll_cq(cq, 1, wc)) == 0 && now() < end)
+	while ((n = gv_poll_cq(cq, 1, wc)) == 0 && mono_ns() < end)
 		;
 	return n == 1 ? 0 : n < 0 ? n : -ETIMEDOUT;
 }

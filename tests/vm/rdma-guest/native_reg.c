@@ -16,13 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "common/clock.h"
 
 static struct ibv_context *open_dev(const char *name)
 {
@@ -70,18 +64,19 @@ int main(int argc, char **argv)
 		void *m = fresh ? mmap(NULL, size, PROT_READ | PROT_WRITE,
 				       MAP_SHARED, fd, 0)
 				: buf;
-		double t0 = now(), t1;
+		uint64_t t0 = mono_ns(), t1;
 		struct ibv_mr *mr = m == MAP_FAILED
 					    ? NULL
 					    : ibv_reg_mr(pd, m, size, access);
 
-		t1 = now();
+		t1 = mono_ns();
 		if (!mr) {
 			perror("ibv_reg_mr");
 			return 1;
 		}
 		printf("native reg_mr %zu MiB%s: %.3f ms\n", size >> 20,
-		       fresh ? " (fresh mapping)" : "", (t1 - t0) * 1e3);
+		       fresh ? " (fresh mapping)" : "",
+		       (double)(t1 - t0) / 1e6);
 		ibv_dereg_mr(mr);
 		if (fresh)
 			munmap(m, size);
