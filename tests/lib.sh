@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Process and log helpers for the shell tests, host and vm (sourced, after
-# tests/tap.sh when the test reports TAP):
+# Process and log helpers for the bash shell tests, host and vm (sourced,
+# after tests/tap.sh when the test reports TAP; not for #!/bin/sh ones):
 #   wait_for SECONDS COMMAND...   until COMMAND succeeds, SECONDS of wall time
 #   not COMMAND...                succeeds when COMMAND fails (for wait_for)
 #   in_log FILE TEXT              FILE has TEXT (fixed string)

@@ -24,7 +24,6 @@ rg_cleanup() {
 trap rg_cleanup EXIT
 
 . "$(dirname "$0")/../host-gid.sh"
-. "$(dirname "$0")/../../lib.sh"
 
 # start_worker [-t TRANSPORT] NAME DEV [WORKER OPTIONS]: a worker on DEV
 # listening on $RG_DIR/NAME.sock for a guest of TRANSPORT ($RG_TRANSPORT by

@@ -35,7 +35,12 @@ run() {
 			${tool}_pingpong -g "$gidx_g" $gargs >"$out_g" 2>&1 &
 		p=$!
 		# the native client does not retry: wait for the listener
-		wait_for 10 tcp_listening 18515
+		# (port 18515 = 0x4853 in state LISTEN, 0A)
+		for _ in $(seq 200); do
+			grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 \
+				2>/dev/null && break
+			sleep 0.05
+		done
 		ibv_${tool}_pingpong -d "$RDMAGATE_VM_DEV1" -g "$gidx_n" \
 			$nargs "$RDMAGATE_VM_IP0" >"$out_n" 2>&1
 		rn=$?

@@ -44,7 +44,6 @@ BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 
 # host_gid DEV: "INDEX GID" of its RoCE v2 IPv4-mapped GID.
 . "$(dirname "$0")/../host-gid.sh"
-. "$(dirname "$0")/../../lib.sh"
 
 start_worker() { # VM DEV
 	"$WORKER" --vm "$1" --device "$2" --socket "$DIR/$1.sock" \
@@ -84,7 +83,11 @@ start_worker vm-b "$RDMAGATE_VM_DEV1"
 "$GUEST" --socket "$DIR/vm-a.sock" --gid "$gidx_a=$gid_a" rc_pingpong \
 	-g "$gidx_a" -n "$ITERS" -s "$SIZE" >"$DIR/a.out" 2>&1 &
 pa=$!
-wait_for 10 tcp_listening 18515
+for _ in $(seq 200); do # port 18515 = 0x4853 LISTEN
+	grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null &&
+		break
+	sleep 0.05
+done
 "$GUEST" --socket "$DIR/vm-b.sock" --gid "$gidx_b=$gid_b" rc_pingpong \
 	-g "$gidx_b" -n "$ITERS" -s "$SIZE" "$RDMAGATE_VM_IP0" \
 	>"$DIR/b.out" 2>&1
