@@ -482,7 +482,7 @@ static void vr_completion(void *fe, const struct be_wc *wc)
 	struct vrdma *d = fe;
 	uint32_t s = (uint32_t)(uintptr_t)wc->wq_ctx;
 	/* no CQ (an SRQ receive the host refused): no CQE */
-	uint32_t cqn = wc->refused && !wc->cq_ctx
+	uint32_t cqn = wc->refused && wc->srq
 			       ? UINT32_MAX
 			       : (uint32_t)(uintptr_t)wc->cq_ctx;
 	struct vr_slot *q;
