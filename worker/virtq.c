@@ -73,7 +73,7 @@ int vq_setup(struct vq *vq, const struct guest_mem *mem, uint16_t num,
 	vq->dev_status = dev_status;
 	vq->broken = false;
 	vq->event_idx = false;
-	vq->signalled_ok = false;
+	vq->sig_ok = false;
 	vq->ready = true;
 	return 0;
 }
@@ -81,7 +81,7 @@ int vq_setup(struct vq *vq, const struct guest_mem *mem, uint16_t num,
 void vq_set_event_idx(struct vq *vq, bool on)
 {
 	vq->event_idx = on;
-	vq->signalled_ok = false;
+	vq->sig_ok = false;
 }
 
 void vq_teardown(struct vq *vq)
@@ -328,13 +328,13 @@ static bool need_event(uint16_t event, uint16_t new_idx, uint16_t old)
 /* Whether the driver wants a call for what was pushed since the last. */
 static bool wants_call(struct vq *vq)
 {
-	uint16_t old = vq->signalled_used;
-	bool known = vq->signalled_ok;
+	uint16_t old = vq->sig_used;
+	bool known = vq->sig_ok;
 
 	if (!vq->event_idx)
 		return !(ld16(vq->avail) & VRING_AVAIL_F_NO_INTERRUPT);
-	vq->signalled_used = vq->used_idx;
-	vq->signalled_ok = true;
+	vq->sig_used = vq->used_idx;
+	vq->sig_ok = true;
 	if (!known)
 		return true;
 	return need_event(ld16(vq->avail + VQ_AVAIL_BYTES(vq->num)),
@@ -343,7 +343,7 @@ static bool wants_call(struct vq *vq)
 
 void vq_unsignalled(struct vq *vq)
 {
-	vq->signalled_ok = false;
+	vq->sig_ok = false;
 }
 
 void vq_disable_notify(struct vq *vq)

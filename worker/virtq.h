@@ -84,8 +84,8 @@ struct vq {
 	bool ready;	     /* vq_setup() done, not yet vq_teardown() */
 	bool broken;	     /* a violation was seen */
 	bool event_idx;	     /* VIRTIO_F_RING_EVENT_IDX negotiated */
-	bool signalled_ok;   /* signalled_used holds a signal's index */
-	uint16_t signalled_used; /* used_idx at the last vq_notify() */
+	bool sig_ok;	     /* sig_used is the index of a signal */
+	uint16_t sig_used;   /* used_idx at the last vq_notify() */
 	uint16_t last_avail; /* next avail entry we pop */
 	uint16_t used_idx;   /* our copy of used->idx */
 	uint8_t *desc;	     /* host pointers into guest memory */

@@ -351,10 +351,9 @@ static int ring_translate(const struct vu_dev *dev, const struct vu_ring *r,
 					     "used ring" };
 	const uint64_t uva[3] = { r->desc_uva, r->avail_uva, r->used_uva };
 	/* event index: used_event and avail_event after the rings */
-	const uint64_t ev =
-		dev->features & (1ull << VIRTIO_F_RING_EVENT_IDX)
-			? VQ_EVENT_BYTES
-			: 0;
+	const uint64_t ev = dev->features & (1ull << VIRTIO_F_RING_EVENT_IDX)
+				    ? VQ_EVENT_BYTES
+				    : 0;
 	const uint64_t len[3] = { VQ_DESC_BYTES(r->num),
 				  VQ_AVAIL_BYTES(r->num) + ev,
 				  VQ_USED_BYTES(r->num) + ev };

@@ -32,8 +32,8 @@
  * ibv_post_send / ibv_post_recv call, and the bytes of inline payload they
  * may hold (a WR that does not fit posts what is staged first).
  */
-#define BE_BATCH	 32u
-#define BE_BATCH_INLINE	 8192u
+#define BE_BATCH	32u
+#define BE_BATCH_INLINE 8192u
 
 struct be_pd {
 	bool used;
@@ -178,7 +178,7 @@ struct be {
 	struct be_srq *srq; /* [srq_handles + 1] */
 	struct be_ah *ah;   /* [lim.max_ah] */
 	uint32_t qp_count, srq_count;
-	uint32_t mappings; /* host mappings held by MRs (BE_MAX_MAPPINGS) */
+	uint32_t mappings;     /* host mappings held by MRs (BE_MAX_MAPPINGS) */
 	struct be_batch batch; /* staged work requests (datapath.c) */
 
 	/* the guest GID table: host index or -1, and the GID as given */

@@ -352,12 +352,12 @@ static void batch_count(struct be *be, uint32_t qpn, unsigned int n)
 		uint64_t id = b->kind == BE_WR_SQ ? b->wr.s[i].wr_id
 						  : b->wr.r[i].wr_id;
 
-		RDMAGATE_WR_POST(rdmagate_probe_vm, qpn,
-				 b->kind == BE_WR_SQ
-					 ? (uint32_t)send_wc_opcode(
-						   b->wr.s[i].opcode)
-					 : (uint32_t)IBV_WC_RECV,
-				 id, b->bytes[i]);
+		RDMAGATE_WR_POST(
+			rdmagate_probe_vm, qpn,
+			b->kind == BE_WR_SQ
+				? (uint32_t)send_wc_opcode(b->wr.s[i].opcode)
+				: (uint32_t)IBV_WC_RECV,
+			id, b->bytes[i]);
 		if (b->kind == BE_WR_SQ) {
 			be->st->sends++;
 			be->st->send_bytes += b->bytes[i];
@@ -438,8 +438,9 @@ static void batch_refused(struct be *be, const uint64_t *ids, unsigned int n)
 			be->st->recv_errors++;
 		else
 			be->st->send_errors++;
-		be_refused(be, "%s refused by the host (QP state, or its "
-			       "queue is full)",
+		be_refused(be,
+			   "%s refused by the host (QP state, or its "
+			   "queue is full)",
 			   c.recv ? "a receive" : "a send");
 		RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, c.qp_num, ids[i],
 				     (uint32_t)c.status, (uint32_t)c.opcode);
@@ -463,8 +464,8 @@ void be_batch_end(struct be *be)
  * payload: what another queue staged, or a full stage, is posted first
  * (refusals complete through the frontend).  Returns the slot's index.
  */
-static unsigned int batch_slot(struct be *be, enum be_wr_kind kind,
-			       uint32_t h, uint16_t gen, uint32_t inl)
+static unsigned int batch_slot(struct be *be, enum be_wr_kind kind, uint32_t h,
+			       uint16_t gen, uint32_t inl)
 {
 	struct be_batch *b = &be->batch;
 
@@ -500,15 +501,14 @@ static enum ibv_wc_status post_now(struct be *be, const char **why)
 }
 
 /* Fills the host WR of a send in the stage's next slot (not yet counted). */
-static enum ibv_wc_status stage_send(struct be *be, uint32_t h,
-				     struct be_qp *q,
+static enum ibv_wc_status stage_send(struct be *be, uint32_t h, struct be_qp *q,
 				     const struct be_send_wr *w, int k,
 				     const char **why)
 {
 	bool inl = w->send_flags & IBV_SEND_INLINE;
 	struct be_batch *b = &be->batch;
-	unsigned int i = batch_slot(be, BE_WR_SQ, h, q->gen,
-				    inl ? w->inline_len : 0);
+	unsigned int i =
+		batch_slot(be, BE_WR_SQ, h, q->gen, inl ? w->inline_len : 0);
 	struct ibv_send_wr *wr = &b->wr.s[i];
 	struct ibv_sge *sge = b->sge[i];
 

@@ -85,8 +85,8 @@ void vr_notify_flush(struct vrdma *d)
 
 	for (w = 0; w < ARRAY_SIZE(d->notify); w++) {
 		while (d->notify[w]) {
-			unsigned int b = (unsigned int)__builtin_ctzll(
-				d->notify[w]);
+			unsigned int b =
+				(unsigned int)__builtin_ctzll(d->notify[w]);
 
 			d->notify[w] &= d->notify[w] - 1;
 			if (d->vqs[w * 64 + b])
@@ -482,9 +482,8 @@ static void vr_completion(void *fe, const struct be_wc *wc)
 	struct vrdma *d = fe;
 	uint32_t s = (uint32_t)(uintptr_t)wc->wq_ctx;
 	/* no CQ (an SRQ receive the host refused): no CQE */
-	uint32_t cqn = wc->refused && wc->srq
-			       ? UINT32_MAX
-			       : (uint32_t)(uintptr_t)wc->cq_ctx;
+	uint32_t cqn = wc->refused && wc->srq ? UINT32_MAX
+					      : (uint32_t)(uintptr_t)wc->cq_ctx;
 	struct vr_slot *q;
 	struct vr_fifo *f;
 	struct vr_pend *p;

@@ -403,8 +403,9 @@ static void test_refused_list_completes_first_k(void **state)
 		struct virtio_rdma_cqe c = cqe_at(f, i);
 
 		assert_int_equal(c.wr_id, i);
-		assert_int_equal(c.status, i < 5 ? VIRTIO_RDMA_WC_SUCCESS
-						 : VIRTIO_RDMA_WC_LOC_QP_OP_ERR);
+		assert_int_equal(c.status,
+				 i < 5 ? VIRTIO_RDMA_WC_SUCCESS
+				       : VIRTIO_RDMA_WC_LOC_QP_OP_ERR);
 		assert_int_equal(c.opcode, VIRTIO_RDMA_WC_RDMA_WRITE);
 	}
 	/* the host queue's bookkeeping holds the five only */
@@ -445,8 +446,10 @@ static void test_unbatched_post_is_immediate(void **state)
 {
 	struct fix *f = *state;
 	struct be_sge sge = { 0x40000, 64, 0x1234 };
-	struct be_send_wr w = { .cookie = 7, .opcode = IBV_WR_RDMA_WRITE,
-				.num_sge = 1, .sge = &sge };
+	struct be_send_wr w = { .cookie = 7,
+				.opcode = IBV_WR_RDMA_WRITE,
+				.num_sge = 1,
+				.sge = &sge };
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
 	const char *why = NULL;
 
