@@ -54,6 +54,15 @@ struct be_map {
 struct be_mr {
 	bool used;
 	bool dma;
+	/*
+	 * A user MR of one run in one guest memory region, registered on the
+	 * region's own long-lived mapping (no mapping of its own): maps[0]
+	 * holds its mr, gpa (of IOVA byte 0) and len; the backend reaches its
+	 * bytes through the current guest memory table, never through the
+	 * mr's address (a new table may have unmapped it; the HCA keeps the
+	 * pages it pinned).
+	 */
+	bool fast;
 	uint32_t pd;
 	unsigned int access; /* IBV_ACCESS_* as registered */
 	uint32_t lkey, rkey;
