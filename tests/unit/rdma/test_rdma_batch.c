@@ -346,15 +346,22 @@ static int host_round(struct fix *f)
 
 /* ---- tests ---- */
 
+/* n writes in one kick, the host refusing the list at fail_at (-1: no). */
+static void kick_writes(struct fix *f, unsigned int n, int fail_at)
+{
+	post_cqe_bufs(f);
+	post_writes(f, 0, n);
+	hw.fail_at = fail_at;
+	vr_sq_kicked(f->d, 0, &f->sq);
+	vr_notify_flush(f->d);
+}
+
 static void test_one_kick_is_one_host_post(void **state)
 {
 	struct fix *f = *state;
 
-	post_cqe_bufs(f);
 	f->d->cq[0].armed = true;
-	post_writes(f, 0, 20);
-	vr_sq_kicked(f->d, 0, &f->sq);
-	vr_notify_flush(f->d);
+	kick_writes(f, 20, -1);
 	assert_int_equal(hw.posts, 1);
 	assert_int_equal(hw.longest, 20);
 	assert_int_equal(hw.qn, 20);
@@ -383,11 +390,7 @@ static void test_refused_list_completes_first_k(void **state)
 {
 	struct fix *f = *state;
 
-	post_cqe_bufs(f);
-	post_writes(f, 0, 20);
-	hw.fail_at = 5;
-	vr_sq_kicked(f->d, 0, &f->sq);
-	vr_notify_flush(f->d);
+	kick_writes(f, 20, 5);
 	assert_int_equal(hw.posts, 1);
 	assert_int_equal(hw.qn, 5); /* the first five are on the host */
 	assert_int_equal(f->be->own_st.sends, 5);
@@ -416,11 +419,7 @@ static void test_refused_first_wr_completes_none(void **state)
 {
 	struct fix *f = *state;
 
-	post_cqe_bufs(f);
-	post_writes(f, 0, 3);
-	hw.fail_at = 0;
-	vr_sq_kicked(f->d, 0, &f->sq);
-	vr_notify_flush(f->d);
+	kick_writes(f, 3, 0);
 	assert_int_equal(hw.qn, 0);
 	assert_int_equal(ring_used_idx(&f->sqr), 3);
 	assert_int_equal(ring_used_idx(&f->cqr), 3);
@@ -512,9 +511,7 @@ static void test_unarmed_cq_is_not_signalled(void **state)
 {
 	struct fix *f = *state;
 
-	post_cqe_bufs(f);
-	post_writes(f, 0, 4);
-	vr_sq_kicked(f->d, 0, &f->sq);
+	kick_writes(f, 4, -1);
 	assert_int_equal(host_round(f), 4);
 	assert_int_equal(ring_used_idx(&f->cqr), 4);
 	assert_int_equal(calls(&f->cqv), 0);
