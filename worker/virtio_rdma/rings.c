@@ -67,12 +67,6 @@ static struct vr_pend *fifo_find(struct vr_fifo *f, uint16_t head)
 
 /* ---- signalling, once per ring and round ---- */
 
-static bool notify_marked(const struct vrdma *d, const struct vq *vq)
-{
-	return vq->index < VIRTIO_RDMA_NUM_QUEUES &&
-	       (d->notify[vq->index / 64] >> (vq->index % 64) & 1);
-}
-
 static void notify_later(struct vrdma *d, const struct vq *vq)
 {
 	if (vq->index < VIRTIO_RDMA_NUM_QUEUES)
@@ -145,12 +139,17 @@ static void cqe_write(struct vrdma *d, uint32_t cqn,
 	d->st->completions++;
 	if (c->status != VIRTIO_RDMA_WC_SUCCESS)
 		d->st->completion_errors++;
+	/*
+	 * A CQ queue is signalled when, and only when, the CQ was armed:
+	 * whatever used_event says, as REQ_NOTIFY_CQ asked for the next
+	 * completion and a driver that left CQEs unread (ibv_poll_cq of
+	 * fewer than there are) has a used_event the used index passed.
+	 */
 	if (d->cq[cqn].armed) {
 		d->cq[cqn].armed = false;
 		notify_later(d, vq);
-	} else if (!notify_marked(d, vq)) {
-		vq_unsignalled(vq); /* see there: event index bookkeeping */
 	}
+	vq_unsignalled(vq);
 }
 
 /*

@@ -517,6 +517,30 @@ static void test_unarmed_cq_is_not_signalled(void **state)
 	assert_int_equal(calls(&f->cqv), 0);
 }
 
+/*
+ * Event index on the CQ queue: a driver that read 5 of 20 CQEs and arms
+ * the CQ again still gets the next completion's signal, although the used
+ * index passed its used_event long ago (the CQ's arming decides).
+ */
+static void test_armed_cq_signalled_despite_stale_used_event(void **state)
+{
+	struct fix *f = *state;
+	uint16_t ue = 5;
+
+	vq_set_event_idx(&f->cqv, true);
+	f->d->cq[0].armed = true;
+	kick_writes(f, 20, -1);
+	assert_int_equal(host_round(f), 20);
+	assert_int_equal(calls(&f->cqv), 1);
+	memcpy(f->cqr.avail + VQ_AVAIL_BYTES(NUM), &ue, 2);
+	f->d->cq[0].armed = true;
+	post_writes(f, 20, 1);
+	vr_sq_kicked(f->d, 0, &f->sq);
+	assert_int_equal(host_round(f), 1);
+	assert_int_equal(ring_used_idx(&f->cqr), 21);
+	assert_int_equal(calls(&f->cqv), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -539,6 +563,9 @@ int main(void)
 			test_element_racing_reenable_is_taken, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_unarmed_cq_is_not_signalled, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_armed_cq_signalled_despite_stale_used_event, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
