@@ -138,8 +138,8 @@ row "  native on a fresh mapping" ms "$n" "$o"
 
 echo
 echo "ratio = rdmagate / native (latency, time: lower is better;"
-echo "bandwidth, rate: higher is better); load average" \
-	"$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bandwidth, rate: higher is better); the VM's load average" \
+	"$(cut -d' ' -f1-3 /proc/loadavg) (the host's: uptime around the run)"
 # last, one line per figure (docs/benchmarks.md): latencies typical/median,
 # reg_1g against native on the touched mapping
 printf '%s' "$RATIOS"
