@@ -67,6 +67,8 @@ int guest_dev_add_queue(struct guest_dev *d, unsigned int index, uint16_t num,
 	if (!q)
 		return -ENOMEM;
 	r = guest_vq_init(q, &d->ram, index, num);
+	guest_vq_set_event_idx(q, d->vc.features &
+					  (1ull << GUEST_F_RING_EVENT_IDX));
 	if (!r)
 		r = vhost_client_start_vring(&d->vc, q, 0);
 	if (r) {
@@ -91,8 +93,7 @@ int guest_dev_driver_ok(struct guest_dev *d)
 
 static bool polled(const struct guest_vq *q)
 {
-	return __atomic_load_n(&q->avail->flags, __ATOMIC_RELAXED) &
-	       VRING_AVAIL_F_NO_INTERRUPT;
+	return q->no_interrupt;
 }
 
 /* Waits for one used entry: interrupt-driven or polled. */

@@ -29,6 +29,7 @@
 
 /* Virtio feature bits the simulated driver understands. */
 #define GUEST_F_RING_INDIRECT_DESC 28
+#define GUEST_F_RING_EVENT_IDX	   29
 #define GUEST_F_VERSION_1	   32
 
 struct guest_dev {

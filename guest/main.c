@@ -23,7 +23,7 @@ struct tool {
 	uint32_t size;
 	unsigned int queues;
 	uint16_t ring;
-	bool hugepages, indirect, poll;
+	bool hugepages, indirect, poll, event_idx;
 	/* commands on the virtio-rdma verbs */
 	struct gv_tool_opts gt;
 };
@@ -59,7 +59,7 @@ static void usage(FILE *f)
 		"                      (pvrdma: probe as vmw_pvrdma, print "
 		"caps)\n"
 		"  echo [-n N] [-s SIZE] [--queues Q] [--ring NUM]\n"
-		"       [--hugepages] [--indirect] [--poll]\n"
+		"       [--hugepages] [--indirect] [--poll] [--event-idx]\n"
 		"                      N round trips of SIZE bytes through "
 		"the\n"
 		"                      echo test device, data checked\n"
@@ -220,13 +220,17 @@ static int echo_layout(struct tool *t, struct guest_dev *d)
 static int echo_setup(struct tool *t, struct guest_dev *d, struct echo_q *eq)
 {
 	uint64_t drv = (1ull << GUEST_F_VERSION_1) |
-		       (1ull << GUEST_F_RING_INDIRECT_DESC);
+		       (1ull << GUEST_F_RING_INDIRECT_DESC) |
+		       (t->event_idx ? 1ull << GUEST_F_RING_EVENT_IDX : 0);
 	int r = echo_layout(t, d);
 
 	if (!r)
 		r = guest_dev_start(d, drv);
 	if (!r && t->indirect &&
 	    !(d->vc.features & (1ull << GUEST_F_RING_INDIRECT_DESC)))
+		r = -EOPNOTSUPP;
+	if (!r && t->event_idx &&
+	    !(d->vc.features & (1ull << GUEST_F_RING_EVENT_IDX)))
 		r = -EOPNOTSUPP;
 	for (unsigned int i = 0; !r && i < t->queues; i++) {
 		r = guest_dev_add_queue(d, i, t->ring, &eq[i].q);
@@ -299,11 +303,12 @@ static int echo_run(struct tool *t, struct guest_dev *d, struct echo_q *eq)
 		suppressed += eq[i].q->kicks_suppressed;
 	}
 	printf("echo: %lu round trips of %u B on %u queue(s), ring %u, "
-	       "%s, %s, %s pages\n",
+	       "%s, %s, %s pages%s\n",
 	       t->count, t->size, t->queues, t->ring,
 	       t->indirect ? "indirect" : "direct",
 	       t->poll ? "polled" : "interrupts",
-	       t->hugepages ? "2 MiB" : "4 KiB");
+	       t->hugepages ? "2 MiB" : "4 KiB",
+	       t->event_idx ? ", event index" : "");
 	printf("echo: %.3f s, %.0f round trips/s, %.1f us each, "
 	       "%.1f MB/s each way, %lu kicks (%lu suppressed)\n",
 	       dt, t->count / dt, dt * 1e6 / t->count,
@@ -363,7 +368,14 @@ static const struct command commands[] = {
 	{ "cm_pingpong", cmd_cm_pingpong },
 };
 
-enum { OPT_QUEUES = 256, OPT_HUGE, OPT_INDIRECT, OPT_POLL, OPT_RING };
+enum {
+	OPT_QUEUES = 256,
+	OPT_HUGE,
+	OPT_INDIRECT,
+	OPT_POLL,
+	OPT_RING,
+	OPT_EVENT_IDX
+};
 
 static int parse_echo(struct tool *t, int argc, char **argv)
 {
@@ -373,6 +385,7 @@ static int parse_echo(struct tool *t, int argc, char **argv)
 		{ "hugepages", no_argument, NULL, OPT_HUGE },
 		{ "indirect", no_argument, NULL, OPT_INDIRECT },
 		{ "poll", no_argument, NULL, OPT_POLL },
+		{ "event-idx", no_argument, NULL, OPT_EVENT_IDX },
 		{ 0 },
 	};
 	int c;
@@ -400,6 +413,9 @@ static int parse_echo(struct tool *t, int argc, char **argv)
 			break;
 		case OPT_POLL:
 			t->poll = true;
+			break;
+		case OPT_EVENT_IDX:
+			t->event_idx = true;
 			break;
 		default:
 			return -EINVAL;

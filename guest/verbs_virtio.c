@@ -20,7 +20,8 @@
 #define RQ_HDR	 sizeof(struct virtio_rdma_rq_wqe)
 #define SGE_SIZE sizeof(struct virtio_rdma_sge)
 #define DRV_FEATURES                                                           \
-	((1ull << GUEST_F_VERSION_1) | (1ull << GUEST_F_RING_INDIRECT_DESC))
+	((1ull << GUEST_F_VERSION_1) | (1ull << GUEST_F_RING_INDIRECT_DESC) |  \
+	 (1ull << GUEST_F_RING_EVENT_IDX))
 
 /* The control page: header, request, status, response. */
 #define CMD_HDR_OFF 0

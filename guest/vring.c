@@ -104,13 +104,44 @@ void guest_vq_reset(struct guest_vq *q)
 	q->num_free = q->num;
 	q->avail_idx = 0;
 	q->last_used = 0;
+	q->kicked_idx = 0;
+	q->no_interrupt = false;
+}
+
+/* Linux's vring_used_event() / vring_avail_event(): after each ring. */
+static uint16_t *used_event(struct guest_vq *q)
+{
+	return &q->avail->ring[q->num];
+}
+
+static uint16_t *avail_event(struct guest_vq *q)
+{
+	return (uint16_t *)(void *)&q->used->ring[q->num];
+}
+
+/* virtio_store_mb(): the store, then a full fence before later loads. */
+static void store_mb(uint16_t *p, uint16_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void guest_vq_set_event_idx(struct guest_vq *q, bool on)
+{
+	q->event = on;
 }
 
 void guest_vq_set_no_interrupt(struct guest_vq *q, bool on)
 {
 	uint16_t flags = on ? VRING_AVAIL_F_NO_INTERRUPT : 0;
 
-	__atomic_store_n(&q->avail->flags, flags, __ATOMIC_RELEASE);
+	q->no_interrupt = on;
+	if (!q->event) {
+		__atomic_store_n(&q->avail->flags, flags, __ATOMIC_RELEASE);
+		return;
+	}
+	/* virtqueue_disable_cb_split() / virtqueue_enable_cb_prepare_split() */
+	store_mb(used_event(q), on ? 0 : q->last_used);
 }
 
 static void fill_desc(struct vring_desc *d, const struct guest_sg *sg,
@@ -212,7 +243,19 @@ int guest_vq_kick(struct guest_vq *q)
 
 	/* order the avail->idx store before reading the device's hint */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	flags = __atomic_load_n(&q->used->flags, __ATOMIC_RELAXED);
+	if (q->event) {
+		/* virtqueue_kick_prepare_split(): vring_need_event() */
+		uint16_t ev = __atomic_load_n(avail_event(q), __ATOMIC_RELAXED);
+		uint16_t old = q->kicked_idx;
+
+		q->kicked_idx = q->avail_idx;
+		flags = (uint16_t)(q->avail_idx - ev - 1) <
+					(uint16_t)(q->avail_idx - old)
+				? 0
+				: VRING_USED_F_NO_NOTIFY;
+	} else {
+		flags = __atomic_load_n(&q->used->flags, __ATOMIC_RELAXED);
+	}
 	if (flags & VRING_USED_F_NO_NOTIFY) {
 		q->kicks_suppressed++;
 		return 0;
@@ -277,6 +320,9 @@ int guest_vq_reap(struct guest_vq *q, struct guest_used *ret)
 	q->num_free = (uint16_t)(q->num_free + h->ndesc);
 	h->busy = false;
 	q->last_used++;
+	/* virtqueue_get_buf_ctx_split(): the next entry wants a call */
+	if (q->event && !q->no_interrupt)
+		store_mb(used_event(q), q->last_used);
 	return 0;
 }
 

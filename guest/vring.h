@@ -11,8 +11,16 @@
  *    is published with a release store, so a device that reads the new idx
  *    with acquire semantics sees the entries;
  *  - before deciding whether to kick, a full fence orders the idx store
- *    against the load of used->flags (the device's NO_NOTIFY hint);
- *  - used->idx is read with an acquire load before the used entries.
+ *    against the load of used->flags (the device's NO_NOTIFY hint) or, with
+ *    VIRTIO_F_RING_EVENT_IDX, of avail_event;
+ *  - used->idx is read with an acquire load before the used entries;
+ *  - with event index, used_event is stored and then fenced (Linux's
+ *    virtio_store_mb()) before the next look at used->idx, so an entry the
+ *    device pushes after reading the old used_event is not missed.
+ * Suppression follows Linux's drivers/virtio/virtio_ring.c (split ring):
+ * without event index the flags words; with it, used_event (written when
+ * interrupts are wanted: on reap and on re-enable; 0 when disabled) and
+ * avail_event (kick only when the new avail entries cross it).
  * One thread drives a queue; nothing here locks.
  */
 #ifndef RDMAGATE_GUEST_VRING_H
@@ -71,6 +79,9 @@ struct guest_vq {
 	int kick_fd; /* eventfds: we write kick, the device writes call */
 	int call_fd;
 	unsigned long kicks, kicks_suppressed;
+	bool event;	     /* VIRTIO_F_RING_EVENT_IDX negotiated */
+	bool no_interrupt;   /* driver's shadow of "don't signal me" */
+	uint16_t kicked_idx; /* avail_idx at the last kick decision */
 };
 
 /*
@@ -89,7 +100,13 @@ void guest_vq_release(struct guest_vq *q);
  */
 void guest_vq_reset(struct guest_vq *q);
 
-/* Sets or clears VRING_AVAIL_F_NO_INTERRUPT ("don't signal me"). */
+/* Uses VIRTIO_F_RING_EVENT_IDX (negotiated) from now on; before kicks. */
+void guest_vq_set_event_idx(struct guest_vq *q, bool on);
+
+/*
+ * "Don't signal me" on or off: VRING_AVAIL_F_NO_INTERRUPT, or with event
+ * index used_event (0 when off, Linux's choice; last_used when on).
+ */
 void guest_vq_set_no_interrupt(struct guest_vq *q, bool on);
 
 /*
@@ -105,8 +122,10 @@ int guest_vq_post(struct guest_vq *q, const struct guest_sg *out,
 		  uint16_t *ret_head);
 
 /*
- * Notifies the device unless it asked not to be (VRING_USED_F_NO_NOTIFY).
- * Returns 1 if kicked, 0 if suppressed, -errno.
+ * Notifies the device unless it asked not to be: VRING_USED_F_NO_NOTIFY,
+ * or with event index unless the entries published since the last kick
+ * decision cross avail_event.  Returns 1 if kicked, 0 if suppressed,
+ * -errno.
  */
 int guest_vq_kick(struct guest_vq *q);
 

@@ -2,8 +2,10 @@
 /*
  * The transport test device: every chain's readable bytes are copied into
  * its writable buffers (truncated to what fits), used.len is the number of
- * bytes written, and the queue's call fd is signalled unless the driver set
- * NO_INTERRUPT; at most ECHO_KICK_BUDGET chains per queue at a time.  It
+ * bytes written, and the queue's call fd is signalled once per round unless
+ * the driver said not to (NO_INTERRUPT, or used_event with
+ * VIRTIO_F_RING_EVENT_IDX); the driver's kicks are off while a queue is
+ * drained; at most ECHO_KICK_BUDGET chains per queue at a time.  It
  * exists to test the vhost-user layer end to end; it is selected only with
  * --test-device echo.
  */
@@ -89,14 +91,19 @@ static uint32_t echo_copy(struct echo *e)
 static bool echo_serve(struct echo *e, struct vq *vq)
 {
 	unsigned int n = 0;
-	bool pushed = false;
 
-	while (n < ECHO_KICK_BUDGET && vq_pop(vq, &e->elem) == 1) {
-		vq_push(vq, &e->elem, echo_copy(e));
-		pushed = true;
-		n++;
+	vq_disable_notify(vq);
+	for (;;) {
+		while (n < ECHO_KICK_BUDGET && vq_pop(vq, &e->elem) == 1) {
+			vq_push(vq, &e->elem, echo_copy(e));
+			n++;
+		}
+		/* budget spent: kicks stay off, the poll round goes on */
+		if (n == ECHO_KICK_BUDGET || !vq_enable_notify(vq))
+			break;
+		vq_disable_notify(vq); /* made available meanwhile */
 	}
-	if (pushed)
+	if (n)
 		vq_notify(vq);
 	return n == ECHO_KICK_BUDGET;
 }
@@ -166,6 +173,7 @@ const struct device_ops echo_device_ops = {
 	.name = "echo",
 	.features = (1ull << VIRTIO_F_VERSION_1) |
 		    (1ull << VIRTIO_F_RING_INDIRECT_DESC) |
+		    (1ull << VIRTIO_F_RING_EVENT_IDX) |
 		    (1ull << VHOST_USER_F_PROTOCOL_FEATURES),
 	.num_queues = ECHO_QUEUES,
 	.max_ring_size = VQ_MAX_SIZE,

@@ -30,6 +30,11 @@ static inline uint64_t ld64(const uint8_t *p)
 			       __ATOMIC_RELAXED);
 }
 
+static inline void st16(uint8_t *p, uint16_t v)
+{
+	__atomic_store_n((uint16_t *)(void *)p, v, __ATOMIC_RELAXED);
+}
+
 static inline void st32(uint8_t *p, uint32_t v)
 {
 	__atomic_store_n((uint32_t *)(void *)p, v, __ATOMIC_RELAXED);
@@ -67,8 +72,16 @@ int vq_setup(struct vq *vq, const struct guest_mem *mem, uint16_t num,
 	vq->indirect_ok = indirect_ok;
 	vq->dev_status = dev_status;
 	vq->broken = false;
+	vq->event_idx = false;
+	vq->sig_ok = false;
 	vq->ready = true;
 	return 0;
+}
+
+void vq_set_event_idx(struct vq *vq, bool on)
+{
+	vq->event_idx = on;
+	vq->sig_ok = false;
 }
 
 void vq_teardown(struct vq *vq)
@@ -306,6 +319,55 @@ void vq_push_head(struct vq *vq, uint16_t head, uint32_t len)
 			 __ATOMIC_RELEASE);
 }
 
+/* virtio's vring_need_event(): did [old, new) cross event? */
+static bool need_event(uint16_t event, uint16_t new_idx, uint16_t old)
+{
+	return (uint16_t)(new_idx - event - 1) < (uint16_t)(new_idx - old);
+}
+
+/* Whether the driver wants a call for what was pushed since the last. */
+static bool wants_call(struct vq *vq)
+{
+	uint16_t old = vq->sig_used;
+	bool known = vq->sig_ok;
+
+	if (!vq->event_idx)
+		return !(ld16(vq->avail) & VRING_AVAIL_F_NO_INTERRUPT);
+	vq->sig_used = vq->used_idx;
+	vq->sig_ok = true;
+	if (!known)
+		return true;
+	return need_event(ld16(vq->avail + VQ_AVAIL_BYTES(vq->num)),
+			  vq->used_idx, old);
+}
+
+void vq_unsignalled(struct vq *vq)
+{
+	vq->sig_ok = false;
+}
+
+void vq_disable_notify(struct vq *vq)
+{
+	if (usable(vq) && !vq->event_idx)
+		st16(vq->used, VRING_USED_F_NO_NOTIFY);
+}
+
+bool vq_enable_notify(struct vq *vq)
+{
+	uint16_t avail_idx;
+
+	if (!usable(vq))
+		return false;
+	if (vq->event_idx)
+		st16(vq->used + VQ_USED_BYTES(vq->num), vq->last_avail);
+	else
+		st16(vq->used, 0);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	avail_idx = __atomic_load_n((uint16_t *)(void *)(vq->avail + 2),
+				    __ATOMIC_ACQUIRE);
+	return avail_idx != vq->last_avail;
+}
+
 void vq_notify(struct vq *vq)
 {
 	uint64_t one = 1;
@@ -313,7 +375,7 @@ void vq_notify(struct vq *vq)
 	if (!vq->ready || vq->call_fd < 0)
 		return;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (ld16(vq->avail) & VRING_AVAIL_F_NO_INTERRUPT)
+	if (!wants_call(vq))
 		return;
 	/* EAGAIN means the counter is saturated: the driver is notified. */
 	if (write(vq->call_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)

@@ -19,9 +19,19 @@
  *   and descriptors it publishes are read;
  * - a used element is written before used->idx is stored with release
  *   semantics, so the driver never sees the index before the element;
- * - a full fence separates the used->idx store from the avail->flags load
- *   in vq_notify(), so a driver that re-enables interrupts after our store
- *   is not missed.
+ * - a full fence separates the used->idx store from the avail->flags (or
+ *   used_event) load in vq_notify(), so a driver that re-enables interrupts
+ *   after our store is not missed;
+ * - a full fence separates the used->flags (or avail_event) store in
+ *   vq_enable_notify() from its second load of avail->idx, so an element
+ *   the driver made available without kicking (it saw kicks off) is seen.
+ *
+ * Notification suppression (virtio 1.x 2.7.7, 2.7.10): without
+ * VIRTIO_F_RING_EVENT_IDX the flags words (VRING_AVAIL_F_NO_INTERRUPT from
+ * the driver, VRING_USED_F_NO_NOTIFY from us); with it, the driver's
+ * used_event (after the avail ring) says after which used index it wants
+ * a call, and our avail_event (after the used ring) after which avail
+ * index we want a kick; the flags are then ignored both ways.
  */
 #ifndef RDMAGATE_WORKER_VIRTQ_H
 #define RDMAGATE_WORKER_VIRTQ_H
@@ -64,6 +74,8 @@ _Static_assert(sizeof(struct vring_desc) == 16, "vring desc");
 #define VQ_DESC_BYTES(num)  (16ull * (num))
 #define VQ_AVAIL_BYTES(num) (4ull + 2ull * (num))
 #define VQ_USED_BYTES(num)  (4ull + 8ull * (num))
+/* With VIRTIO_F_RING_EVENT_IDX: used_event / avail_event after each ring. */
+#define VQ_EVENT_BYTES 2ull
 
 struct vq {
 	unsigned int index;
@@ -71,6 +83,9 @@ struct vq {
 	bool indirect_ok;    /* VIRTIO_F_RING_INDIRECT_DESC negotiated */
 	bool ready;	     /* vq_setup() done, not yet vq_teardown() */
 	bool broken;	     /* a violation was seen */
+	bool event_idx;	     /* VIRTIO_F_RING_EVENT_IDX negotiated */
+	bool sig_ok;	     /* sig_used is the index of a signal */
+	uint16_t sig_used;   /* used_idx at the last vq_notify() */
 	uint16_t last_avail; /* next avail entry we pop */
 	uint16_t used_idx;   /* our copy of used->idx */
 	uint8_t *desc;	     /* host pointers into guest memory */
@@ -136,8 +151,40 @@ void vq_push(struct vq *vq, const struct vq_elem *elem, uint32_t len);
  */
 void vq_push_head(struct vq *vq, uint16_t head, uint32_t len);
 
-/* Signals call_fd unless the driver set VRING_AVAIL_F_NO_INTERRUPT. */
+/*
+ * With on, the ring uses VIRTIO_F_RING_EVENT_IDX: call after vq_setup(),
+ * whose avail and used parts the caller then translated with
+ * VQ_EVENT_BYTES more each.
+ */
+void vq_set_event_idx(struct vq *vq, bool on);
+
+/*
+ * Signals call_fd if the driver wants it for the entries pushed since the
+ * last vq_notify(): used_event with VIRTIO_F_RING_EVENT_IDX, else unless it
+ * set VRING_AVAIL_F_NO_INTERRUPT.  Call once per round, after every push.
+ */
 void vq_notify(struct vq *vq);
+
+/*
+ * Entries were pushed that the device chose not to signal at all (a CQ the
+ * guest did not arm): the next vq_notify() signals regardless of
+ * used_event, so that the index of the last signal never falls 2^16
+ * entries behind (vring_need_event() would then wrap).
+ */
+void vq_unsignalled(struct vq *vq);
+
+/*
+ * Driver kicks off while the device drains the ring: VRING_USED_F_NO_NOTIFY
+ * (without event index; with it, avail_event is simply left behind).
+ */
+void vq_disable_notify(struct vq *vq);
+
+/*
+ * Kicks back on (NO_NOTIFY cleared, or avail_event = the next entry we
+ * pop).  Returns true when an element is available now: the driver may
+ * have made it available while kicks were off, so drain again.
+ */
+bool vq_enable_notify(struct vq *vq);
 
 /* Copies up to len bytes from the iovec list into buf; returns the count. */
 size_t iov_to_buf(const struct iovec *iov, unsigned int n, void *buf,

@@ -350,8 +350,13 @@ static int ring_translate(const struct vu_dev *dev, const struct vu_ring *r,
 	static const char *const part[3] = { "descriptor table", "avail ring",
 					     "used ring" };
 	const uint64_t uva[3] = { r->desc_uva, r->avail_uva, r->used_uva };
-	const uint64_t len[3] = { VQ_DESC_BYTES(r->num), VQ_AVAIL_BYTES(r->num),
-				  VQ_USED_BYTES(r->num) };
+	/* event index: used_event and avail_event after the rings */
+	const uint64_t ev = dev->features & (1ull << VIRTIO_F_RING_EVENT_IDX)
+				    ? VQ_EVENT_BYTES
+				    : 0;
+	const uint64_t len[3] = { VQ_DESC_BYTES(r->num),
+				  VQ_AVAIL_BYTES(r->num) + ev,
+				  VQ_USED_BYTES(r->num) + ev };
 	const unsigned int align[3] = { 16, 2, 4 };
 	unsigned int i;
 
@@ -391,6 +396,8 @@ static int ring_start(struct vu_dev *dev, struct vu_ring *r, char *why,
 		bad(why, n, "queue %u: cannot set up the ring", r->vq.index);
 		return ret;
 	}
+	vq_set_event_idx(&r->vq,
+			 dev->features & (1ull << VIRTIO_F_RING_EVENT_IDX));
 	r->vq.used_idx = r->used_idx;
 	r->running = true;
 	log_debug("queue %u started (size %u)", r->vq.index, r->num);

@@ -4,10 +4,14 @@
  * ring memory of a guest with two GPA-contiguous regions, a hole and a
  * third region; every available chain is popped, echoed and pushed.
  *
- * Input: byte 0 picks the ring size (1 << (b % 11)), byte 1 bit 0
- * INDIRECT_DESC, bytes 2-3 the starting avail index; the rest is written
- * to guest RAM from GPA 0 (descriptor table, avail ring, used ring follow
- * each other there).
+ * Input: byte 0 picks the ring size (1 << (b % 11)), byte 1 the mode: bit
+ * 0 INDIRECT_DESC, bit 1 RING_EVENT_IDX (used_event after the avail ring,
+ * avail_event after the used ring), bit 2 a vq_notify() after every push,
+ * bit 3 the device skips signalling once (vq_unsignalled()); bytes 2-3 the
+ * starting avail index; the rest is written to guest RAM from GPA 0
+ * (descriptor table, avail ring, used ring follow each other there).  The
+ * chains are drained as the devices do: kicks off, pop, kicks back on,
+ * again while the re-enable finds more.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,13 +73,36 @@ static void echo(void)
 	buf_to_iov(vq_elem_in(&elem), elem.in_num, buf, n);
 }
 
+/*
+ * Pops until the ring is empty or stops, at most `left` chains; true when
+ * the walker stopped by itself (empty ring or a violation).
+ */
+static bool drain(struct vq *vq, unsigned int *left, bool notify_each)
+{
+	while (*left > 0) {
+		int ret = vq_pop(vq, &elem);
+
+		if (ret <= 0)
+			return true;
+		--*left;
+		if (elem.out_num + elem.in_num > VQ_MAX_IOV ||
+		    elem.out_len + elem.in_len > VQ_MAX_CHAIN_BYTES)
+			abort();
+		echo();
+		vq_push(vq, &elem, (uint32_t)elem.in_len);
+		if (notify_each)
+			vq_notify(vq);
+	}
+	return false;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint16_t num, base;
-	uint64_t avail, used, v;
+	uint64_t avail, used, v, ev;
 	struct vq vq;
 	uint8_t status = 0;
-	unsigned int i;
+	unsigned int left;
 
 	if (!ram)
 		init();
@@ -83,8 +110,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	num = (uint16_t)(1u << (data[0] % 11));
 	base = (uint16_t)(data[2] | data[3] << 8);
+	ev = data[1] & 2 ? VQ_EVENT_BYTES : 0;
 	avail = VQ_DESC_BYTES(num);
-	used = (avail + VQ_AVAIL_BYTES(num) + 3) & ~3ull;
+	used = (avail + VQ_AVAIL_BYTES(num) + ev + 3) & ~3ull;
 	memset(ram, 0, dirty);
 	dirty = size - 4 < R_SIZE ? size - 4 : R_SIZE;
 	memcpy(ram, data + 4, dirty);
@@ -93,19 +121,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vq_setup(&vq, &gm, num, ram, ram + avail, ram + used, base,
 		     data[1] & 1, &status) < 0)
 		abort();
+	vq_set_event_idx(&vq, ev != 0);
 	/* More pops than the ring holds: the walker must stop by itself. */
-	for (i = 0; i < 2u * num + 2; i++) {
-		int ret = vq_pop(&vq, &elem);
-
-		if (ret <= 0)
-			break;
-		if (elem.out_num + elem.in_num > VQ_MAX_IOV ||
-		    elem.out_len + elem.in_len > VQ_MAX_CHAIN_BYTES)
-			abort();
-		echo();
-		vq_push(&vq, &elem, (uint32_t)elem.in_len);
-	}
+	left = 2u * num + 2;
+	vq_disable_notify(&vq);
+	while (drain(&vq, &left, data[1] & 4) && vq_enable_notify(&vq))
+		vq_disable_notify(&vq);
+	if (data[1] & 8)
+		vq_unsignalled(&vq);
 	vq_notify(&vq);
+	vq_notify(&vq); /* nothing new since: the event check says so */
 	if (read(call_fd, &v, sizeof(v)) < 0)
 		v = 0;
 	vq_teardown(&vq);

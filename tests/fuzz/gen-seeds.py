@@ -56,12 +56,12 @@ def desc(addr, length, flags, nxt):
     return struct.pack("<QIHH", addr, length, flags, nxt)
 
 
-def handshake():
+def handshake(features=F_ALL):
     return (msg(GET_FEATURES) + msg(GET_PROTOCOL_FEATURES)
             + msg(SET_PROTOCOL_FEATURES, u64(PF_ALL))
             + msg(GET_QUEUE_NUM) + msg(GET_MAX_MEM_SLOTS)
             + msg(GET_CONFIG, struct.pack("<III", 0, 16, 0) + bytes(16))
-            + msg(SET_OWNER) + msg(SET_FEATURES, u64(F_ALL), flags=1 | 8))
+            + msg(SET_OWNER) + msg(SET_FEATURES, u64(features), flags=1 | 8))
 
 
 def ring(q, num=8, kick_flags=0):
@@ -103,6 +103,9 @@ def vu_msg_seeds():
         + msg(GET_VRING_BASE, state(0, 0)) + msg(GET_STATUS),
         "echo-indirect": handshake() + ring(3) + indirect_chain() + kick(3)
         + msg(SET_STATUS, u64(0x0F)) + msg(RESET_DEVICE),
+        # RING_EVENT_IDX (29): the rings' event fields are translated too
+        "echo-event-idx": handshake(F_ALL | 1 << 29) + ring(2)
+        + direct_chain() + kick(2) + kick(2),
         "echo-nofd-poll": handshake() + ring(1, kick_flags=NOFD)
         + direct_chain() + poll() + msg(SET_VRING_ERR, u64(1 | NOFD)),
         "mem-slots": handshake()
@@ -119,12 +122,15 @@ def virtq_input(num_log2, indirect, base, ram):
     return bytes([num_log2, indirect]) + struct.pack("<H", base) + ram
 
 
-def vring(num, descs, heads, base=0, extra=b""):
+def vring(num, descs, heads, base=0, extra=b"", used_event=None):
     d = b"".join(descs).ljust(16 * num, b"\0")
     a = struct.pack("<HH", 0, (base + len(heads)) & 0xFFFF) + b"".join(
         struct.pack("<H", h) for h in heads).ljust(2 * num, b"\0")
+    if used_event is not None:  # RING_EVENT_IDX: used_event, avail_event
+        a += struct.pack("<H", used_event)
     used_off = (len(d) + len(a) + 3) & ~3
-    body = (d + a).ljust(used_off, b"\0") + bytes(4 + 8 * num)
+    used = bytes(4 + 8 * num + (2 if used_event is not None else 0))
+    body = (d + a).ljust(used_off, b"\0") + used
     return body + extra
 
 
@@ -141,6 +147,15 @@ def virtq_seeds():
                                                [0])),
         "wrap": virtq_input(0, 0, 0xFFFF, vring(1, [desc(0x1000, 1, 0, 0)],
                                                 [0], base=0xFFFF)),
+        # mode 2 | 4: event index, a notify after every push; used_event 1
+        "event-idx": virtq_input(3, 6, 0, vring(8, [desc(0x1000, 4, 1, 1),
+                                                    desc(0x1100, 8, 2, 0),
+                                                    desc(0x1200, 4, 0, 0)],
+                                                [0, 2], used_event=1)),
+        # mode 2 | 8: event index, signalling skipped once, index wraps
+        "event-idx-wrap": virtq_input(1, 10, 0xFFFF,
+                                      vring(2, [desc(0x1000, 1, 0, 0)], [0],
+                                            base=0xFFFF, used_event=0xFFFF)),
     }
 
 

@@ -36,8 +36,8 @@ static int handshake_negotiates_features(struct worker *w)
 	CHECK(d.vc.device_features & (1ull << GUEST_F_VERSION_1));
 	CHECK(d.vc.device_features & (1ull << GUEST_F_RING_INDIRECT_DESC));
 	CHECK(d.vc.device_features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES));
-	/* never offered: EVENT_IDX (29), PACKED (34) */
-	CHECK(!(d.vc.device_features & (1ull << 29)));
+	CHECK(d.vc.device_features & (1ull << GUEST_F_RING_EVENT_IDX));
+	/* never offered: PACKED (34) */
 	CHECK(!(d.vc.device_features & (1ull << 34)));
 	CHECK(d.vc.protocol_features == VHOST_CLIENT_PROTOCOL_FEATURES);
 	CHECK(d.vc.queue_num == 256);
@@ -384,6 +384,74 @@ static int no_interrupt_honoured(struct worker *w)
 	return 0;
 }
 
+/*
+ * VIRTIO_F_RING_EVENT_IDX end to end: the guest simulator (Linux's
+ * virtio_ring.c rules) against the worker.  Kicks only cross avail_event,
+ * calls only cross used_event, and the flags words are never used.
+ */
+static int event_idx_round_trips(struct worker *w)
+{
+	struct vhost_client_opts o = h_opts();
+	struct guest_vq *q;
+	struct guest_used u;
+	uint16_t head, *avail_event;
+	uint64_t a;
+	H_DEV(d);
+
+	CHECK_OK(h_connect(&d, w, &o));
+	CHECK_OK(h_layout_basic(&d, GUEST_PAGE_4K));
+	CHECK_OK(guest_dev_start(&d, DRV_FEATURES |
+					     (1ull << GUEST_F_RING_EVENT_IDX)));
+	CHECK_OK(guest_dev_add_queue(&d, 0, 256, &q));
+	CHECK_OK(guest_dev_driver_ok(&d));
+	CHECK(q->event);
+	avail_event = (uint16_t *)(void *)&q->used->ring[q->num];
+	CHECK_OK(guest_ram_alloc_in(&d.ram, 1, 4096, 64, &a));
+	struct guest_sg out = { a, 64 }, in = { a + 2048, 64 };
+
+	/* interrupts on: every round trip kicks once and is called once */
+	for (int i = 0; i < 20; i++) {
+		CHECK_OK(guest_vq_post(q, &out, 1, &in, 1, false, NULL, &head));
+		CHECK(guest_vq_kick(q) == 1);
+		CHECK_OK(guest_vq_wait_call(q, H_TIMEOUT_MS));
+		CHECK_OK(guest_vq_reap(q, &u));
+		CHECK(u.id == head && u.len == 64);
+		/* the device drained, then asked for the next kick */
+		CHECK(__atomic_load_n(avail_event, __ATOMIC_ACQUIRE) ==
+		      q->avail_idx);
+	}
+	CHECK(q->kicks == 20 && q->kicks_suppressed == 0);
+	CHECK(q->used->flags == 0);
+	CHECK(q->avail->flags == 0);
+
+	/* interrupts off (used_event 0): used entries come, no call */
+	guest_vq_set_no_interrupt(q, true);
+	for (int i = 0; i < 20; i++) {
+		CHECK_OK(guest_vq_post(q, &out, 1, &in, 1, false, NULL, &head));
+		CHECK(guest_vq_kick(q) == 1);
+		CHECK_OK(guest_vq_poll_reap(q, H_TIMEOUT_MS, &u));
+		CHECK(u.id == head);
+	}
+	sleep_ms(100);
+	CHECK_ERR(guest_vq_take_call(q), -EAGAIN);
+	CHECK(q->avail->flags == 0); /* event index: flags unused */
+
+	/* a kick whose entries do not cross avail_event is not sent */
+	__atomic_store_n(avail_event, (uint16_t)(q->avail_idx + 5),
+			 __ATOMIC_RELEASE);
+	CHECK_OK(guest_vq_post(q, &out, 1, &in, 1, false, NULL, &head));
+	CHECK(guest_vq_kick(q) == 0);
+	CHECK(q->kicks_suppressed == 1);
+	/* the worker still finds it on its next kick of the queue */
+	__atomic_store_n(avail_event, q->avail_idx, __ATOMIC_RELEASE);
+	CHECK_OK(guest_vq_post(q, &out, 1, &in, 1, false, NULL, &head));
+	CHECK(guest_vq_kick(q) == 1);
+	CHECK_OK(guest_vq_poll_reap(q, H_TIMEOUT_MS, &u));
+	CHECK_OK(guest_vq_poll_reap(q, H_TIMEOUT_MS, &u));
+	CHECK(u.id == head);
+	return 0;
+}
+
 /* GET_VRING_BASE stops the ring; SET_VRING_BASE resumes it there. */
 static int get_vring_base_stops_ring(struct worker *w)
 {
@@ -494,6 +562,7 @@ static const struct h_case cases[] = {
 	C(round_trip_multi_element_chains),
 	C(round_trip_several_queues_batched),
 	C(no_interrupt_honoured),
+	C(event_idx_round_trips),
 	C(get_vring_base_stops_ring),
 	C(disconnect_and_reconnect),
 	C(reset_and_restart_same_connection),

@@ -253,6 +253,100 @@ test_push_fills_used_ring_and_notify_honours_no_interrupt(void **state)
 	assert_int_equal(errno, EAGAIN);
 }
 
+/* Pops and returns n chains (one writable buffer each); no notify. */
+static void use_n(struct fix *f, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		ring_desc(&f->ring, 6, BUF, 4, VRING_DESC_F_WRITE, 0);
+		ring_publish(&f->ring, 6);
+		assert_int_equal(vq_pop(&f->vq, f->elem), 1);
+		vq_push(&f->vq, f->elem, 0);
+	}
+}
+
+static uint64_t calls(struct fix *f)
+{
+	uint64_t v = 0;
+
+	if (read(f->vq.call_fd, &v, 8) != 8)
+		return 0;
+	return v;
+}
+
+static void set_used_event(struct fix *f, uint16_t v)
+{
+	memcpy(f->ring.avail + VQ_AVAIL_BYTES(NUM), &v, 2);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
+static void test_event_idx_notify_follows_used_event(void **state)
+{
+	struct fix *f = *state;
+
+	f->vq.call_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(f->vq.call_fd >= 0);
+	vq_set_event_idx(&f->vq, true);
+	/* the flag means nothing with event index */
+	ring_set_avail_flags(&f->ring, VRING_AVAIL_F_NO_INTERRUPT);
+	use_n(f, 1);
+	vq_notify(&f->vq); /* nothing signalled yet: signal */
+	assert_int_equal(calls(f), 1);
+	set_used_event(f, 4); /* "call me when entry 4 is used" */
+	use_n(f, 2);	      /* used 1 -> 3 */
+	vq_notify(&f->vq);
+	assert_int_equal(calls(f), 0);
+	vq_notify(&f->vq); /* nothing new: nothing */
+	assert_int_equal(calls(f), 0);
+	use_n(f, 3); /* 3 -> 6 crosses 4: one call for the three */
+	vq_notify(&f->vq);
+	assert_int_equal(calls(f), 1);
+	use_n(f, 1); /* 6 -> 7, used_event 4 behind */
+	vq_notify(&f->vq);
+	assert_int_equal(calls(f), 0);
+	/* pushes the device chose not to signal: the next one signals */
+	vq_unsignalled(&f->vq);
+	use_n(f, 1);
+	vq_notify(&f->vq);
+	assert_int_equal(calls(f), 1);
+}
+
+static void test_kicks_off_and_back_on(void **state)
+{
+	struct fix *f = *state;
+
+	/* without event index: the used ring's NO_NOTIFY flag */
+	vq_disable_notify(&f->vq);
+	assert_int_equal(get16(f->ring.used), VRING_USED_F_NO_NOTIFY);
+	assert_false(vq_enable_notify(&f->vq));
+	assert_int_equal(get16(f->ring.used), 0);
+	/* an element published while kicks were off is reported */
+	vq_disable_notify(&f->vq);
+	ring_desc(&f->ring, 6, BUF, 4, VRING_DESC_F_WRITE, 0);
+	ring_publish(&f->ring, 6);
+	assert_true(vq_enable_notify(&f->vq));
+	assert_int_equal(vq_pop(&f->vq, f->elem), 1);
+
+	/* with it: flags untouched, avail_event = the next entry we pop */
+	vq_set_event_idx(&f->vq, true);
+	vq_disable_notify(&f->vq);
+	assert_int_equal(get16(f->ring.used), 0);
+	assert_false(vq_enable_notify(&f->vq));
+	assert_int_equal(get16(f->ring.used + VQ_USED_BYTES(NUM)), 1);
+	use_n(f, 2);
+	assert_false(vq_enable_notify(&f->vq));
+	assert_int_equal(get16(f->ring.used + VQ_USED_BYTES(NUM)), 3);
+	/* a broken queue wants nothing and writes nothing */
+	f->vq.broken = true;
+	assert_false(vq_enable_notify(&f->vq));
+}
+
 static void test_setup_rejects_bad_size_and_misaligned_rings(void **state)
 {
 	struct fix *f = *state;
@@ -543,6 +637,8 @@ int main(void)
 		T(test_indirect_table_spanning_regions_is_copied),
 		T(test_avail_index_wraps_at_65536),
 		T(test_push_fills_used_ring_and_notify_honours_no_interrupt),
+		T(test_event_idx_notify_follows_used_event),
+		T(test_kicks_off_and_back_on),
 		T(test_setup_rejects_bad_size_and_misaligned_rings),
 		T(test_head_index_past_ring_is_violation),
 		T(test_next_index_past_ring_is_violation),

@@ -541,7 +541,7 @@ static void test_features_not_offered_are_refused(void **state)
 	send_u64(f, VHOST_USER_SET_PROTOCOL_FEATURES, VU_PROTOCOL_FEATURES);
 	send_raw(f, VHOST_USER_SET_FEATURES,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
-		 &(uint64_t){ 1ull << VIRTIO_F_RING_EVENT_IDX }, 8, NULL, 0);
+		 &(uint64_t){ 1ull << VIRTIO_F_RING_PACKED }, 8, NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
 	expect_log(f, "never offered");
 	send_raw(f, VHOST_USER_SET_PROTOCOL_FEATURES,

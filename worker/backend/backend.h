@@ -129,6 +129,12 @@ struct be_wc {
 	 * this is set or status is not IBV_WC_SUCCESS.  Receives: true.
 	 */
 	bool signaled;
+	/*
+	 * Never reached the host: the host refused the list it was staged
+	 * in (be_batch_begin()); status is IBV_WC_LOC_QP_OP_ERR.  cq_ctx is
+	 * NULL for an SRQ receive (no QP took it, so no CQ).
+	 */
+	bool refused;
 	uint64_t cookie; /* the frontend's, from the work request */
 	enum ibv_wc_status status;
 	/* from the work request the backend posted, valid in errors too */
@@ -169,6 +175,14 @@ struct be_frontend_ops {
 	 * frontend can get BE_PENDING (i.e. always: see be_gid_add()).
 	 */
 	void (*gid_done)(void *fe, uint32_t index, int result, void *cookie);
+	/*
+	 * Optional: the end of a round of completions the backend delivered
+	 * on its own (the completion channel fired, a MAD came from the
+	 * mux): every be_wc of the round went through ->completion, so the
+	 * frontend signals each guest ring it touched once, now.  Not called
+	 * after be_cq_poll()/be_poll()/be_batch_end(): their caller knows.
+	 */
+	void (*round_done)(void *fe);
 };
 
 /* ---- life cycle ---- */
@@ -439,6 +453,25 @@ struct be_recv_wr {
 	uint32_t num_sge;
 	const struct be_sge *sge;
 };
+
+/*
+ * Batches.  Between be_batch_begin() and the matching be_batch_end() (they
+ * nest), the posts below stage the work requests they accept and return
+ * BE_POSTED; the staged WRs of one queue go to the host as one linked list
+ * per ibv_post_send / ibv_post_recv / ibv_post_srq_recv call, at
+ * be_batch_end(), or earlier when a post names another queue or the stage
+ * is full (BE_BATCH WRs, or their inline payload).  When the host refuses
+ * a list at position k (its bad_wr), the first k WRs are on the host
+ * queue and WR k and every later WR of that list never run: each comes
+ * back through ops->completion with IBV_WC_LOC_QP_OP_ERR and be_wc.refused,
+ * in posting order, from inside the call that posted the list (so a
+ * frontend writes one error CQE per refused WR, in order, as its ABI says
+ * for a WR the device could not post).  Outside a batch every post is a
+ * list of one and a refusal is BE_DONE, as below.  Checks that do not need
+ * the host (opcode, SGE count, keys, AV) still refuse at once (BE_DONE).
+ */
+void be_batch_begin(struct be *be);
+void be_batch_end(struct be *be);
 
 /* What a post did with a work request. */
 enum be_post {

@@ -25,6 +25,15 @@
 #define BE_MAX_HANDLES 0xffffu
 /* Host completions read per CQ per event or poll round. */
 #define BE_POLL_BUDGET 64u
+/* Host completions one ibv_poll_cq call reads at most. */
+#define BE_POLL_BATCH 32u
+/*
+ * Work requests staged between be_batch_begin() and be_batch_end() for one
+ * ibv_post_send / ibv_post_recv call, and the bytes of inline payload they
+ * may hold (a WR that does not fit posts what is staged first).
+ */
+#define BE_BATCH	32u
+#define BE_BATCH_INLINE 8192u
 
 struct be_pd {
 	bool used;
@@ -45,6 +54,15 @@ struct be_map {
 struct be_mr {
 	bool used;
 	bool dma;
+	/*
+	 * A user MR of one run in one guest memory region, registered on the
+	 * region's own long-lived mapping (no mapping of its own): maps[0]
+	 * holds its mr, gpa (of IOVA byte 0) and len; the backend reaches its
+	 * bytes through the current guest memory table, never through the
+	 * mr's address (a new table may have unmapped it; the HCA keeps the
+	 * pages it pinned).
+	 */
+	bool fast;
 	uint32_t pd;
 	unsigned int access; /* IBV_ACCESS_* as registered */
 	uint32_t lkey, rkey;
@@ -129,6 +147,26 @@ struct be_ah {
 /* What a host wr_id says. */
 enum be_wr_kind { BE_WR_SQ = 0, BE_WR_RQ = 1, BE_WR_SRQ = 2 };
 
+/*
+ * The work requests of one queue waiting for one host post call (see
+ * be_batch_begin()).  Everything a host WR points at lives here: the
+ * frontend's SGE arrays and inline copies are gone after its post call.
+ */
+struct be_batch {
+	unsigned int depth; /* be_batch_begin() calls not yet ended */
+	enum be_wr_kind kind;
+	uint32_t h;   /* the QP's or SRQ's handle */
+	uint16_t gen; /* its generation when the first WR was staged */
+	unsigned int n, inl_used;
+	union {
+		struct ibv_send_wr s[BE_BATCH];
+		struct ibv_recv_wr r[BE_BATCH];
+	} wr;
+	uint64_t bytes[BE_BATCH]; /* payload of each, for counters, probes */
+	struct ibv_sge sge[BE_BATCH][BE_MAX_SGE];
+	uint8_t inl[BE_BATCH_INLINE];
+};
+
 struct be {
 	struct be_cfg cfg; /* a copy, limits clamped */
 	struct rdma_hca *hca;
@@ -149,7 +187,8 @@ struct be {
 	struct be_srq *srq; /* [srq_handles + 1] */
 	struct be_ah *ah;   /* [lim.max_ah] */
 	uint32_t qp_count, srq_count;
-	uint32_t mappings; /* host mappings held by MRs (BE_MAX_MAPPINGS) */
+	uint32_t mappings;     /* host mappings held by MRs (BE_MAX_MAPPINGS) */
+	struct be_batch batch; /* staged work requests (datapath.c) */
 
 	/* the guest GID table: host index or -1, and the GID as given */
 	int32_t guest_gid[BE_MAX_GIDS];

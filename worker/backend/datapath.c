@@ -70,6 +70,46 @@ static void wq_put(struct be_wq *q, uint32_t k)
 	q->count--;
 }
 
+/* The queue and entry a host wr_id names, or NULL when it is stale. */
+static struct be_wq *wq_of(struct be *be, uint64_t wr_id, struct be_wc *c,
+			   uint32_t *ret_k)
+{
+	uint16_t gen = (uint16_t)(wr_id >> 34);
+	enum be_wr_kind kind = (enum be_wr_kind)((wr_id >> 32) & 3);
+	uint32_t h = (uint32_t)(wr_id >> 16) & 0xffff;
+	uint32_t k = (uint32_t)wr_id & 0xffff;
+	struct be_wq *q;
+
+	if (kind == BE_WR_SRQ) {
+		struct be_srq *s;
+
+		if (h == 0 || h > be->cfg.srq_handles)
+			return NULL;
+		s = &be->srq[h];
+		if (!s->used || s->gen != gen)
+			return NULL;
+		c->wq_ctx = s->ctx;
+		c->srq = true;
+		q = &s->rq;
+	} else {
+		struct be_qp *p;
+
+		if (h == 0 || h > be->cfg.qp_handles)
+			return NULL;
+		p = &be->qp[h];
+		if (!p->used || p->gen != gen)
+			return NULL;
+		c->wq_ctx = p->ctx;
+		q = kind == BE_WR_RQ ? &p->rq : &p->sq;
+	}
+	if (k >= q->size || !q->e[k].used)
+		return NULL;
+	c->wq = h;
+	c->recv = kind != BE_WR_SQ;
+	*ret_k = k;
+	return q;
+}
+
 /* ---- address handles ---- */
 
 void be_ah_flush(struct be *be, uint32_t pd)
@@ -234,68 +274,294 @@ static uint64_t sge_bytes(const struct be_sge *sge, uint32_t n)
 	return b;
 }
 
-static enum ibv_wc_status host_send(struct be *be, uint32_t h, struct be_qp *q,
-				    const struct be_send_wr *w, int k,
-				    const char **why)
+/* ---- batches: one host post call per queue and round ---- */
+
+void be_batch_begin(struct be *be)
 {
-	struct ibv_sge sge[BE_MAX_SGE];
-	struct ibv_send_wr wr, *bad;
+	be->batch.depth++;
+}
+
+/* The host QP or SRQ the staged WRs go to, or NULL when it is gone. */
+static bool batch_target(struct be *be, struct ibv_qp **ret_qp,
+			 struct ibv_srq **ret_srq, struct be_wq **ret_q,
+			 uint32_t *ret_qpn)
+{
+	struct be_batch *b = &be->batch;
+
+	if (b->kind == BE_WR_SRQ) {
+		struct be_srq *s = be_srq_get(be, b->h);
+
+		if (!s || s->gen != b->gen)
+			return false;
+		*ret_srq = s->srq;
+		*ret_q = &s->rq;
+		*ret_qpn = 0;
+	} else {
+		struct be_qp *q = be_qp_get(be, b->h);
+
+		if (!q || q->gen != b->gen || !q->qp)
+			return false;
+		*ret_qp = q->qp;
+		*ret_q = b->kind == BE_WR_SQ ? &q->sq : &q->rq;
+		*ret_qpn = q->qpn;
+	}
+	return true;
+}
+
+/* Index in the staged list of the WR the host refused (n: none). */
+static unsigned int batch_post(struct be *be, struct ibv_qp *qp,
+			       struct ibv_srq *srq)
+{
+	struct be_batch *b = &be->batch;
+	struct ibv_send_wr *bad_s = NULL;
+	struct ibv_recv_wr *bad_r = NULL;
+	unsigned int i;
 	int ret;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = be_wr_id(q->gen, BE_WR_SQ, h, (uint32_t)k);
-	wr.opcode = w->opcode;
-	wr.send_flags = w->send_flags | IBV_SEND_SIGNALED;
-	wr.imm_data = w->imm_data;
-	wr.sg_list = sge;
-	if (w->send_flags & IBV_SEND_INLINE) {
-		sge[0].addr = (uintptr_t)w->inline_data;
+	for (i = 0; i + 1 < b->n; i++) {
+		if (b->kind == BE_WR_SQ)
+			b->wr.s[i].next = &b->wr.s[i + 1];
+		else
+			b->wr.r[i].next = &b->wr.r[i + 1];
+	}
+	if (b->kind == BE_WR_SQ) {
+		b->wr.s[b->n - 1].next = NULL;
+		ret = ibv_post_send(qp, b->wr.s, &bad_s);
+	} else {
+		b->wr.r[b->n - 1].next = NULL;
+		ret = srq ? ibv_post_srq_recv(srq, b->wr.r, &bad_r)
+			  : ibv_post_recv(qp, b->wr.r, &bad_r);
+	}
+	if (!ret)
+		return b->n;
+	/* verbs: everything before bad_wr is posted, it and the rest not */
+	if (b->kind == BE_WR_SQ && bad_s >= b->wr.s && bad_s < b->wr.s + b->n)
+		return (unsigned int)(bad_s - b->wr.s);
+	if (b->kind != BE_WR_SQ && bad_r >= b->wr.r && bad_r < b->wr.r + b->n)
+		return (unsigned int)(bad_r - b->wr.r);
+	return 0; /* a provider that names no WR: none was posted */
+}
+
+/* Counters and probes of the staged WRs the host took. */
+static void batch_count(struct be *be, uint32_t qpn, unsigned int n)
+{
+	struct be_batch *b = &be->batch;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t id = b->kind == BE_WR_SQ ? b->wr.s[i].wr_id
+						  : b->wr.r[i].wr_id;
+
+		RDMAGATE_WR_POST(
+			rdmagate_probe_vm, qpn,
+			b->kind == BE_WR_SQ
+				? (uint32_t)send_wc_opcode(b->wr.s[i].opcode)
+				: (uint32_t)IBV_WC_RECV,
+			id, b->bytes[i]);
+		if (b->kind == BE_WR_SQ) {
+			be->st->sends++;
+			be->st->send_bytes += b->bytes[i];
+		} else {
+			be->st->recvs++;
+			be->st->srq_recvs += b->kind == BE_WR_SRQ;
+		}
+	}
+}
+
+/*
+ * Posts what is staged as one list.  The WRs the host refused (the bad
+ * one and every one after it) leave the queue's bookkeeping; their wr_ids
+ * go to ret_refused (room for BE_BATCH).  Returns how many were refused.
+ */
+static unsigned int batch_flush(struct be *be, uint64_t *ret_refused)
+{
+	struct be_batch *b = &be->batch;
+	struct ibv_qp *qp = NULL;
+	struct ibv_srq *srq = NULL;
+	struct be_wq *q = NULL;
+	unsigned int i, ok, n = b->n;
+	uint32_t qpn = 0;
+
+	if (!n)
+		return 0;
+	b->n = 0;
+	b->inl_used = 0;
+	/* its QP or SRQ is gone (and its bookkeeping with it): drop them */
+	if (!batch_target(be, &qp, &srq, &q, &qpn))
+		return 0;
+	b->n = n;
+	ok = batch_post(be, qp, srq);
+	b->n = 0;
+	batch_count(be, qpn, ok);
+	for (i = ok; i < n; i++) {
+		uint64_t id = b->kind == BE_WR_SQ ? b->wr.s[i].wr_id
+						  : b->wr.r[i].wr_id;
+
+		ret_refused[i - ok] = id;
+	}
+	return n - ok;
+}
+
+/*
+ * Completes refused WRs (wr_ids from batch_flush()) through the frontend,
+ * in posting order, with IBV_WC_LOC_QP_OP_ERR.  The callback may post
+ * again: every staged field was copied out before.
+ */
+static void batch_refused(struct be *be, const uint64_t *ids, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct be_wc c = { 0 };
+		struct be_wq *q;
+		uint32_t k, cq = 0;
+
+		q = wq_of(be, ids[i], &c, &k);
+		if (!q)
+			continue;
+		if (!c.srq) {
+			const struct be_qp *p = &be->qp[c.wq];
+
+			cq = c.recv ? p->recv_cq : p->send_cq;
+			c.qp = c.wq;
+			c.qp_num = p->qpn;
+		}
+		/* an SRQ receive has no CQ until a QP takes it: none */
+		c.cq_ctx = cq ? be->cq[cq].ctx : NULL;
+		c.cookie = q->e[k].cookie;
+		c.signaled = q->e[k].signaled;
+		c.opcode = (enum ibv_wc_opcode)q->e[k].opcode;
+		c.status = IBV_WC_LOC_QP_OP_ERR;
+		c.refused = true;
+		wq_put(q, k);
+		if (c.recv)
+			be->st->recv_errors++;
+		else
+			be->st->send_errors++;
+		be_refused(be,
+			   "%s refused by the host (QP state, or its "
+			   "queue is full)",
+			   c.recv ? "a receive" : "a send");
+		RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, c.qp_num, ids[i],
+				     (uint32_t)c.status, (uint32_t)c.opcode);
+		be->ops->completion(be->fe, &c);
+	}
+}
+
+void be_batch_end(struct be *be)
+{
+	uint64_t ids[BE_BATCH];
+	unsigned int n;
+
+	if (!be->batch.depth || --be->batch.depth)
+		return;
+	n = batch_flush(be, ids);
+	batch_refused(be, ids, n);
+}
+
+/*
+ * A slot in the stage for a WR of queue (kind, h) with inl bytes of inline
+ * payload: what another queue staged, or a full stage, is posted first
+ * (refusals complete through the frontend).  Returns the slot's index.
+ */
+static unsigned int batch_slot(struct be *be, enum be_wr_kind kind, uint32_t h,
+			       uint16_t gen, uint32_t inl)
+{
+	struct be_batch *b = &be->batch;
+
+	/* a refusal's callback may stage again: check until it fits */
+	while (b->n &&
+	       (b->kind != kind || b->h != h || b->gen != gen ||
+		b->n == BE_BATCH || b->inl_used + inl > BE_BATCH_INLINE)) {
+		uint64_t ids[BE_BATCH];
+		unsigned int n = batch_flush(be, ids);
+
+		batch_refused(be, ids, n);
+	}
+	b->kind = kind;
+	b->h = h;
+	b->gen = gen;
+	return b->n;
+}
+
+/*
+ * Outside a batch: posts the one WR just staged at once.  Returns
+ * IBV_WC_SUCCESS, or LOC_QP_OP_ERR (refused: the caller drops its entry).
+ */
+static enum ibv_wc_status post_now(struct be *be, const char **why)
+{
+	uint64_t id;
+
+	if (be->batch.depth)
+		return IBV_WC_SUCCESS;
+	if (batch_flush(be, &id) == 0)
+		return IBV_WC_SUCCESS;
+	*why = "the host refused it (QP state, or its queue is full)";
+	return IBV_WC_LOC_QP_OP_ERR;
+}
+
+/* Fills the host WR of a send in the stage's next slot (not yet counted). */
+static enum ibv_wc_status stage_send(struct be *be, uint32_t h, struct be_qp *q,
+				     const struct be_send_wr *w, int k,
+				     const char **why)
+{
+	bool inl = w->send_flags & IBV_SEND_INLINE;
+	struct be_batch *b = &be->batch;
+	unsigned int i =
+		batch_slot(be, BE_WR_SQ, h, q->gen, inl ? w->inline_len : 0);
+	struct ibv_send_wr *wr = &b->wr.s[i];
+	struct ibv_sge *sge = b->sge[i];
+
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = be_wr_id(q->gen, BE_WR_SQ, h, (uint32_t)k);
+	wr->opcode = w->opcode;
+	wr->send_flags = w->send_flags | IBV_SEND_SIGNALED;
+	wr->imm_data = w->imm_data;
+	wr->sg_list = sge;
+	if (inl) {
+		/* the frontend's copy is gone by the time the list posts */
+		if (w->inline_len)
+			memcpy(b->inl + b->inl_used, w->inline_data,
+			       w->inline_len);
+		sge[0].addr = (uintptr_t)(b->inl + b->inl_used);
 		sge[0].length = w->inline_len;
 		sge[0].lkey = 0;
-		wr.num_sge = w->inline_len ? 1 : 0;
+		wr->num_sge = w->inline_len ? 1 : 0;
 	} else {
 		if (map_sges(be, q->pd, w->sge, w->num_sge, sge) < 0) {
 			*why = "an SGE with the DMA key is not inside one "
 			       "guest RAM region";
 			return IBV_WC_LOC_PROT_ERR;
 		}
-		wr.num_sge = (int)w->num_sge;
+		wr->num_sge = (int)w->num_sge;
 	}
 	switch (w->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
-		wr.wr.rdma.remote_addr = w->wr.rdma.remote_addr;
-		wr.wr.rdma.rkey = w->wr.rdma.rkey;
+		wr->wr.rdma.remote_addr = w->wr.rdma.remote_addr;
+		wr->wr.rdma.rkey = w->wr.rdma.rkey;
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		wr.wr.atomic.remote_addr = w->wr.atomic.remote_addr;
-		wr.wr.atomic.compare_add = w->wr.atomic.compare_add;
-		wr.wr.atomic.swap = w->wr.atomic.swap;
-		wr.wr.atomic.rkey = w->wr.atomic.rkey;
+		wr->wr.atomic.remote_addr = w->wr.atomic.remote_addr;
+		wr->wr.atomic.compare_add = w->wr.atomic.compare_add;
+		wr->wr.atomic.swap = w->wr.atomic.swap;
+		wr->wr.atomic.rkey = w->wr.atomic.rkey;
 		break;
 	default:
 		break;
 	}
 	if (q->type == BE_QPT_UD) {
-		wr.wr.ud.ah = ah_get(be, q->pd, &w->ud.av, why);
-		if (!wr.wr.ud.ah)
+		wr->wr.ud.ah = ah_get(be, q->pd, &w->ud.av, why);
+		if (!wr->wr.ud.ah)
 			return IBV_WC_LOC_QP_OP_ERR;
-		wr.wr.ud.remote_qpn = w->ud.remote_qpn;
-		wr.wr.ud.remote_qkey = w->ud.remote_qkey;
+		wr->wr.ud.remote_qpn = w->ud.remote_qpn;
+		wr->wr.ud.remote_qkey = w->ud.remote_qkey;
 	}
-	ret = ibv_post_send(q->qp, &wr, &bad);
-	if (ret) {
-		*why = ret == EINVAL ? "the host refused it (QP state?)"
-				     : "the host send queue is full";
-		return IBV_WC_LOC_QP_OP_ERR;
-	}
-	RDMAGATE_WR_POST(rdmagate_probe_vm, q->qpn,
-			 (uint32_t)send_wc_opcode(w->opcode), wr.wr_id,
-			 (w->send_flags & IBV_SEND_INLINE)
-				 ? w->inline_len
-				 : sge_bytes(w->sge, w->num_sge));
+	b->bytes[i] = inl ? w->inline_len : sge_bytes(w->sge, w->num_sge);
+	b->inl_used += inl ? w->inline_len : 0;
+	b->n++;
 	return IBV_WC_SUCCESS;
 }
 
@@ -328,7 +594,7 @@ enum be_post be_post_send(struct be *be, uint32_t h, const struct be_send_wr *w,
 		st = IBV_WC_LOC_QP_OP_ERR;
 		goto done;
 	}
-	st = host_send(be, h, q, w, k, why);
+	st = stage_send(be, h, q, w, k, why);
 	if (st != IBV_WC_SUCCESS) {
 		wq_put(&q->sq, (uint32_t)k);
 		goto done;
@@ -337,11 +603,10 @@ enum be_post be_post_send(struct be *be, uint32_t h, const struct be_send_wr *w,
 	q->sq.e[k].opcode = (uint8_t)send_wc_opcode(w->opcode);
 	q->sq.e[k].signaled =
 		q->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED);
-	be->st->sends++;
-	be->st->send_bytes += (w->send_flags & IBV_SEND_INLINE)
-				      ? w->inline_len
-				      : sge_bytes(w->sge, w->num_sge);
-	return BE_POSTED;
+	st = post_now(be, why);
+	if (st == IBV_WC_SUCCESS)
+		return BE_POSTED;
+	wq_put(&q->sq, (uint32_t)k);
 done:
 	be->st->send_errors++;
 	RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, q ? q->qpn : 0, w->cookie,
@@ -394,9 +659,11 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 	struct be_wq *rq = q ? &q->rq : s ? &s->rq : NULL;
 	uint32_t pd = q ? q->pd : s ? s->pd : 0;
 	uint32_t max_sge = q ? q->cap.max_recv_sge : s ? s->max_sge : 0;
-	struct ibv_sge sge[BE_MAX_SGE];
-	struct ibv_recv_wr wr, *bad;
-	int k, ret;
+	uint16_t gen = q ? q->gen : s ? s->gen : 0;
+	struct be_batch *b = &be->batch;
+	struct ibv_recv_wr *wr;
+	unsigned int i;
+	int k;
 
 	if (!rq || (q && q->srq)) {
 		*why = q ? "the QP receives through its SRQ" : "no such queue";
@@ -411,38 +678,35 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 	}
 	if (q && q->type == BE_QPT_GSI)
 		return gsi_recv(be, q, w, ret_status, why);
-	if (map_sges(be, pd, w->sge, w->num_sge, sge) < 0) {
-		*why = "an SGE with the DMA key is not inside one guest RAM "
-		       "region";
-		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_PROT_ERR,
-				    ret_status);
-	}
 	k = wq_get(rq);
 	if (k < 0) {
 		*why = "the receive queue is full";
 		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR,
 				    ret_status);
 	}
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = be_wr_id(q ? q->gen : s->gen, kind, h, (uint32_t)k);
-	wr.sg_list = sge;
-	wr.num_sge = (int)w->num_sge;
-	ret = s ? ibv_post_srq_recv(s->srq, &wr, &bad)
-		: ibv_post_recv(q->qp, &wr, &bad);
-	if (ret) {
+	i = batch_slot(be, kind, h, gen, 0);
+	if (map_sges(be, pd, w->sge, w->num_sge, b->sge[i]) < 0) {
 		wq_put(rq, (uint32_t)k);
-		*why = "the host refused it (QP state?)";
-		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR,
+		*why = "an SGE with the DMA key is not inside one guest RAM "
+		       "region";
+		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_PROT_ERR,
 				    ret_status);
 	}
+	wr = &b->wr.r[i];
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = be_wr_id(gen, kind, h, (uint32_t)k);
+	wr->sg_list = b->sge[i];
+	wr->num_sge = (int)w->num_sge;
+	b->bytes[i] = sge_bytes(w->sge, w->num_sge);
+	b->n++;
 	rq->e[k].cookie = w->cookie;
 	rq->e[k].opcode = IBV_WC_RECV;
 	rq->e[k].signaled = true;
-	RDMAGATE_WR_POST(rdmagate_probe_vm, q ? q->qpn : 0, IBV_WC_RECV,
-			 wr.wr_id, sge_bytes(w->sge, w->num_sge));
-	be->st->recvs++;
-	if (s)
-		be->st->srq_recvs++;
+	if (post_now(be, why) != IBV_WC_SUCCESS) {
+		wq_put(rq, (uint32_t)k);
+		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR,
+				    ret_status);
+	}
 	return BE_POSTED;
 }
 
@@ -543,50 +807,12 @@ int be_gsi_deliver(struct be *be, void *data, uint32_t len,
 	RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, 1, g.cookie, (uint32_t)c.status,
 			     (uint32_t)c.opcode);
 	be->ops->completion(be->fe, &c);
+	if (be->ops->round_done)
+		be->ops->round_done(be->fe);
 	return c.status == IBV_WC_SUCCESS ? 0 : -EIO;
 }
 
 /* ---- completions ---- */
-
-/* The queue and entry a host wr_id names, or NULL when it is stale. */
-static struct be_wq *wq_of(struct be *be, uint64_t wr_id, struct be_wc *c,
-			   uint32_t *ret_k)
-{
-	uint16_t gen = (uint16_t)(wr_id >> 34);
-	enum be_wr_kind kind = (enum be_wr_kind)((wr_id >> 32) & 3);
-	uint32_t h = (uint32_t)(wr_id >> 16) & 0xffff;
-	uint32_t k = (uint32_t)wr_id & 0xffff;
-	struct be_wq *q;
-
-	if (kind == BE_WR_SRQ) {
-		struct be_srq *s;
-
-		if (h == 0 || h > be->cfg.srq_handles)
-			return NULL;
-		s = &be->srq[h];
-		if (!s->used || s->gen != gen)
-			return NULL;
-		c->wq_ctx = s->ctx;
-		c->srq = true;
-		q = &s->rq;
-	} else {
-		struct be_qp *p;
-
-		if (h == 0 || h > be->cfg.qp_handles)
-			return NULL;
-		p = &be->qp[h];
-		if (!p->used || p->gen != gen)
-			return NULL;
-		c->wq_ctx = p->ctx;
-		q = kind == BE_WR_RQ ? &p->rq : &p->sq;
-	}
-	if (k >= q->size || !q->e[k].used)
-		return NULL;
-	c->wq = h;
-	c->recv = kind != BE_WR_SQ;
-	*ret_k = k;
-	return q;
-}
 
 static void complete(struct be *be, uint32_t cq, const struct ibv_wc *wc)
 {
@@ -630,7 +856,7 @@ static void complete(struct be *be, uint32_t cq, const struct ibv_wc *wc)
 
 int be_cq_poll(struct be *be, uint32_t cq, unsigned int budget)
 {
-	struct ibv_wc wc[16];
+	struct ibv_wc wc[BE_POLL_BATCH];
 	unsigned int done = 0;
 	int n, i;
 
@@ -684,4 +910,7 @@ void be_chan_ready(void *arg)
 		while (be_cq_poll(be, h, BE_POLL_BUDGET) == (int)BE_POLL_BUDGET)
 			;
 	}
+	/* every CQE of the round is written: the frontend signals now */
+	if (be->ops->round_done)
+		be->ops->round_done(be->fe);
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Memory registration of guest RAM: a user MR's guest pages are mapped,
- * run by run, from the guest's memory fds into one contiguous host range
- * registered with ibv_reg_mr_iova(iova = the guest's address); the DMA MR
- * registers each guest RAM region with iova = its GPA, for local access.
+ * Memory registration of guest RAM: a user MR of one run inside one guest
+ * memory region is registered on that region's own mapping; any other
+ * user MR's guest pages are mapped, run by run, from the guest's memory
+ * fds into one contiguous host range; either with ibv_reg_mr_iova(iova =
+ * the guest's address).  The DMA MR registers each guest RAM region with
+ * iova = its GPA, for local access.
  */
 #include <errno.h>
 #include <string.h>
@@ -38,6 +40,23 @@ static void *reserve(size_t len, size_t align, size_t *ret_len)
 }
 
 /*
+ * The hugetlb rule: a run of an MR in a hugetlb region covers whole huge
+ * pages (file offset, length; the host address where it is remapped).
+ * 0, or -EINVAL (logged).
+ */
+static int huge_aligned(const struct gm_region *g, uint64_t gpa, uint64_t foff,
+			uint64_t chunk, uintptr_t at)
+{
+	if (g->page_size <= 4096 || !((foff | chunk | at) & (g->page_size - 1)))
+		return 0;
+	log_peer_warnx("MR: run at GPA 0x%llx (+0x%llx) is not aligned to the "
+		       "%llu KiB pages of its hugetlb region; refused",
+		       (unsigned long long)gpa, (unsigned long long)chunk,
+		       (unsigned long long)(g->page_size >> 10));
+	return -EINVAL;
+}
+
+/*
  * Maps guest RAM [gpa, gpa + len) at host address `at` (inside a
  * reservation) with MAP_FIXED from the regions' fds, one mapping per
  * region crossed. Hugetlb regions need 2 MiB-aligned file offsets,
@@ -59,17 +78,8 @@ static int map_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 		}
 		chunk = g->size - off < len ? g->size - off : len;
 		foff = g->mmap_offset + off;
-		if (g->page_size > 4096 &&
-		    ((foff | chunk | (uintptr_t)at) & (g->page_size - 1))) {
-			log_peer_warnx(
-				"MR: run at GPA 0x%llx (+0x%llx) is not "
-				"aligned to the %llu KiB pages of its hugetlb "
-				"region; refused",
-				(unsigned long long)gpa,
-				(unsigned long long)chunk,
-				(unsigned long long)(g->page_size >> 10));
+		if (huge_aligned(g, gpa, foff, chunk, (uintptr_t)at) < 0)
 			return -EINVAL;
-		}
 		p = mmap(at, chunk, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_FIXED, g->fd, (off_t)foff);
 		if (p == MAP_FAILED) {
@@ -203,6 +213,47 @@ static bool layout_sane(const struct rdma_mr_layout *lay)
 	return next == lay->npages;
 }
 
+/*
+ * The fast path: an MR of one run inside one guest memory region is
+ * registered on the region's own mapping (populated by the guest's use, so
+ * the HCA's pinning walks page tables that exist instead of faulting in a
+ * fresh mapping page by page).  The same rules as a remapped MR: every
+ * page guest RAM, whole huge pages in a hugetlb region.  Returns 1 (done,
+ * *m filled), 0 (not one run in one region: remap), or -errno.
+ */
+static int reg_in_region(struct be *be, struct ibv_pd *pd,
+			 const struct rdma_mr_layout *lay, unsigned int access,
+			 struct be_map *m)
+{
+	const struct rdma_mr_run *r = &lay->runs[0];
+	uint64_t bytes = (uint64_t)r->npages * RDMA_MR_PAGE_SIZE;
+	uint64_t pgoff = lay->start & (RDMA_MR_PAGE_SIZE - 1);
+	const struct gm_region *g;
+	uint64_t off;
+	int ret;
+
+	if (lay->nruns != 1)
+		return 0;
+	g = gm_find_gpa(be->mem, r->gpa, &off);
+	if (!g || bytes > g->size - off)
+		return 0; /* crosses regions, or not RAM: map_gpa() says */
+	ret = huge_aligned(g, r->gpa, g->mmap_offset + off, bytes,
+			   (uintptr_t)(g->host + off));
+	if (ret < 0)
+		return ret;
+	m->mr = ibv_reg_mr_iova(pd, g->host + off + pgoff, lay->length,
+				lay->virt_addr, (int)access);
+	if (!m->mr) {
+		ret = -(errno ? errno : EIO);
+		log_peer_warn("REG_MR: ibv_reg_mr_iova of %llu bytes",
+			      (unsigned long long)lay->length);
+		return ret;
+	}
+	m->gpa = r->gpa + pgoff;
+	m->len = lay->length;
+	return 1;
+}
+
 #define REMOTE_ACCESS                                                          \
 	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |                    \
 	 IBV_ACCESS_REMOTE_ATOMIC)
@@ -242,6 +293,13 @@ int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
 	r = alloc_mrn(be, &mrn);
 	if (r < 0)
 		return r;
+	r = reg_in_region(be, pd->pd, lay, access, &m);
+	if (r < 0)
+		return r;
+	if (r == 1) {
+		need = 0;
+		goto done;
+	}
 	/* Each run may cross a region boundary once more: 2 per run. */
 	need = 1 + 2 * lay->nruns;
 	if (lay->nruns > BE_MAX_MAPPINGS ||
@@ -264,13 +322,16 @@ int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
 			      (unsigned long long)lay->length);
 		goto fail;
 	}
-	log_debug("REG_MR: mr %u, %llu bytes at iova 0x%llx in %u runs, "
+done:
+	log_debug("REG_MR: mr %u, %llu bytes at iova 0x%llx in %u runs%s, "
 		  "lkey 0x%x",
 		  mrn, (unsigned long long)lay->length,
-		  (unsigned long long)lay->virt_addr, lay->nruns, m.mr->lkey);
+		  (unsigned long long)lay->virt_addr, lay->nruns,
+		  need ? "" : " (on the region's mapping)", m.mr->lkey);
 	mr = &be->mr[mrn];
 	memset(mr, 0, sizeof(*mr));
 	mr->used = true;
+	mr->fast = need == 0;
 	mr->pd = pdh;
 	mr->access = access;
 	mr->lkey = m.mr->lkey;
@@ -433,9 +494,16 @@ uint8_t *be_sge_host(const struct be *be, uint32_t pd, uint32_t lkey,
 			uint8_t *host = mr->dma ? (uint8_t *)m->reserve
 						: (uint8_t *)m->mr->addr;
 
-			if (addr >= base && addr - base <= size &&
-			    len <= size - (addr - base))
+			if (addr < base || addr - base > size ||
+			    len > size - (addr - base))
+				continue;
+			if (!mr->fast)
 				return host + (addr - base);
+			/* on a region's mapping: through today's table */
+			return be->mem ? gm_gpa_to_host(be->mem,
+							m->gpa + (addr - base),
+							len)
+				       : NULL;
 		}
 		return NULL;
 	}

@@ -299,7 +299,7 @@ static void post_one_recv(struct pvrdma_dev *d, struct pvrdma_qp *qp,
 
 /* Drains up to one ring's worth of WQEs (bounded however the guest
  * moves its producer index meanwhile). */
-static void drain_qp(struct pvrdma_dev *d, struct pvrdma_qp *qp, bool recv)
+static void drain_qp_ring(struct pvrdma_dev *d, struct pvrdma_qp *qp, bool recv)
 {
 	const struct pvrdma_ring_map *r = recv ? &qp->rq : &qp->sq;
 	uint8_t slot[PVRDMA_PAGE_SIZE];
@@ -323,6 +323,18 @@ static void drain_qp(struct pvrdma_dev *d, struct pvrdma_qp *qp, bool recv)
 		/* qp may be gone only through a command, never here */
 		pvrdma_ring_index_store(d, r, false, head);
 	}
+}
+
+/*
+ * One doorbell's WQEs go to the host as one list (backend.h, "Batches"):
+ * a WQE the host refuses comes back through fe_completion() as an error
+ * CQE, as a WQE it fails later does.
+ */
+static void drain_qp(struct pvrdma_dev *d, struct pvrdma_qp *qp, bool recv)
+{
+	be_batch_begin(d->be);
+	drain_qp_ring(d, qp, recv);
+	be_batch_end(d->be);
 }
 
 static void drain_srq(struct pvrdma_dev *d, struct pvrdma_srq *srq)

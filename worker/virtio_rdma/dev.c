@@ -815,19 +815,28 @@ static void ctrl_kicked(struct vrdma *d, struct vq *vq)
 	unsigned int n = 0;
 
 	d->ctrl_pending = false;
-	while (vq_pop(vq, &d->elem) == 1) {
-		struct ctrl_trace t = { 0 };
-		uint64_t t0 = RDMAGATE_CTRL_CMD_ENABLED() ? mono_ns() : 0;
+	vq_disable_notify(vq); /* no kicks while we drain */
+	for (;;) {
+		while (n < VR_KICK_BUDGET && vq_pop(vq, &d->elem) == 1) {
+			struct ctrl_trace t = { 0 };
+			uint64_t t0 =
+				RDMAGATE_CTRL_CMD_ENABLED() ? mono_ns() : 0;
 
-		vq_push(vq, &d->elem, ctrl_one(d, &t));
-		if (RDMAGATE_CTRL_CMD_ENABLED())
-			RDMAGATE_CTRL_CMD(rdmagate_probe_vm, t.code, t.status,
-					  t0 ? mono_ns() - t0 : 0);
-		if (++n == VR_KICK_BUDGET) {
+			vq_push(vq, &d->elem, ctrl_one(d, &t));
+			if (RDMAGATE_CTRL_CMD_ENABLED())
+				RDMAGATE_CTRL_CMD(rdmagate_probe_vm, t.code,
+						  t.status,
+						  t0 ? mono_ns() - t0 : 0);
+			n++;
+		}
+		if (n == VR_KICK_BUDGET) {
 			d->ctrl_pending = true;
 			d->pending = true;
 			break;
 		}
+		if (!vq_enable_notify(vq))
+			break;
+		vq_disable_notify(vq);
 	}
 	if (n)
 		vq_notify(vq);
@@ -935,6 +944,7 @@ static void rdma_kicked(void *priv, struct vq *vq)
 	case VIRTIO_RDMA_VQ_INVALID:
 		break;
 	}
+	vr_notify_flush(d);
 }
 
 static void rdma_stopped(void *priv, struct vq *vq)
@@ -979,12 +989,14 @@ static void rdma_poll(void *priv)
 	}
 	if (d->cfg->busy_poll)
 		be_poll(d->be);
+	vr_notify_flush(d);
 }
 
 const struct device_ops rdma_device_ops = {
 	.name = "virtio-rdma",
 	.features = (1ull << VIRTIO_F_VERSION_1) |
 		    (1ull << VIRTIO_F_RING_INDIRECT_DESC) |
+		    (1ull << VIRTIO_F_RING_EVENT_IDX) |
 		    (1ull << VHOST_USER_F_PROTOCOL_FEATURES),
 	.num_queues = VIRTIO_RDMA_NUM_QUEUES,
 	.max_ring_size = VIRTIO_RDMA_RING_SIZE,

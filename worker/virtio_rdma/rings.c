@@ -58,6 +58,30 @@ static struct vr_pend *fifo_find(struct vr_fifo *f, uint16_t head)
 	return NULL;
 }
 
+/* ---- signalling, once per ring and round ---- */
+
+static void notify_later(struct vrdma *d, const struct vq *vq)
+{
+	if (vq->index < VIRTIO_RDMA_NUM_QUEUES)
+		d->notify[vq->index / 64] |= 1ull << (vq->index % 64);
+}
+
+void vr_notify_flush(struct vrdma *d)
+{
+	unsigned int w;
+
+	for (w = 0; w < ARRAY_SIZE(d->notify); w++) {
+		while (d->notify[w]) {
+			unsigned int b =
+				(unsigned int)__builtin_ctzll(d->notify[w]);
+
+			d->notify[w] &= d->notify[w] - 1;
+			if (d->vqs[w * 64 + b])
+				vq_notify(d->vqs[w * 64 + b]);
+		}
+	}
+}
+
 /* ---- guest CQEs ---- */
 
 static void cq_overflow(struct vrdma *d, uint32_t cqn)
@@ -108,17 +132,25 @@ static void cqe_write(struct vrdma *d, uint32_t cqn,
 	d->st->completions++;
 	if (c->status != VIRTIO_RDMA_WC_SUCCESS)
 		d->st->completion_errors++;
+	/*
+	 * A CQ queue is signalled when, and only when, the CQ was armed:
+	 * whatever used_event says, as REQ_NOTIFY_CQ asked for the next
+	 * completion and a driver that left CQEs unread (ibv_poll_cq of
+	 * fewer than there are) has a used_event the used index passed.
+	 */
 	if (d->cq[cqn].armed) {
 		d->cq[cqn].armed = false;
-		vq_notify(vq);
+		notify_later(d, vq);
 	}
+	vq_unsignalled(vq);
 }
 
-/* Returns the finished front of a ring's FIFO, CQEs first. */
+/*
+ * Returns the finished front of a ring's FIFO, CQEs first; the rings are
+ * signalled at the end of the round.
+ */
 static void fifo_drain(struct vrdma *d, struct vr_fifo *f, struct vq *vq)
 {
-	bool pushed = false;
-
 	while (f->count > 0 && f->e[f->first].done) {
 		struct vr_pend *p = &f->e[f->first];
 
@@ -126,13 +158,11 @@ static void fifo_drain(struct vrdma *d, struct vr_fifo *f, struct vq *vq)
 			cqe_write(d, p->cqn, &p->c);
 		if (vq) {
 			vq_push_head(vq, p->head, 0);
-			pushed = true;
+			notify_later(d, vq);
 		}
 		f->first = (f->first + 1) % VR_RING;
 		f->count--;
 	}
-	if (pushed)
-		vq_notify(vq);
 }
 
 void vr_slot_flush(struct vrdma *d, uint32_t s)
@@ -301,31 +331,6 @@ static void send_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 	finish_now(d, s, p, (enum virtio_rdma_wc_status)st);
 }
 
-/*
- * The elements of slot s's ring: up to VR_KICK_BUDGET, as long as the
- * FIFO has room; what is left waits for the next round.
- */
-void vr_sq_kicked(struct vrdma *d, uint32_t s, struct vq *vq)
-{
-	struct vr_slot *q = &d->slot[s];
-	unsigned int n = 0;
-
-	q->sq_pending = false;
-	if (q->kind != VR_SLOT_QP)
-		return; /* elements wait until a QP owns the slot */
-	while (q->sq.count < VR_RING && vq_pop(vq, &d->elem) == 1) {
-		struct vr_pend *p = fifo_push(&q->sq, d->elem.head);
-
-		send_one(d, s, p);
-		fifo_drain(d, &q->sq, vq);
-		if (++n == VR_KICK_BUDGET) {
-			q->sq_pending = true;
-			d->pending = true;
-			return;
-		}
-	}
-}
-
 /* ---- receive ---- */
 
 static void recv_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
@@ -371,25 +376,66 @@ static void recv_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 	finish_now(d, s, p, (enum virtio_rdma_wc_status)st);
 }
 
+/*
+ * The elements of slot s's SQ or RQ ring: up to VR_KICK_BUDGET, as long as
+ * the FIFO has room, posted to the host as one list (be_batch_begin());
+ * what is left waits for the next round of the loop.  The driver's kicks
+ * are off while we drain (VRING_USED_F_NO_NOTIFY, or a stale avail_event)
+ * and back on when the ring is empty; the check after turning them on
+ * catches an element made available in between.
+ */
+static void ring_take(struct vrdma *d, uint32_t s, struct vq *vq, bool recv)
+{
+	struct vr_slot *q = &d->slot[s];
+	struct vr_fifo *f = recv ? &q->rq : &q->sq;
+	unsigned int n = 0;
+
+	be_batch_begin(d->be);
+	vq_disable_notify(vq);
+	for (;;) {
+		while (f->count < VR_RING && n < VR_KICK_BUDGET &&
+		       vq_pop(vq, &d->elem) == 1) {
+			struct vr_pend *p = fifo_push(f, d->elem.head);
+
+			if (recv)
+				recv_one(d, s, p);
+			else
+				send_one(d, s, p);
+			n++;
+		}
+		if (n == VR_KICK_BUDGET) {
+			/* kicks stay off: the loop polls until it is done */
+			*(recv ? &q->rq_pending : &q->sq_pending) = true;
+			d->pending = true;
+			break;
+		}
+		/* a full FIFO takes more when a completion frees room */
+		if (!vq_enable_notify(vq) || f->count >= VR_RING)
+			break;
+		vq_disable_notify(vq);
+	}
+	be_batch_end(d->be);
+	fifo_drain(d, f, vq);
+}
+
+void vr_sq_kicked(struct vrdma *d, uint32_t s, struct vq *vq)
+{
+	struct vr_slot *q = &d->slot[s];
+
+	q->sq_pending = false;
+	if (q->kind != VR_SLOT_QP)
+		return; /* elements wait until a QP owns the slot */
+	ring_take(d, s, vq, false);
+}
+
 void vr_rq_kicked(struct vrdma *d, uint32_t s, struct vq *vq)
 {
 	struct vr_slot *q = &d->slot[s];
-	unsigned int n = 0;
 
 	q->rq_pending = false;
 	if (q->kind == VR_SLOT_FREE || q->srq_handle)
 		return;
-	while (q->rq.count < VR_RING && vq_pop(vq, &d->elem) == 1) {
-		struct vr_pend *p = fifo_push(&q->rq, d->elem.head);
-
-		recv_one(d, s, p);
-		fifo_drain(d, &q->rq, vq);
-		if (++n == VR_KICK_BUDGET) {
-			q->rq_pending = true;
-			d->pending = true;
-			return;
-		}
-	}
+	ring_take(d, s, vq, true);
 }
 
 void vr_run_pending(struct vrdma *d)
@@ -427,10 +473,13 @@ static void vr_completion(void *fe, const struct be_wc *wc)
 {
 	struct vrdma *d = fe;
 	uint32_t s = (uint32_t)(uintptr_t)wc->wq_ctx;
-	uint32_t cqn = (uint32_t)(uintptr_t)wc->cq_ctx;
+	/* no CQ (an SRQ receive the host refused): no CQE */
+	uint32_t cqn = wc->refused && wc->srq ? UINT32_MAX
+					      : (uint32_t)(uintptr_t)wc->cq_ctx;
 	struct vr_slot *q;
 	struct vr_fifo *f;
 	struct vr_pend *p;
+	bool full;
 
 	if (s >= d->num_slots || d->slot[s].kind == VR_SLOT_FREE)
 		return;
@@ -441,6 +490,7 @@ static void vr_completion(void *fe, const struct be_wc *wc)
 		d->st->missing_completions++;
 		return;
 	}
+	full = f->count >= VR_RING;
 	p->done = true;
 	p->cqn = cqn;
 	p->emit = wc->recv || wc->signaled || wc->status != IBV_WC_SUCCESS;
@@ -460,16 +510,26 @@ static void vr_completion(void *fe, const struct be_wc *wc)
 		p->c.slid = wc->slid;
 		p->c.dlid_path_bits = wc->dlid_path_bits;
 	}
-	if (wc->recv) {
-		fifo_drain(d, &q->rq, vr_rq_vq(d, s));
-		/* elements left in the ring while the FIFO was full */
-		if (vr_rq_vq(d, s))
-			vr_rq_kicked(d, s, vr_rq_vq(d, s));
-	} else {
-		fifo_drain(d, &q->sq, vr_sq_vq(d, s));
-		if (vr_sq_vq(d, s))
-			vr_sq_kicked(d, s, vr_sq_vq(d, s));
+	fifo_drain(d, f, wc->recv ? vr_rq_vq(d, s) : vr_sq_vq(d, s));
+	/*
+	 * Elements left in the ring while the FIFO was full: taken at the
+	 * end of the round (not from inside a backend call).
+	 */
+	if (full && f->count < VR_RING) {
+		*(wc->recv ? &q->rq_pending : &q->sq_pending) = true;
+		d->pending = true;
 	}
+}
+
+/* The end of a round of completions: pending rings, then the signals. */
+static void vr_round_done(void *fe)
+{
+	struct vrdma *d = fe;
+
+	/* d->pending stays: the loop's poll round serves the control queue */
+	if (d->pending)
+		vr_run_pending(d);
+	vr_notify_flush(d);
 }
 
 /*
@@ -480,4 +540,5 @@ static void vr_completion(void *fe, const struct be_wc *wc)
  */
 const struct be_frontend_ops vr_be_ops = {
 	.completion = vr_completion,
+	.round_done = vr_round_done,
 };

@@ -91,6 +91,12 @@ struct vrdma {
 	struct vr_slot *slot;			 /* [num_slots] */
 	bool ctrl_pending; /* control commands left after the budget */
 	bool pending;	   /* some queue has work left (see above) */
+	/*
+	 * Rings with used entries not yet signalled this round, by vq index:
+	 * every CQE and returned descriptor of a round is written first, then
+	 * each touched ring is signalled once (vr_notify_flush()).
+	 */
+	uint64_t notify[VIRTIO_RDMA_NUM_QUEUES / 64];
 
 	struct vq_elem elem;  /* scratch: one popped chain (16 KiB) */
 	struct vq_elem celem; /* scratch: one CQ buffer */
@@ -108,6 +114,8 @@ void vr_rq_kicked(struct vrdma *d, uint32_t s, struct vq *vq);
 void vr_slot_flush(struct vrdma *d, uint32_t s);
 /* Serves the queues left with work after their budget ran out. */
 void vr_run_pending(struct vrdma *d);
+/* Signals every ring marked this round, once each (end of a round). */
+void vr_notify_flush(struct vrdma *d);
 
 /* Ring lookups: the running vq of a CQ / SQ / RQ, or NULL. */
 static inline struct vq *vr_cq_vq(struct vrdma *d, uint32_t cqn)

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Benchmark (not a test): the same operations natively (perftest on rxe0 <->
 # rxe1, native-reg) and through rdmagate (two simulated guests on two
-# workers, rdmagate-guest perf), each figure and the ratio rdmagate/native.
+# workers, rdmagate-guest perf), each figure and the ratio rdmagate/native;
+# ends with one "ratio NAME VALUE" line per figure (write_lat, send_lat,
+# send_lat_event, write_bw_64k, msg_rate_64, reg_1g).
 # Run it in the test VM, e.g.:
 #   tests/vm/rdmagate-vm -n 2 -m 3G -t 900 -- tests/vm/rdma-guest/bench.sh
 # Environment: ITERS_LAT (1000), ITERS_BW (2000), ITERS_RATE (20000),
@@ -51,6 +53,18 @@ guest_perf() {
 	grep "^perf:" "$RG_DIR/gp.cli" | head -n 1
 }
 
+# ratio NATIVE RDMAGATE: rdmagate / native, or n/a
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		print (a > 0 && b > 0) ? sprintf("%.2f", b / a) : "n/a" }'
+}
+RATIOS=""
+# keep KEY NATIVE RDMAGATE: the figure's "ratio KEY VALUE" line, printed last
+keep() {
+	RATIOS="${RATIOS}ratio $1 $(ratio "$2" "$3")
+"
+}
+
 # row NAME UNIT NATIVE RDMAGATE: one line of the table, and the ratio
 row() {
 	awk -v n="$1" -v u="$2" -v a="$3" -v b="$4" 'BEGIN {
@@ -77,18 +91,21 @@ n=$(perftest ib_write_lat -s 64 -n "$ITERS_LAT")
 o=$(guest_perf -t write_lat -s 64 -n "$ITERS_LAT")
 echo "  native:   $n"; echo "  rdmagate: $o"
 row "RC WRITE latency 64 B, typical" us "$(field 5 "$n")" "$(perf_med "$o")"
+keep write_lat "$(field 5 "$n")" "$(perf_med "$o")"
 row "RC WRITE latency 64 B, average" us "$(field 6 "$n")" "$(perf_avg "$o")"
 
 n=$(perftest ib_send_lat -s 64 -n "$ITERS_LAT")
 o=$(guest_perf -t send_lat -s 64 -n "$ITERS_LAT")
 echo "  native:   $n"; echo "  rdmagate: $o"
 row "RC SEND latency 64 B, typical" us "$(field 5 "$n")" "$(perf_med "$o")"
+keep send_lat "$(field 5 "$n")" "$(perf_med "$o")"
 row "RC SEND latency 64 B, average" us "$(field 6 "$n")" "$(perf_avg "$o")"
 
 n=$(perftest ib_send_lat -s 64 -n "$ITERS_LAT" -e)
 o=$(guest_perf -t send_lat -s 64 -n "$ITERS_LAT" -e)
 echo "  native:   $n"; echo "  rdmagate: $o"
 row "RC SEND latency 64 B events, typ." us "$(field 5 "$n")" "$(perf_med "$o")"
+keep send_lat_event "$(field 5 "$n")" "$(perf_med "$o")"
 row "RC SEND latency 64 B events, avg" us "$(field 6 "$n")" "$(perf_avg "$o")"
 
 n=$(perftest ib_write_bw -s 65536 -n "$ITERS_BW")
@@ -96,11 +113,13 @@ o=$(guest_perf -t write_bw -s 65536 -n "$ITERS_BW")
 echo "  native:   $n"; echo "  rdmagate: $o"
 # perftest's MB/sec is 2^20 bytes per second
 row "RC WRITE bandwidth 64 KiB" MiB/s "$(field 4 "$n")" "$(perf_mib "$o")"
+keep write_bw_64k "$(field 4 "$n")" "$(perf_mib "$o")"
 
 n=$(perftest ib_send_bw -s 64 -n "$ITERS_RATE")
 o=$(guest_perf -t send_bw -s 64 -n "$ITERS_RATE")
 echo "  native:   $n"; echo "  rdmagate: $o"
 row "RC SEND message rate 64 B" Mpps "$(field 5 "$n")" "$(perf_mpps "$o")"
+keep msg_rate_64 "$(field 5 "$n")" "$(perf_mpps "$o")"
 
 n=$("$NATIVE_REG" "$D0" "$REG_MIB" 3 | sed -n 's/.*: \([0-9.]*\) ms/\1/p' |
 	sort -n | head -n 1)
@@ -111,6 +130,7 @@ cat "$RG_DIR/reg.out"
 o=$(sed -n 's/.*: \([0-9.]*\) ms/\1/p' "$RG_DIR/reg.out" | sort -n |
 	head -n 1)
 row "register $REG_MIB MiB (best of 3)" ms "$n" "$o"
+keep reg_1g "$n" "$o"
 # the worker maps guest RAM for each MR: compare with a fresh mapping too
 n=$("$NATIVE_REG" "$D0" "$REG_MIB" 3 fresh |
 	sed -n 's/.*: \([0-9.]*\) ms/\1/p' | sort -n | head -n 1)
@@ -118,4 +138,8 @@ row "  native on a fresh mapping" ms "$n" "$o"
 
 echo
 echo "ratio = rdmagate / native (latency, time: lower is better;"
-echo "bandwidth, rate: higher is better)"
+echo "bandwidth, rate: higher is better); the VM's load average" \
+	"$(cut -d' ' -f1-3 /proc/loadavg) (the host's: uptime around the run)"
+# last, one line per figure (docs/benchmarks.md): latencies typical/median,
+# reg_1g against native on the touched mapping
+printf '%s' "$RATIOS"

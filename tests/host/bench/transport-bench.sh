@@ -1,0 +1,78 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Benchmark (not a test) of the vhost-user transport alone, on the host, no
+# verbs and no VM: the echo test device's round trip (rdmagate-guest echo
+# against rdmagate-worker --test-device echo) against references measured
+# in the same minutes (pingpong-ref: an eventfd each way between two
+# processes; a shared-memory message with both sides spinning and
+# yielding).  Each pair runs ROUNDS times, interleaved; the best of each is
+# compared.  Ends with exactly two lines:
+#   ratio echo_event VALUE
+#   ratio echo_poll VALUE
+# (echo round trip / reference round trip: lower is better).
+# Run: ./dev build && tests/host/bench/transport-bench.sh
+# Environment: N (round trips, 5000), SIZE (bytes, 64), ROUNDS (3),
+# RDMAGATE_BUILD (build/).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+: "${RDMAGATE_BUILD:=$here/../../../build}"
+N=${N:-5000}
+SIZE=${SIZE:-64}
+ROUNDS=${ROUNDS:-3}
+WORKER=$RDMAGATE_BUILD/worker/rdmagate-worker
+GUEST=$RDMAGATE_BUILD/guest/rdmagate-guest
+REF=$RDMAGATE_BUILD/tests/host/bench/pingpong-ref
+
+for b in "$WORKER" "$GUEST" "$REF"; do
+	[ -x "$b" ] || { echo "transport-bench: $b missing (./dev build)"; exit 1; }
+done
+dir=$(mktemp -d)
+wpid=
+cleanup() {
+	[ -z "$wpid" ] || kill "$wpid" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+"$WORKER" --test-device echo --socket "$dir/w.sock" --vm transport-bench \
+	2>"$dir/worker.log" &
+wpid=$!
+for _ in $(seq 100); do
+	[ -S "$dir/w.sock" ] && break
+	sleep 0.05
+done
+[ -S "$dir/w.sock" ] || { echo "worker did not listen:"; cat "$dir/worker.log"; exit 1; }
+
+# echo_us [ECHO OPTIONS]: microseconds per round trip
+echo_us() {
+	"$GUEST" --socket "$dir/w.sock" echo -n "$N" -s "$SIZE" --event-idx \
+		"$@" >"$dir/echo.out" 2>&1 || { cat "$dir/echo.out" >&2; return 1; }
+	sed -n 's/.* \([0-9.]*\) us each.*/\1/p' "$dir/echo.out"
+}
+ref_us() {
+	"$REF" "$1" "$N" | sed -n 's/.*, \([0-9.]*\) us each/\1/p'
+}
+min() { printf '%s\n' "$@" | sort -g | head -n 1; }
+
+echo "transport benchmark: $N round trips of $SIZE B, best of $ROUNDS," \
+	"$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+ee="" re="" ep="" rp=""
+for r in $(seq "$ROUNDS"); do
+	ee="$ee $(echo_us)" || exit 1
+	re="$re $(ref_us event)" || exit 1
+	ep="$ep $(echo_us --poll)" || exit 1
+	rp="$rp $(ref_us poll)" || exit 1
+done
+echo "runs (us): echo event$ee; eventfd$re; echo polled$ep; spin$rp"
+ee=$(min $ee) re=$(min $re) ep=$(min $ep) rp=$(min $rp)
+printf "%-40s %10s %10s %8s\n" figure echo reference ratio
+awk -v ee="$ee" -v re="$re" -v ep="$ep" -v rp="$rp" 'BEGIN {
+	printf "%-40s %10.2f %10.2f %8.2f\n",
+		"round trip, event mode (us)", ee, re, ee / re
+	printf "%-40s %10.2f %10.2f %8.2f\n",
+		"round trip, polled (us)", ep, rp, ep / rp
+}'
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+awk -v ee="$ee" -v re="$re" -v ep="$ep" -v rp="$rp" 'BEGIN {
+	printf "ratio echo_event %.2f\nratio echo_poll %.2f\n", ee / re, ep / rp
+}'
