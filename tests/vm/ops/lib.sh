@@ -3,7 +3,7 @@
 # a broker started with --mux, rdmagate-mux, two VMs a (rxe0, fd99::10) and
 # b (rxe1, fd99::11) routed across the veth pair, helpers. Expects BROKER,
 # CTL, WORKER, GUEST, MUX set.
-. "$(dirname "$0")/../../tap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../tap.sh"
 elapsed() { echo "# $((SECONDS - T0)) s: $*"; }
 
 [ "${RDMAGATE_VM:-}" = 1 ] || { echo "1..0 # SKIP not inside rdmagate-vm"; exit 0; }
