@@ -87,6 +87,22 @@ start_mux() { # log
 	MPID=$!
 	wait_for 10 in_log "$1" "control socket $T/mux.sock"
 }
+# start_services: the mux, then the broker (logs mux.log, broker.log), as
+# TAP results; a broker that does not start ends the test
+start_services() {
+	check "mux is up" start_mux "$T/mux.log"
+	if ! start_broker "$T/broker.log"; then
+		not_ok "broker is up: $(tail -n 5 "$T/broker.log")"
+		tap_end
+		exit 1
+	fi
+	ok "broker is up"
+}
+# start_watchdog SECONDS: a test still running by then says where it is
+start_watchdog() {
+	( sleep "$1"; echo "# watchdog: still running"; dump | sed 's/^/# /' ) &
+	WATCHDOG=$!
+}
 # the RoCE v2 index of GID (in sysfs form) on DEV port 1
 v2_index() {
 	local f i g t

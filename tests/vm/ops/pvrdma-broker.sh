@@ -21,16 +21,8 @@ for t in ibv_rc_pingpong setpriv; do
 	command -v $t > /dev/null || skip_all "no $t"
 done
 
-( sleep 200; echo "# watchdog: still running"; dump | sed 's/^/# /' ) &
-WATCHDOG=$!
-
-check "mux is up" start_mux "$T/mux.log"
-if ! start_broker "$T/broker.log"; then
-	not_ok "broker is up: $(tail -n 5 "$T/broker.log")"
-	tap_end
-	exit 1
-fi
-ok "broker is up"
+start_watchdog 200
+start_services
 if ! op_started; then
 	dump | diag
 	tap_end
@@ -61,40 +53,44 @@ out=$(setpriv --reuid $((OP_VMM + 1)) --regid $((OP_VMM + 1)) \
 check "another uid cannot reach the worker: $(tail -n 1 <<< "$out")" \
 	grep -q 'Permission denied' <<< "$out"
 
-# rc_pingpong, the guest serving: the native client reaches it at the
-# guest's address (the broker added it to rxe0's netdev)
+# pingpong SERVER SIZE: rc_pingpong, 200 round trips of SIZE bytes between
+# the guest and the native peer, SERVER (guest or native) serving; the
+# client reaches a guest server at the guest's address (the broker adds it
+# to rxe0's netdev), the native one at B
+pingpong() {
+	local srv=$1 f=$T/rc-$1-$2 rs rc client
+	local g=(guest rc_pingpong -g 1 -n 200 -s "$2")
+	local nat=(timeout 120 ibv_rc_pingpong -d "$RDMAGATE_VM_DEV1"
+		-g "${gidx_n:-0}" -n 200 -s "$2")
+	if [ "$srv" = guest ]; then
+		"${g[@]}" > "$f.server" 2>&1 &
+		client=("${nat[@]}" "$OP_ADDR")
+	else
+		"${nat[@]}" > "$f.server" 2>&1 &
+		client=("${g[@]}" "$B")
+	fi
+	PIDS=$!
+	wait_for 60 grep -qi ':4853 0*:0000 0A' /proc/net/tcp
+	if [ "$srv" = guest ]; then
+		check "the broker added the guest's GID to $RDMAGATE_VM_DEV0 (index $(v2_index "$RDMAGATE_VM_DEV0" "$OP_GID"))" \
+			v2_index "$RDMAGATE_VM_DEV0" "$OP_GID"
+		check "... as an address of $RDMAGATE_VM_NETDEV0" \
+			grep -q "inet $OP_ADDR/32" < <(ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV0")
+	fi
+	"${client[@]}" > "$f.client" 2>&1
+	rc=$?
+	wait "$PIDS"
+	rs=$?
+	PIDS=
+	check "rc: $srv serving, 200 x $2 B (exit: server $rs, client $rc): $(tail -n 1 "$f.client")" \
+		test "$rs" = 0 -a "$rc" = 0
+	check "... both sides did 200 round trips" bash -c \
+		'grep -q "200 iters" "$1.server" && grep -q "200 iters" "$1.client"' _ "$f"
+}
 elapsed "guest server"
-guest rc_pingpong -g 1 -n 200 -s 4096 > "$T/rc1.guest" 2>&1 &
-PIDS=$!
-check "the broker added the guest's GID to $RDMAGATE_VM_DEV0 (index $(wait_for 60 v2_index "$RDMAGATE_VM_DEV0" "$OP_GID"))" \
-	v2_index "$RDMAGATE_VM_DEV0" "$OP_GID"
-check "... as an address of $RDMAGATE_VM_NETDEV0" \
-	grep -q "inet $OP_ADDR/32" < <(ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV0")
-wait_for 60 grep -qi ':4853 0*:0000 0A' /proc/net/tcp
-timeout 120 ibv_rc_pingpong -d "$RDMAGATE_VM_DEV1" -g "${gidx_n:-0}" -n 200 \
-	-s 4096 "$OP_ADDR" > "$T/rc1.native" 2>&1
-rn=$?
-wait "$PIDS"
-rg=$?
-PIDS=
-check "rc: guest server, native client, 200 x 4096 B (exit $rg $rn): $(tail -n 1 "$T/rc1.native")" \
-	test "$rg" = 0 -a "$rn" = 0
-check "... both sides counted their iterations" \
-	grep -q '200 iters' "$T/rc1.guest"
-
-# and the other way: the native side serves, the guest connects
+pingpong guest 4096
 elapsed "guest client"
-timeout 120 ibv_rc_pingpong -d "$RDMAGATE_VM_DEV1" -g "${gidx_n:-0}" -n 200 \
-	-s 8192 > "$T/rc2.native" 2>&1 &
-PIDS=$!
-wait_for 30 grep -qi ':4853 0*:0000 0A' /proc/net/tcp
-guest rc_pingpong -g 1 -n 200 -s 8192 "$B" > "$T/rc2.guest" 2>&1
-rg=$?
-wait "$PIDS"
-rn=$?
-PIDS=
-check "rc: native server, guest client, 200 x 8192 B (exit $rg $rn): $(tail -n 1 "$T/rc2.guest")" \
-	test "$rg" = 0 -a "$rn" = 0
+pingpong native 8192
 out=$(ctl stats --vm "$OP_VM" --json)
 check "the worker counted its VMM connections: $(jq -c '.[0] | {connects, gid_adds}' <<< "$out" 2>/dev/null)" \
 	test "$(jq '.[0].connects >= 2' <<< "$out")" = true

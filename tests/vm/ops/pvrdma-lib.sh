@@ -52,8 +52,8 @@ op_started() {
 		test -n "$OP_PID" -a \
 		"$(ctl list --json | jq -r ".[] | select(.vm == \"$OP_VM\") | .socket")" = "$OP_SOCK"
 	[ -n "$OP_PID" ] || return 1
-	check "the worker serves PVRDMA on $RDMAGATE_VM_DEV0 (policy frontend = pvrdma)" \
-		grep -q -- "--device $RDMAGATE_VM_DEV0 .*--frontend pvrdma " \
+	check "the worker serves PVRDMA on $RDMAGATE_VM_DEV0 (policy frontend = pvrdma) to uid/gid $OP_VMM only" \
+		grep -q -- "--peer-uid $OP_VMM --peer-gid $OP_VMM --device $RDMAGATE_VM_DEV0 .*--frontend pvrdma " \
 		< <(tr '\0' ' ' < /proc/"$OP_PID"/cmdline)
 	st=$(awk '/^Uid:/ { print $2 } /^Seccomp:/ { print $2 } /^NoNewPrivs:/ { print $2 } /^CapEff:/ { print $2 }' \
 		/proc/"$OP_PID"/status | xargs)
@@ -74,7 +74,7 @@ op_stopped() {
 	local out
 	out=$(op_hook release end 2>&1)
 	check "hook: $OP_VM release end stops its worker: $out" \
-		grep -q "worker/$OP_VM (pid $OP_PID) \(exited\|killed\)" <<< "$out"
+		grep -q "worker/$OP_VM (pid $OP_PID) killed by SIGTERM" <<< "$out"
 	check "no worker listed" test -z "$(op_worker_pid)"
 	check "the worker process is gone" not test -e /proc/"$OP_PID"
 	check "its socket is gone" not test -e "$OP_SOCK"
