@@ -21,7 +21,7 @@ for t in ibv_rc_pingpong setpriv; do
 	command -v $t > /dev/null || skip_all "no $t"
 done
 
-start_watchdog 200
+start_watchdog 330
 start_services
 if ! op_started; then
 	dump | diag
@@ -29,7 +29,7 @@ if ! op_started; then
 	exit 1
 fi
 check "$OP_VM's worker got its mux channel" \
-	wait_for 20 in_log "$T/broker.log" "worker/$OP_VM: mux channel handed over"
+	wait_for 60 in_log "$T/broker.log" "worker/$OP_VM: mux channel handed over"
 elapsed "worker spawned by the hook"
 
 # the native peer: its own address B on rxe1's netdev, routed to the
