@@ -114,7 +114,8 @@ gid_index() {
 # guest_run_in_test_vm TIMEOUT SCRIPT ARG...: on the host, what a nested
 # test needs before the test VM (it has no network): QEMU 11.1, the module,
 # the nested initramfs, or skip saying why; then SCRIPT ARG... in the test
-# VM with both rxe devices.
+# VM with both rxe devices, and the rdmagate-vm options in GUEST_VM_OPTS
+# (an array, e.g. (--no-cm)) if set.
 guest_run_in_test_vm() {
 	local t=$1 err
 	shift
@@ -122,5 +123,27 @@ guest_run_in_test_vm() {
 	err=$("$GUEST_DIR/vmw-pvrdma-ko" -q 2>&1 > /dev/null) ||
 		skip_all "vmw_pvrdma.ko cannot be built: ${err##*error: }"
 	"$GUEST_DIR/nested-guest" --prepare > /dev/null || exit 1
-	exec "$GUEST_DIR/../vm/rdmagate-vm" -n 2 -m 3G -t "$t" -b 300 -- "$@"
+	exec "$GUEST_DIR/../vm/rdmagate-vm" -n 2 -m 3G -t "$t" -b 300 \
+		${GUEST_VM_OPTS[@]+"${GUEST_VM_OPTS[@]}"} -- "$@"
+}
+
+# pvrdma_facts IP: in the nested guest, the PVRDMA device as unmodified
+# tools see it, as key=value lines: device= (ibv_devices' first),
+# devinfo_rc= and port_active=1 (ibv_devinfo -v, kept in /tmp/devinfo),
+# gid_index= (IP's GID in the device's table: the driver binds it when the
+# address is added, through the worker and the broker, seconds under nested
+# TCG). Sets PV_DEV and PV_GIDX; returns 1 without a device or that GID.
+pvrdma_facts() {
+	local i
+	PV_DEV=$(ibv_devices | awk 'NR > 2 { print $1; exit }') PV_GIDX=
+	echo "device=$PV_DEV"
+	[ -n "$PV_DEV" ] || return 1
+	ibv_devinfo -v -d "$PV_DEV" > /tmp/devinfo 2>&1
+	echo "devinfo_rc=$?"
+	grep -q 'state:.*PORT_ACTIVE' /tmp/devinfo && echo "port_active=1"
+	for ((i = 0; i < 12; i++)); do
+		PV_GIDX=$(gid_index "$PV_DEV" "$1") && break
+	done
+	echo "gid_index=$PV_GIDX"
+	[ -n "$PV_GIDX" ]
 }

@@ -166,6 +166,31 @@ static void test_real_domain_defaults(void **state)
 	check_addr(&m.s.addrs[1], AF_INET, "10.99.0.10");
 }
 
+/*
+ * The PVRDMA domain of docs/libvirt-hook.md: the device is qemu:commandline
+ * (libvirt models no vfio-user device) and a vmxnet3 <interface>; the
+ * metadata names the frontend and the socket vfio-user-pci connects to.
+ */
+static void test_real_pvrdma_domain(void **state)
+{
+	_cleanup_free_ char *xml =
+		read_src("tests/host/hook/domains/vm-p-pvrdma.xml");
+	struct domain_meta m = ok_parse(xml);
+
+	assert_true(m.present);
+	assert_string_equal(m.s.vm, "vm-p");
+	assert_int_equal(m.s.frontend, BP_FRONTEND_PVRDMA);
+	assert_string_equal(m.s.device, "rxe0");
+	assert_int_equal(m.s.port, 1);
+	assert_string_equal(m.s.socket, "/run/rdmagate/vm/vm-p.sock");
+	/* the same path as the vfio-user-pci device's, which QEMU dials */
+	assert_non_null(strstr(xml, "\"path\":\"/run/rdmagate/vm/vm-p.sock\""));
+	assert_int_equal(m.s.flags, 0);
+	assert_int_equal(m.s.n_addrs, 1);
+	check_addr(&m.s.addrs[0], AF_INET, "10.99.2.2");
+	assert_true(m.line > 10);
+}
+
 static void test_real_domain_without_metadata(void **state)
 {
 	_cleanup_free_ char *xml =
@@ -505,6 +530,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_real_domain),
 		cmocka_unit_test(test_real_domain_defaults),
+		cmocka_unit_test(test_real_pvrdma_domain),
 		cmocka_unit_test(test_real_domain_without_metadata),
 		cmocka_unit_test(test_minimal),
 		cmocka_unit_test(test_no_metadata),

@@ -15,16 +15,8 @@ BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 MUX=$5
 T0=$SECONDS
 . "$(dirname "$0")/lib.sh"
 
-( sleep 200; echo "# watchdog: still running"; dump | sed 's/^/# /' ) &
-WATCHDOG=$!
-
-check "mux is up" start_mux "$T/mux.log"
-if ! start_broker "$T/broker.log"; then
-	not_ok "broker is up: $(tail -n 5 "$T/broker.log")"
-	tap_end
-	exit 1
-fi
-ok "broker is up"
+start_watchdog 200
+start_services
 for vm in a b; do
 	out=$(ctl spawn --vm $vm --socket "$T/$vm.sock" 2>&1)
 	check "spawn $vm: $out" grep -q "worker/$vm: pid" <<<"$out"

@@ -3,8 +3,8 @@
 # a broker started with --mux, rdmagate-mux, two VMs a (rxe0, fd99::10) and
 # b (rxe1, fd99::11) routed across the veth pair, helpers. Expects BROKER,
 # CTL, WORKER, GUEST, MUX set.
-. "$(dirname "$0")/../../tap.sh"
-. "$(dirname "$0")/../../lib.sh" # wait_for, not, in_log, count, ctl, ...
+. "$(dirname "${BASH_SOURCE[0]}")/../../tap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib.sh" # wait_for, not, in_log, count, ctl, ...
 
 [ "${RDMAGATE_VM:-}" = 1 ] || { echo "1..0 # SKIP not inside rdmagate-vm"; exit 0; }
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || { echo "1..0 # SKIP needs rdmagate-vm -n 2"; exit 0; }
@@ -62,7 +62,23 @@ start_broker() { broker_start "$1" --state-dir "$T/state" --mux "$T/mux.sock"; }
 start_mux() { # log
 	"$MUX" --control "$T/mux.sock" > "$1" 2>&1 &
 	MPID=$!
-	wait_for 10 in_log "$1" "control socket $T/mux.sock"
+	wait_for 60 in_log "$1" "control socket $T/mux.sock"
+}
+# start_services: the mux, then the broker (logs mux.log, broker.log), as
+# TAP results; a broker that does not start ends the test
+start_services() {
+	check "mux is up" start_mux "$T/mux.log"
+	if ! start_broker "$T/broker.log"; then
+		not_ok "broker is up: $(tail -n 5 "$T/broker.log")"
+		tap_end
+		exit 1
+	fi
+	ok "broker is up"
+}
+# start_watchdog SECONDS: a test still running by then says where it is
+start_watchdog() {
+	( sleep "$1"; echo "# watchdog: still running"; dump | sed 's/^/# /' ) &
+	WATCHDOG=$!
 }
 # the RoCE v2 index of GID (in sysfs form) on DEV port 1
 v2_index() {

@@ -23,8 +23,7 @@ T0=$SECONDS
 . "$(dirname "$0")/lib.sh"
 
 # a test that hangs still says why, before the harness kills the VM
-( sleep "${MUX_LINK_WATCHDOG:-170}"; echo "# watchdog: still running"; dump | sed 's/^/# /' ) &
-WATCHDOG=$!
+start_watchdog "${MUX_LINK_WATCHDOG:-170}"
 # guest VM PORT GID: claims GID at index 1, then waits as an rc_pingpong
 # server nobody connects to (until killed)
 guest() {

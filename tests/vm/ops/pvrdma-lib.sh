@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# The operator's path for a PVRDMA VM (sourced after lib.sh, inside the
+# test VM): VM vm-p of tests/host/hook/domains/vm-p-pvrdma.xml in the
+# policy with frontend = pvrdma and its own QEMU identity, the libvirt hook
+# given that domain XML to start and stop its worker, and what must hold
+# while it runs and after it stopped.  Shared by the vm test pvrdma-broker
+# (the guest simulator as the VMM) and the guest test pvrdma-operator (QEMU
+# 11.1 and vmw_pvrdma).  Expects HOOK (rdmagate-libvirt-hook) set.
+
+OP_XML=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../host/hook/domains" &&
+	pwd -P)/vm-p-pvrdma.xml
+# what the document says (its metadata and <seclabel>), checked against
+# what the broker made of it
+OP_VM=vm-p
+OP_SOCK=/run/rdmagate/vm/vm-p.sock
+OP_ADDR=10.99.2.2
+OP_GID=0000:0000:0000:0000:0000:ffff:0a63:0202 # ::ffff:10.99.2.2, sysfs form
+OP_VMM=64201 # the VM's QEMU uid and gid
+OP_CG=/sys/fs/cgroup/rdmagate/$OP_VM
+
+# The VM's section: the broker's default socket_dir (/run/rdmagate/vm)
+# holds its socket, as on an installed host.
+cat >> "$T/policy.conf" <<END
+[vm $OP_VM]
+device = $RDMAGATE_VM_DEV0
+frontend = pvrdma
+addresses = $OP_ADDR
+vmm_uid = $OP_VMM
+vmm_gid = $OP_VMM
+END
+
+# op_hook OPERATION SUB-OPERATION: the hook as libvirtd runs it (the domain
+# XML on stdin); its stderr line into $T/hook.log and on stdout
+op_hook() {
+	"$HOOK" --control "$T/control.sock" "$OP_VM" "$1" "$2" - \
+		< "$OP_XML" 2> >(tee -a "$T/hook.log")
+}
+
+op_worker_pid() { ctl list --json | jq -r ".[] | select(.vm == \"$OP_VM\") | .pid"; }
+
+# op_started: the hook's prepare begin, and the worker as the document and
+# the policy say: sandboxed under its own uid, serving PVRDMA on the
+# device, its socket the VM's QEMU identity's.  Sets OP_PID.
+op_started() {
+	local out st
+	out=$(op_hook prepare begin 2>&1)
+	check "hook: $OP_VM prepare begin starts its worker: $out" \
+		grep -q "worker/$OP_VM: pid [0-9]*, uid [0-9]*" <<< "$out"
+	OP_PID=$(op_worker_pid)
+	check "rdmagatectl list: $OP_VM's worker (pid ${OP_PID:-none}) on the document's socket $OP_SOCK" \
+		test -n "$OP_PID" -a \
+		"$(ctl list --json | jq -r ".[] | select(.vm == \"$OP_VM\") | .socket")" = "$OP_SOCK"
+	[ -n "$OP_PID" ] || return 1
+	check "the worker serves PVRDMA on $RDMAGATE_VM_DEV0 (policy frontend = pvrdma) to uid/gid $OP_VMM only" \
+		grep -q -- "--peer-uid $OP_VMM --peer-gid $OP_VMM --device $RDMAGATE_VM_DEV0 .*--frontend pvrdma " \
+		< <(tr '\0' ' ' < /proc/"$OP_PID"/cmdline)
+	st=$(awk '/^Uid:/ { print $2 } /^Seccomp:/ { print $2 } /^NoNewPrivs:/ { print $2 } /^CapEff:/ { print $2 }' \
+		/proc/"$OP_PID"/status | xargs)
+	check "the worker is sandboxed: uid, no_new_privs, seccomp, CapEff = $st" \
+		eval '[[ "$st" =~ ^(6[0-9]{4})\ 0000000000000000\ 1\ 2$ ]]'
+	check "the worker is in its own cgroup with rdma.max set" \
+		bash -c 'grep -qx "0::/rdmagate/$1" /proc/"$2"/cgroup &&
+			grep -q hca_object "$3/rdma.max"' _ "$OP_VM" "$OP_PID" "$OP_CG"
+	check "the socket belongs to the VM's QEMU identity: $(stat -c '%u:%g %a' "$OP_SOCK")" \
+		test "$(stat -c '%u:%g %a %F' "$OP_SOCK")" = "$OP_VMM:$OP_VMM 660 socket"
+}
+
+# op_as_vmm COMMAND...: COMMAND as the VM's QEMU identity (the <seclabel>)
+op_as_vmm() { setpriv --reuid "$OP_VMM" --regid "$OP_VMM" --clear-groups -- "$@"; }
+
+# op_stopped: the hook's release end, and nothing of the VM is left
+op_stopped() {
+	local out
+	out=$(op_hook release end 2>&1)
+	check "hook: $OP_VM release end stops its worker: $out" \
+		grep -q "worker/$OP_VM (pid $OP_PID) killed by SIGTERM" <<< "$out"
+	check "no worker listed" test -z "$(op_worker_pid)"
+	check "the worker process is gone" not test -e /proc/"$OP_PID"
+	check "its socket is gone" not test -e "$OP_SOCK"
+	check "its cgroup is gone" not test -e "$OP_CG"
+	check "the guest's address is gone from $RDMAGATE_VM_NETDEV0" \
+		not grep -q "inet $OP_ADDR/" < <(ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV0")
+	check "its GID is gone from $RDMAGATE_VM_DEV0's table" \
+		not v2_index "$RDMAGATE_VM_DEV0" "$OP_GID"
+	check "its state file is gone" not test -e "$T/state/workers/$OP_VM.state"
+}
