@@ -40,12 +40,6 @@ max_pinned = 4M
 EOF
 chmod 644 "$T/policy.conf"
 ctl() { "$CTL" --control "$T/control.sock" "$@"; }
-within() { # seconds command...: polls
-	local i s=$1
-	shift
-	for i in $(seq $((s * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 
 python3 "$(dirname "$0")/fake-mux.py" "$T/mux.sock" "$T/mux.log" &
 MPID=$!
