@@ -114,7 +114,7 @@ gid_index() {
 # guest_run_in_test_vm TIMEOUT SCRIPT ARG...: on the host, what a nested
 # test needs before the test VM (it has no network): QEMU 11.1, the module,
 # the nested initramfs, or skip saying why; then SCRIPT ARG... in the test
-# VM with both rxe devices.
+# VM with both rxe devices (and GUEST_TEST_VM_OPTS, e.g. --no-cm).
 guest_run_in_test_vm() {
 	local t=$1 err
 	shift
@@ -122,5 +122,7 @@ guest_run_in_test_vm() {
 	err=$("$GUEST_DIR/vmw-pvrdma-ko" -q 2>&1 > /dev/null) ||
 		skip_all "vmw_pvrdma.ko cannot be built: ${err##*error: }"
 	"$GUEST_DIR/nested-guest" --prepare > /dev/null || exit 1
-	exec "$GUEST_DIR/../vm/rdmagate-vm" -n 2 -m 3G -t "$t" -b 300 -- "$@"
+	# shellcheck disable=SC2086 # options, split on purpose
+	exec "$GUEST_DIR/../vm/rdmagate-vm" -n 2 -m 3G -t "$t" -b 300 \
+		${GUEST_TEST_VM_OPTS:-} -- "$@"
 }
