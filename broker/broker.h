@@ -104,6 +104,10 @@ struct worker {
 	struct wlog wlog;
 	char log_tag[BP_VM_SIZE + 16]; /* "worker/<vm>: " */
 	uint32_t mux_gen; /* which worker the row holds, for queued requests */
+	/* frontend qemu-pvrdma (broker/qemu_pvrdma.c): no process, only the
+	 * listening socket its QEMU's mad-chardev connects to, which the mux
+	 * serves (RDMACM_ATTACH, again at every replay); else -1 */
+	int rdmacm_fd;
 };
 
 /* One address a VM owns on a device's netdev (hence its GIDs). */
@@ -214,6 +218,11 @@ void gids_del(struct broker *b, struct worker *w, const struct wp_gid *g);
 /* Removes every address vm owns (its worker is gone). */
 void gids_release_vm(struct broker *b, const char *vm);
 void gids_poll(struct broker *b);
+/* The broker's own grant of an address to w (a QEMU pvrdma VM: no worker
+ * asks): admitted and added as a worker's GID_ADD is; the mux is told once
+ * its RoCE v2 GID is listed.  0, or -errno and why. */
+int gids_grant(struct broker *b, struct worker *w, int family,
+	       const uint8_t addr[16], char *why, size_t len);
 int gids_timeout(struct broker *b);
 /* The VM that owns the address, or NULL. */
 const struct gid_entry *gids_owner(const struct broker *b, int family,
@@ -249,6 +258,24 @@ void mux_worker_gone(struct broker *b, struct worker *w);
 void mux_gid_ready(struct broker *b, struct gid_entry *e);
 void mux_gid_gone(struct broker *b, struct gid_entry *e);
 
+/*
+ * qemu_pvrdma.c: a VM whose QEMU runs its own pvrdma device (frontend
+ * qemu-pvrdma): SPAWN attaches it to the mux instead of spawning a worker,
+ * STOP (or the broker's exit) detaches it.
+ */
+static inline bool is_qemu_pvrdma(const struct worker *w)
+{
+	return w->frontend == BP_FRONTEND_QEMU_PVRDMA;
+}
+/* After socket_make(): the mux, the ids, the granted addresses; lfd is the
+ * VM's listening socket (kept by w on success).  0 or -errno and why. */
+int qemu_pvrdma_attach(struct broker *b, struct worker *w,
+		       const struct policy_vm *vm, const struct bp_spawn *req,
+		       int lfd, char *why, size_t len);
+/* Its reply to SPAWN. */
+void qemu_pvrdma_attached(struct broker *b, struct worker *w,
+			  struct bp_spawn_reply *rep);
+
 /* worker_log.c: each worker's own log stream */
 /* The fd the worker gets as stdout and stderr. */
 int worker_log_open(struct broker *b, struct worker *w, int *ret_child_fd,
@@ -279,6 +306,8 @@ void workers_pidfd(struct broker *b, unsigned int i);
 void socket_unlink(struct worker *w);
 /* Cleans up after a worker that is gone and frees its row. */
 void workers_forget(struct broker *b, struct worker *w);
+/* 0: SIGTERM sent (STOP is answered at the reap); 1: detached at once (a
+ * QEMU pvrdma VM, no process); or -errno. */
 int workers_stop(struct broker *b, struct worker *w, int conn);
 /* Sends sig through w's pidfd: 0 or -errno (-ESRCH without one). */
 int workers_signal(struct worker *w, int sig);

@@ -568,6 +568,10 @@ static void on_stop(struct broker *b, int conn, const struct bp_msg *req)
 		bp_set_status(&m.u.status, -ret, "stopping worker/%s: %s",
 			      w->vm, strerror(-ret));
 		control_reply(b, conn, &m);
+	} else if (ret > 0) {
+		bp_set_status(&m.u.status, 0, "vm %s: detached",
+			      req->u.stop.vm);
+		control_reply(b, conn, &m);
 	}
 	/* else the reply goes out when the worker is reaped */
 }

@@ -284,13 +284,40 @@ static void answer_when_listed(struct broker *b, struct worker *w,
 	e->deadline = mono_ms() + BROKER_GID_WAIT_MS;
 }
 
-void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
+/* The RoCE v2 GID of an address: itself, or ::ffff:a.b.c.d. */
+static void addr_gid(int family, const uint8_t *addr, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	if (family == AF_INET) {
+		gid[10] = gid[11] = 0xff;
+		memcpy(gid + 12, addr, 4);
+	} else {
+		memcpy(gid, addr, 16);
+	}
+}
+
+/* A worker of ours (not a QEMU pvrdma VM's row): it waits for answers. */
+static bool answers(const struct worker *w)
+{
+	return w && w->frontend != BP_FRONTEND_QEMU_PVRDMA;
+}
+
+/*
+ * Admits the address for w (the policy, the ownership table) and adds it
+ * to the netdev behind w's port.  Returns 0 with *ret_e (a new entry, its
+ * gid to be filled, or one the VM owns already: *ret_new false), or a
+ * positive errno and why.  grant: the broker's own grant of several
+ * addresses at once (a QEMU pvrdma VM), so another of the VM's pending is
+ * no worker's second request.
+ */
+static int claim(struct broker *b, struct worker *w, int family,
+		 const uint8_t *addr, bool grant, struct gid_entry **ret_e,
+		 bool *ret_new, char *why, size_t len)
 {
 	const struct gid_entry *other;
 	struct gid_entry *e;
-	uint8_t addr[16];
 	char txt[INET6_ADDRSTRLEN];
-	int family = wp_gid_to_addr(g->gid, addr), ifindex, ret;
+	int ifindex, ret;
 
 	addr_text(family, addr, txt, sizeof(txt));
 	if (!policy_vm_may_claim(b->pol, w->vm, family, addr)) {
@@ -299,9 +326,9 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 			  w->vm, txt);
 		RDMAGATE_POLICY_REFUSE(w->vm, RDMAGATE_POLICY_GID,
 				       "address not allowed");
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, EPERM, 0,
-		      "the policy does not let vm %s claim %s", w->vm, txt);
-		return;
+		snprintf(why, len, "the policy does not let vm %s claim %s",
+			 w->vm, txt);
+		return EPERM;
 	}
 	switch (gid_rules_admit(b->gids, BROKER_MAX_GIDS, w->vm, family, addr,
 				BROKER_GIDS_PER_VM, &other)) {
@@ -310,26 +337,27 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 			  txt, other->vm);
 		RDMAGATE_POLICY_REFUSE(w->vm, RDMAGATE_POLICY_GID,
 				       "address owned by another VM");
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, EADDRINUSE, 0,
-		      "%s is owned by another VM", txt);
-		return;
+		snprintf(why, len, "%s is owned by another VM", txt);
+		return EADDRINUSE;
 	case GID_SAME_PENDING:
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, EBUSY, 0,
-		      "%s is still being added", txt);
-		return;
+		snprintf(why, len, "%s is still being added", txt);
+		return EBUSY;
 	case GID_OTHER_PENDING:
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, EBUSY, 0,
-		      "another address of vm %s is still being added", w->vm);
-		return;
+		if (grant)
+			break;
+		snprintf(why, len,
+			 "another address of vm %s is still being added",
+			 w->vm);
+		return EBUSY;
 	case GID_VM_FULL:
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, ENOSPC, 0,
-		      "vm %s holds %u addresses already", w->vm,
-		      BROKER_GIDS_PER_VM);
-		return;
+		snprintf(why, len, "vm %s holds %u addresses already", w->vm,
+			 BROKER_GIDS_PER_VM);
+		return ENOSPC;
 	case GID_OWNED:
 		/* ours already (another GID type, or the guest re-adds) */
-		answer_when_listed(b, w, (struct gid_entry *)other, g);
-		return;
+		*ret_e = (struct gid_entry *)other;
+		*ret_new = false;
+		return 0;
 	case GID_NEW:
 		break;
 	}
@@ -337,27 +365,25 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 	if (ret < 0) {
 		log_warnx("worker/%s: no netdev behind %s port %u: %s", w->vm,
 			  w->device, w->port, strerror(-ret));
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, ENODEV, 0,
-		      "no netdev behind %s port %u", w->device, w->port);
-		return;
+		snprintf(why, len, "no netdev behind %s port %u", w->device,
+			 w->port);
+		return ENODEV;
 	}
 	e = new_entry(b);
 	if (!e) {
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, ENOSPC, 0,
-		      "the broker's address table is full");
-		return;
+		snprintf(why, len, "the broker's address table is full");
+		return ENOSPC;
 	}
 	ret = nl_addr(b, RTM_NEWADDR, ifindex, family, addr);
 	if (ret < 0) {
 		e->used = false;
 		log_warnx("worker/%s: adding %s to ifindex %d: %s", w->vm, txt,
 			  ifindex, strerror(-ret));
-		reply(b, w, WP_GID_ADD_REPLY, g->seq,
-		      ret == -EEXIST ? EADDRINUSE : -ret, 0, "%s%s", txt,
-		      ret == -EEXIST ? " is already configured on the host "
-				       "(not by rdmagate): not taken over"
-				     : ": the broker could not add it");
-		return;
+		snprintf(why, len, "%s%s", txt,
+			 ret == -EEXIST ? " is already configured on the host "
+					  "(not by rdmagate): not taken over"
+					: ": the broker could not add it");
+		return ret == -EEXIST ? EADDRINUSE : -ret;
 	}
 	snprintf(e->vm, sizeof(e->vm), "%s", w->vm);
 	e->family = family;
@@ -365,11 +391,55 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 	snprintf(e->device, sizeof(e->device), "%s", w->device);
 	e->port = w->port;
 	e->ifindex = ifindex;
-	memcpy(e->gid, g->gid, 16);
 	log_info("worker/%s: added %s to ifindex %d (%s port %u)", w->vm, txt,
 		 ifindex, w->device, w->port);
-	state_save(b, w);
+	*ret_e = e;
+	*ret_new = true;
+	return 0;
+}
+
+void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
+{
+	struct gid_entry *e;
+	uint8_t addr[16];
+	char why[160];
+	int family = wp_gid_to_addr(g->gid, addr), st;
+	bool fresh;
+
+	st = claim(b, w, family, addr, false, &e, &fresh, why, sizeof(why));
+	if (st) {
+		reply(b, w, WP_GID_ADD_REPLY, g->seq, st, 0, "%s", why);
+		return;
+	}
+	if (fresh) {
+		memcpy(e->gid, g->gid, 16);
+		state_save(b, w);
+	}
 	answer_when_listed(b, w, e, g);
+}
+
+int gids_grant(struct broker *b, struct worker *w, int family,
+	       const uint8_t addr[16], char *why, size_t len)
+{
+	struct gid_entry *e;
+	bool fresh;
+	int st, idx;
+
+	st = claim(b, w, family, addr, true, &e, &fresh, why, len);
+	if (st)
+		return -st;
+	addr_gid(family, addr, e->gid);
+	e->gid_type = WP_GID_ROCE_V2;
+	idx = gid_lookup(e->device, e->port, e->gid, e->gid_type, NULL);
+	if (idx >= 0) {
+		RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx, e->gid);
+		mux_gid_ready(b, e);
+		return 0;
+	}
+	/* the mux is told when gids_poll() sees it listed */
+	e->pending = true;
+	e->deadline = now_ms() + BROKER_GID_WAIT_MS;
+	return 0;
 }
 
 static void remove_entry(struct broker *b, struct gid_entry *e)
@@ -435,8 +505,10 @@ void gids_poll(struct broker *b)
 			if (w) {
 				RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx,
 						 e->gid);
-				reply(b, w, WP_GID_ADD_REPLY, e->req_seq, 0,
-				      (uint32_t)idx, "ok");
+				if (answers(w))
+					reply(b, w, WP_GID_ADD_REPLY,
+					      e->req_seq, 0, (uint32_t)idx,
+					      "ok");
 				mux_gid_ready(b, e);
 			}
 			continue;
@@ -447,7 +519,7 @@ void gids_poll(struct broker *b)
 		log_warnx("vm %s: the GID of %s did not appear in %s port %u "
 			  "within %d ms; removing the address",
 			  e->vm, txt, e->device, e->port, BROKER_GID_WAIT_MS);
-		if (w)
+		if (answers(w))
 			reply(b, w, WP_GID_ADD_REPLY, e->req_seq, ETIMEDOUT, 0,
 			      "the GID of %s did not appear in %d ms", txt,
 			      BROKER_GID_WAIT_MS);
@@ -494,12 +566,7 @@ int gids_restore(struct broker *b, const char *vm, int family,
 	e->port = port;
 	e->ifindex = ifindex;
 	/* the GID of the address, for the gid_del probe */
-	if (family == AF_INET) {
-		e->gid[10] = e->gid[11] = 0xff;
-		memcpy(e->gid + 12, addr, 4);
-	} else {
-		memcpy(e->gid, addr, 16);
-	}
+	addr_gid(family, addr, e->gid);
 	ret = nl_addr(b, RTM_NEWADDR, ifindex, family, addr);
 	if (ret == 0)
 		log_warnx("vm %s: %s had vanished from ifindex %d; added again",

@@ -5,7 +5,9 @@
  * socket and tells it, one request at a time, the ports its workers use
  * (PORT_ADD), each worker (WORKER_ATTACH with the mux's end of a fresh
  * socketpair; the worker gets the other end over its broker channel,
- * WP_MUX_CHANNEL), the GIDs each worker owns (GID_ADD / GID_DEL, from
+ * WP_MUX_CHANNEL; a QEMU pvrdma VM's row is attached with RDMACM_ATTACH
+ * and its listening socket instead, broker/qemu_pvrdma.c), the GIDs each
+ * worker owns (GID_ADD / GID_DEL, from
  * broker/gids.c) and the workers that go (WORKER_DETACH).
  *
  * The broker never blocks on the mux: the socket is non-blocking, requests
@@ -169,7 +171,7 @@ static void queue_worker(struct broker *b, struct worker *w)
 
 	r.type = MP_PORT_ADD;
 	enqueue(b, &r);
-	r.type = MP_WORKER_ATTACH;
+	r.type = is_qemu_pvrdma(w) ? MP_RDMACM_ATTACH : MP_WORKER_ATTACH;
 	enqueue(b, &r);
 	for (i = 0; i < BROKER_MAX_GIDS; i++) {
 		struct gid_entry *e = &b->gids[i];
@@ -214,6 +216,19 @@ static int send_attach(struct broker *b, struct worker *w, struct mp_msg *m)
 	return 0;
 }
 
+/* A QEMU pvrdma VM: its listening socket (the broker keeps its own copy
+ * for the next replay), the one uid the mux lets connect. */
+static int send_rdmacm_attach(struct broker *b, struct worker *w,
+			      struct mp_msg *m)
+{
+	m->u.rdmacm_attach.worker_id = worker_id(b, w);
+	snprintf(m->u.rdmacm_attach.vm, sizeof(m->u.rdmacm_attach.vm), "%s",
+		 w->vm);
+	m->u.rdmacm_attach.uid = w->uid;
+	L.known[worker_id(b, w) - 1] = true;
+	return mp_send(b->mux_fd, m, MSG_DONTWAIT, w->rdmacm_fd);
+}
+
 /*
  * Builds and sends r.  Returns 0 (sent), 1 (nothing to send: its worker
  * is gone, its port known) or a negative errno (the link failed).
@@ -224,7 +239,7 @@ static int send_req(struct broker *b, const struct req *r)
 	struct mp_msg m;
 
 	if (r->type == MP_PORT_ADD || r->type == MP_WORKER_ATTACH ||
-	    r->type == MP_GID_ADD) {
+	    r->type == MP_RDMACM_ATTACH || r->type == MP_GID_ADD) {
 		w = req_worker(b, r);
 		if (!w)
 			return 1;
@@ -242,6 +257,8 @@ static int send_req(struct broker *b, const struct req *r)
 		break;
 	case MP_WORKER_ATTACH:
 		return send_attach(b, w, &m);
+	case MP_RDMACM_ATTACH:
+		return send_rdmacm_attach(b, w, &m);
 	case MP_WORKER_DETACH:
 		m.u.ref.worker_id = r->worker_id;
 		break;
@@ -424,10 +441,11 @@ static void refused(struct broker *b, const struct req *r,
 		    const struct bp_status *st)
 {
 	struct worker *w = &b->workers[r->row];
-	const char *who = (r->type == MP_PORT_ADD ||
-			   r->type == MP_WORKER_ATTACH || r->type == MP_GID_ADD)
-				  ? w->vm
-				  : "";
+	const char *who =
+		(r->type == MP_PORT_ADD || r->type == MP_WORKER_ATTACH ||
+		 r->type == MP_RDMACM_ATTACH || r->type == MP_GID_ADD)
+			? w->vm
+			: "";
 
 	if ((r->type == MP_WORKER_DETACH || r->type == MP_GID_DEL) &&
 	    st->status == ENOENT) {
@@ -487,6 +505,13 @@ static void on_reply(struct broker *b, const struct mp_msg *m)
 			w->mux_ready = true;
 			deliver(b, w);
 		}
+		break;
+	case MP_RDMACM_ATTACH:
+		w = req_worker(b, &r);
+		if (w)
+			log_info("vm %s: attached to the mux's rdmacm-mux "
+				 "endpoint (mux worker %u, QEMU uid %u)",
+				 w->vm, worker_id(b, w), (unsigned int)w->uid);
 		break;
 	}
 	log_debug("mux: %s: %s", mp_type_name(r.type), st->text);

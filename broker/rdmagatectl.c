@@ -28,7 +28,8 @@ static void usage(FILE *f)
 		"Usage: rdmagatectl [--control PATH] COMMAND ...\n"
 		"  spawn --vm NAME [--socket NAME|PATH] [--device DEV] "
 		"[--port N]\n"
-		"        [--frontend virtio-rdma|pvrdma] [--address ADDR]...\n"
+		"        [--frontend virtio-rdma|pvrdma|qemu-pvrdma] "
+		"[--address ADDR]...\n"
 		"        (--socket: a file in the broker's socket_dir, default "
 		"NAME.sock;\n"
 		"        --address: the addresses the VM will claim)\n"
@@ -160,7 +161,8 @@ static int cmd_spawn(int argc, char **argv)
 			break;
 		case 'f':
 			if (bp_frontend_parse(optarg, &s->frontend) < 0)
-				die("--frontend %s: not virtio-rdma or pvrdma",
+				die("--frontend %s: not virtio-rdma, pvrdma or "
+				    "qemu-pvrdma",
 				    optarg);
 			break;
 		case 'E':

@@ -712,6 +712,11 @@ static int check_request(struct broker *b, const struct conn *c,
 		return -EPERM;
 	}
 	old = workers_find(b, req->vm);
+	if (old && is_qemu_pvrdma(old)) {
+		snprintf(e->why, sizeof(e->why),
+			 "vm %s is attached already (QEMU pvrdma)", req->vm);
+		return -EEXIST;
+	}
 	if (old) {
 		snprintf(e->why, sizeof(e->why),
 			 "vm %s already has a worker (pid %d)", req->vm,
@@ -768,6 +773,46 @@ static void fill_worker(struct worker *w, const struct bp_spawn *req,
 	w->frontend = req->frontend ? req->frontend : vm->frontend;
 }
 
+/* The VM's socket (its place, then made); on failure nothing is made. */
+static int vm_socket(struct broker *b, const struct conn *c,
+		     const struct bp_spawn *req, const struct policy_vm *vm,
+		     struct worker *w, int *ret_fd, struct spawn_err *e)
+{
+	int ret;
+
+	ret = socket_place(b, c, req, w, e);
+	if (ret == 0)
+		ret = socket_make(b, vm, w, ret_fd, e);
+	if (ret < 0) {
+		char tmp[sizeof(e->why) + BP_PATH_SIZE + 16];
+
+		/* nothing made: whatever was at the name stays */
+		w->sock_dfd = safe_close(w->sock_dfd);
+		snprintf(tmp, sizeof(tmp), "socket %s: %s", w->socket, e->why);
+		memcpy(e->why, tmp, sizeof(e->why) - 1);
+		e->why[sizeof(e->why) - 1] = '\0';
+	}
+	return ret;
+}
+
+/* frontend qemu-pvrdma: the socket goes to the mux, no worker is spawned */
+static int qemu_steps(struct broker *b, const struct conn *c,
+		      const struct bp_spawn *req, const struct policy_vm *vm,
+		      struct worker *w, struct spawn_err *e)
+{
+	int lfd = -1, ret;
+
+	ret = vm_socket(b, c, req, vm, w, &lfd, e);
+	if (ret < 0)
+		return ret;
+	ret = qemu_pvrdma_attach(b, w, vm, req, lfd, e->why, sizeof(e->why));
+	if (ret < 0) {
+		safe_close(lfd);
+		socket_unlink(w);
+	}
+	return ret;
+}
+
 static int spawn_steps(struct broker *b, const struct conn *c,
 		       const struct bp_spawn *req, struct worker *w,
 		       struct spawn_err *e)
@@ -780,25 +825,17 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	if (ret < 0)
 		return ret;
 	fill_worker(w, req, vm);
+	if (is_qemu_pvrdma(w))
+		return qemu_steps(b, c, req, vm, w, e);
 	ret = workers_pick_ids(b, vm, &w->uid, &w->gid, e->why, sizeof(e->why));
 	if (ret < 0) {
 		/* the ids the policy grants (worker_ids, its uid) are taken */
 		e->refuse = RDMAGATE_POLICY_QUOTA;
 		return ret;
 	}
-	ret = socket_place(b, c, req, w, e);
-	if (ret == 0)
-		ret = socket_make(b, vm, w, &vu, e);
-	if (ret < 0) {
-		char tmp[sizeof(e->why) + BP_PATH_SIZE + 16];
-
-		/* nothing made: whatever was at the name stays */
-		w->sock_dfd = safe_close(w->sock_dfd);
-		snprintf(tmp, sizeof(tmp), "socket %s: %s", w->socket, e->why);
-		memcpy(e->why, tmp, sizeof(e->why) - 1);
-		e->why[sizeof(e->why) - 1] = '\0';
+	ret = vm_socket(b, c, req, vm, w, &vu, e);
+	if (ret < 0)
 		return ret;
-	}
 	ret = channel_make(b, w, &chan, e->why, sizeof(e->why));
 	if (ret == 0)
 		ret = worker_log_open(b, w, &lg, e->why, sizeof(e->why));
@@ -852,6 +889,10 @@ int spawn_worker(struct broker *b, const struct conn *c,
 			RDMAGATE_POLICY_REFUSE(req->vm, e.refuse, e.why);
 		bp_set_status(&rep->st, -ret, "%s", e.why);
 		return ret;
+	}
+	if (is_qemu_pvrdma(w)) {
+		qemu_pvrdma_attached(b, w, rep);
+		return 0;
 	}
 	w->start = time(NULL);
 	w->state = BP_STATE_RUNNING;

@@ -137,6 +137,8 @@ void state_save(struct broker *b, const struct worker *w)
 	struct state_record r;
 	int n, ret;
 
+	if (is_qemu_pvrdma(w))
+		return; /* nothing to re-adopt (broker/qemu_pvrdma.c) */
 	snprintf(name, sizeof(name), "%s.state", w->vm);
 	snprintf(tmp, sizeof(tmp), "%s.state.new", w->vm);
 	to_record(b, w, &r);

@@ -57,6 +57,7 @@ struct worker *workers_add(struct broker *b)
 			b->workers[i].mux_fd = -1;
 			b->workers[i].sock_dfd = -1;
 			b->workers[i].log_fd = -1;
+			b->workers[i].rdmacm_fd = -1;
 			return &b->workers[i];
 		}
 	return NULL;
@@ -172,6 +173,8 @@ static void cleanup(struct broker *b, struct worker *w)
 	}
 	gids_release_vm(b, w->vm);
 	mux_worker_gone(b, w);
+	if (w->rdmacm_fd >= 0)
+		w->rdmacm_fd = safe_close(w->rdmacm_fd);
 	socket_unlink(w);
 	if (w->cgroup[0] && rmdir(w->cgroup) < 0 && errno != ENOENT)
 		log_warn("worker/%s: removing its cgroup %s", w->vm, w->cgroup);
@@ -281,6 +284,12 @@ int workers_stop(struct broker *b, struct worker *w, int conn)
 
 	if (w->stop_conn >= 0)
 		return -EALREADY;
+	if (is_qemu_pvrdma(w)) {
+		/* nothing runs: detached at once */
+		log_info("vm %s: detached from the mux (QEMU pvrdma)", w->vm);
+		workers_forget(b, w);
+		return 1;
+	}
 	ret = workers_signal(w, SIGTERM);
 	if (ret < 0)
 		return ret;
@@ -363,6 +372,15 @@ void workers_stop_all(struct broker *b)
 	uint64_t deadline = mono_ms() + BROKER_STOP_GRACE_MS;
 	unsigned int i;
 
+	/* a QEMU pvrdma VM has no process to keep serving and no record to
+	 * re-adopt it by: its addresses and socket go with the broker */
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used && is_qemu_pvrdma(&b->workers[i])) {
+			log_info("vm %s: detached (QEMU pvrdma): the broker "
+				 "exits",
+				 b->workers[i].vm);
+			workers_forget(b, &b->workers[i]);
+		}
 	if (!b->stop_on_exit) {
 		unsigned int n = workers_count(b);
 

@@ -28,6 +28,7 @@ bool bp_socket_name_ok(const char *s)
 static const char *const frontends[] = {
 	[BP_FRONTEND_VIRTIO_RDMA] = "virtio-rdma",
 	[BP_FRONTEND_PVRDMA] = "pvrdma",
+	[BP_FRONTEND_QEMU_PVRDMA] = "qemu-pvrdma",
 };
 
 const char *bp_frontend_name(uint32_t frontend)

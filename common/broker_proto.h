@@ -98,8 +98,11 @@ enum bp_frontend {
 	BP_FRONTEND_POLICY = 0,	     /* the policy's frontend for the VM */
 	BP_FRONTEND_VIRTIO_RDMA = 1, /* vhost-user, virtio ID 42 */
 	BP_FRONTEND_PVRDMA = 2,	     /* vfio-user, VMware PVRDMA */
+	/* no worker: QEMU <= 9.0's own pvrdma device, its MADs through the
+	 * mux's rdmacm-mux endpoint (docs/broker.md) */
+	BP_FRONTEND_QEMU_PVRDMA = 3,
 };
-#define BP_FRONTEND_MAX BP_FRONTEND_PVRDMA
+#define BP_FRONTEND_MAX BP_FRONTEND_QEMU_PVRDMA
 
 struct bp_spawn {
 	char vm[BP_VM_SIZE];
@@ -264,7 +267,7 @@ bool bp_vm_name_ok(const char *s);
  * with '.' or '-'. */
 bool bp_socket_name_ok(const char *s);
 
-/* "virtio-rdma", "pvrdma" (enum bp_frontend), or NULL. */
+/* "virtio-rdma", "pvrdma", "qemu-pvrdma" (enum bp_frontend), or NULL. */
 const char *bp_frontend_name(uint32_t frontend);
 /* The frontend called name, or -EINVAL. */
 int bp_frontend_parse(const char *name, uint32_t *ret);

@@ -858,7 +858,9 @@ static int parse_addrs(struct parser *ps, const struct key_desc *k,
 /* the control protocol's names and numbers */
 _Static_assert((int)POLICY_FRONTEND_VIRTIO_RDMA ==
 			       (int)BP_FRONTEND_VIRTIO_RDMA &&
-		       (int)POLICY_FRONTEND_PVRDMA == (int)BP_FRONTEND_PVRDMA,
+		       (int)POLICY_FRONTEND_PVRDMA == (int)BP_FRONTEND_PVRDMA &&
+		       (int)POLICY_FRONTEND_QEMU_PVRDMA ==
+			       (int)BP_FRONTEND_QEMU_PVRDMA,
 	       "frontend numbers");
 
 const char *policy_frontend_name(uint32_t frontend)
@@ -872,7 +874,8 @@ static int parse_frontend(struct parser *ps, const struct key_desc *k,
 	if (bp_frontend_parse(v, (uint32_t *)((char *)base + k->off)) == 0)
 		return 0;
 	perr(ps, ps->lineno,
-	     "%s = %s: not a frontend (expected virtio-rdma or pvrdma)",
+	     "%s = %s: not a frontend (expected virtio-rdma, pvrdma or "
+	     "qemu-pvrdma)",
 	     k->name, show(v).s);
 	return -1;
 }

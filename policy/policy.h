@@ -50,12 +50,14 @@ struct policy_quota {
 	uint32_t max_pids;   /* the worker's cgroup pids.max */
 };
 
-/* The device a VM's guest sees (one backend, two frontends). */
+/* The device a VM's guest sees (one backend, two frontends), or QEMU's
+ * own pvrdma with no worker (the broker only attaches it to the mux). */
 enum policy_frontend {
 	POLICY_FRONTEND_VIRTIO_RDMA = 1, /* vhost-user, virtio ID 42 */
 	POLICY_FRONTEND_PVRDMA = 2,	 /* vfio-user, VMware PVRDMA */
+	POLICY_FRONTEND_QEMU_PVRDMA = 3, /* QEMU <= 9.0's in-process pvrdma */
 };
-/* "virtio-rdma", "pvrdma", or NULL for a value that is neither. */
+/* "virtio-rdma", "pvrdma", "qemu-pvrdma", or NULL for anything else. */
 const char *policy_frontend_name(uint32_t frontend);
 
 /* One address or prefix a VM may claim.  addr is in network byte order:

@@ -5,6 +5,8 @@
 #   diag                                    stdin as TAP comments
 #   skip_all REASON                         the whole test skips, saying why
 #   tap_end                                 the plan; exit status 1 on a failure
+#   within SECONDS COMMAND...               polls COMMAND (every 0.1 s) until it
+#                                           succeeds, at most SECONDS
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
@@ -16,3 +18,9 @@ check() {
 diag() { sed 's/^/# /'; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 tap_end() { echo "1..$n"; [ "$failed" = 0 ]; }
+within() {
+	local i s=$1
+	shift
+	for ((i = 0; i < s * 10; i++)); do "$@" && return 0; sleep 0.1; done
+	return 1
+}

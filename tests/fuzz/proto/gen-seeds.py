@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # protocol: (version, {type: (name, payload size, sender)})
 PROTOCOLS = {
     "broker": (3, {
-        2: ("hello", 0, 2), 3: ("hello-reply", 264, 1), 4: ("spawn", 448, 2),
+        2: ("hello", 0, 2), 3: ("hello-reply", 264, 1), 4: ("spawn", 456, 2),
         5: ("spawn-reply", 276, 1), 6: ("stop", 72, 2),
         7: ("stop-reply", 260, 1), 8: ("list", 0, 2),
         9: ("list-reply", 544, 1), 10: ("reload", 0, 3),
@@ -37,7 +37,8 @@ PROTOCOLS = {
         10: ("gid-add", 92, 1), 11: ("gid-add-reply", 260, 2),
         12: ("gid-del", 20, 1), 13: ("gid-del-reply", 260, 2),
         14: ("stats", 4, 1), 15: ("stats-reply", 416, 2),
-        17: ("error-reply", 260, 2), 32: ("mad-send", 308, 3),
+        17: ("error-reply", 260, 2), 18: ("rdmacm-attach", 80, 1),
+        19: ("rdmacm-attach-reply", 260, 2), 32: ("mad-send", 308, 3),
         33: ("mad-recv", 304, 2),
     }),
 }
@@ -65,6 +66,11 @@ def main():
         write(d, "bad-short", b"\x00" + struct.pack("<II", version, 2))
         write(d, "bad-version", frame(1, version + 1, 2, 0, b""))
         write(d, "bad-len", frame(1, version, 4, 4, bytes(8)))
+    # a SPAWN choosing frontend qemu-pvrdma (3), the last field but the pad
+    spawn = bytearray(456)
+    struct.pack_into("<I", spawn, 448, 3)
+    write(os.path.join(HERE, "broker"), "spawn-qemu-pvrdma",
+          frame(2, PROTOCOLS["broker"][0], 4, 456, bytes(spawn)))
 
 
 if __name__ == "__main__":

@@ -166,7 +166,7 @@ static void m_socket_dot_name(struct bp_msg *m, uint8_t *b, size_t *len)
 
 static void m_frontend(struct bp_msg *m, uint8_t *b, size_t *len)
 {
-	PAY(b)->frontend = 3;
+	PAY(b)->frontend = 4;
 }
 
 static void m_spawn_pad(struct bp_msg *m, uint8_t *b, size_t *len)
@@ -293,8 +293,8 @@ static const struct bad_case bad[] = {
 	  "socket 'vms/vm-a.sock': not a file name nor an absolute path" },
 	{ "socket_dot_name", m_socket_dot_name, -EINVAL,
 	  "socket '..': not a file name" },
-	{ "frontend_3", m_frontend, -EINVAL,
-	  "frontend 3: not 0 (the policy's) or 1..2" },
+	{ "frontend_4", m_frontend, -EINVAL,
+	  "frontend 4: not 0 (the policy's) or 1..3" },
 	{ "spawn_padding", m_spawn_pad, -EINVAL, "spawn: padding is not zero" },
 	{ "socket_dotdot", m_socket_dotdot, -EINVAL,
 	  "socket '/run/../etc/x'" },
@@ -400,7 +400,11 @@ static void test_frontend_names(void **state)
 			    "virtio-rdma");
 	assert_string_equal(bp_frontend_name(BP_FRONTEND_PVRDMA), "pvrdma");
 	assert_null(bp_frontend_name(BP_FRONTEND_POLICY));
-	assert_null(bp_frontend_name(3));
+	assert_string_equal(bp_frontend_name(BP_FRONTEND_QEMU_PVRDMA),
+			    "qemu-pvrdma");
+	assert_null(bp_frontend_name(4));
+	assert_int_equal(bp_frontend_parse("qemu-pvrdma", &f), 0);
+	assert_int_equal(f, BP_FRONTEND_QEMU_PVRDMA);
 	assert_int_equal(bp_frontend_parse("pvrdma", &f), 0);
 	assert_int_equal(f, BP_FRONTEND_PVRDMA);
 	assert_int_equal(bp_frontend_parse("virtio", &f), -EINVAL);

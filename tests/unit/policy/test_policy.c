@@ -77,9 +77,11 @@ static void test_vmm_identity_frontend_and_limits(void **state)
 	struct policy *p = parse_ok(DEV "frontend = pvrdma\nmax_pids = 4\n"
 					"[vm a]\nvmm_uid = 1001\nvmm_gid = "
 					"1002\nmax_memory = 64M\n"
-					"[vm b]\nfrontend = virtio-rdma\n");
+					"[vm b]\nfrontend = virtio-rdma\n"
+					"[vm c]\nfrontend = qemu-pvrdma\n");
 	const struct policy_vm *a = policy_lookup_vm(p, "a");
 	const struct policy_vm *b = policy_lookup_vm(p, "b");
+	const struct policy_vm *c = policy_lookup_vm(p, "c");
 
 	assert_true(a->has_vmm_uid && a->has_vmm_gid);
 	assert_int_equal(a->vmm_uid, 1001);
@@ -89,9 +91,11 @@ static void test_vmm_identity_frontend_and_limits(void **state)
 	assert_int_equal(a->quota.max_pids, 4);
 	assert_false(b->has_vmm_uid);
 	assert_int_equal(b->frontend, POLICY_FRONTEND_VIRTIO_RDMA);
+	assert_int_equal(c->frontend, POLICY_FRONTEND_QEMU_PVRDMA);
 	assert_string_equal(policy_frontend_name(a->frontend), "pvrdma");
 	assert_null(policy_frontend_name(0));
-	assert_null(policy_frontend_name(3));
+	assert_string_equal(policy_frontend_name(3), "qemu-pvrdma");
+	assert_null(policy_frontend_name(4));
 	policy_free(p);
 }
 

@@ -234,8 +234,8 @@ static const struct bad_case cases[] = {
 	  "t.conf:4: vmm_uid = 0: too small (expected a whole number from 1 "
 	  "to 4294967294)" },
 	{ "frontend_unknown", DEV "frontend = virtio\n",
-	  "t.conf:3: frontend = virtio: not a frontend (expected virtio-rdma "
-	  "or pvrdma)" },
+	  "t.conf:3: frontend = virtio: not a frontend (expected virtio-rdma, "
+	  "pvrdma or qemu-pvrdma)" },
 	{ "max_memory_too_small", DEV "max_memory = 1M\n",
 	  "t.conf:3: max_memory = 1M: less than 16M (what a worker needs)" },
 	{ "max_pids_zero", DEV "[vm a]\nmax_pids = 0\n",
