@@ -596,6 +596,15 @@ enum pvrdma_access_flags {
 	PVRDMA_ACCESS_FLAGS_MAX = PVRDMA_ACCESS_ON_DEMAND,
 };
 
+/*
+ * Linux's optional access bits (IB_ACCESS_OPTIONAL_*, bits 20..29): hints a
+ * device may ignore.  vmw_pvrdma copies a user's access flags into
+ * CREATE_MR as they are, so they arrive here (perftest's bandwidth and
+ * send tests ask for relaxed ordering by default).
+ */
+#define PVRDMA_ACCESS_RELAXED_ORDERING (1u << 20)
+#define PVRDMA_ACCESS_OPTIONAL_RANGE   (((1u << 30) - 1) & ~((1u << 20) - 1))
+
 /* Object flags of CREATE_MR. */
 #define PVRDMA_MR_FLAG_DMA  (1u << 0) /* all of guest memory, no pages */
 #define PVRDMA_MR_FLAG_FRMR (1u << 1) /* fast-register MR */

@@ -500,7 +500,7 @@ static void usage(FILE *f)
 		   "allowed (each clamped\n"
 		   "                        to the host device's; defaults 64 "
 		   "64 1024 64 16 256\n"
-		   "                        512 512 512 32)\n"
+		   "                        4096 1024 1024 32)\n"
 		   "  --busy-poll           poll the host CQs instead of "
 		   "sleeping (latency)\n"
 		   "  --socket PATH         listen on PATH (a stale socket is "

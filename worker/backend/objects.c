@@ -28,9 +28,14 @@ void be_limits_default(struct be_limits *lim)
 	lim->max_pd = 64;
 	lim->max_srq = 16;
 	lim->max_ah = 256;
-	lim->max_cqe = 512;
-	lim->max_qp_wr = 512;
-	lim->max_srq_wr = 512;
+	/*
+	 * Room for common tools (ibv_srq_pingpong's CQ has rx_depth 500 +
+	 * 16 QPs, 1024 once rounded up); clamped to the host's and to what
+	 * the frontend's rings hold (virtio-rdma: 512).
+	 */
+	lim->max_cqe = 4096;
+	lim->max_qp_wr = 1024;
+	lim->max_srq_wr = 1024;
 	lim->max_sge = BE_MAX_SGE;
 }
 

@@ -77,6 +77,13 @@ static int check_query_pkey(const union pvrdma_cmd_req *c,
 	(PVRDMA_ACCESS_LOCAL_WRITE | PVRDMA_ACCESS_REMOTE_WRITE |              \
 	 PVRDMA_ACCESS_REMOTE_READ | PVRDMA_ACCESS_REMOTE_ATOMIC)
 
+uint32_t pvrdma_mr_access(uint32_t flags)
+{
+	/* relaxed ordering is a hint the host's verbs take or drop; the
+	 * other optional bits name nothing we know: ignored, as allowed */
+	return flags & (MR_ACCESS_OK | PVRDMA_ACCESS_RELAXED_ORDERING);
+}
+
 static int check_create_mr(const union pvrdma_cmd_req *c,
 			   const struct pvrdma_cmd_limits *lim,
 			   struct rdma_reason *why)
@@ -84,7 +91,7 @@ static int check_create_mr(const union pvrdma_cmd_req *c,
 	const struct pvrdma_cmd_create_mr *m = &c->create_mr;
 	uint64_t need;
 
-	if (m->access_flags & ~MR_ACCESS_OK)
+	if (m->access_flags & ~(MR_ACCESS_OK | PVRDMA_ACCESS_OPTIONAL_RANGE))
 		return rdma_fail(why, -EOPNOTSUPP, "MR access flags 0x%x",
 				 m->access_flags);
 	if (m->flags & PVRDMA_MR_FLAG_FRMR)

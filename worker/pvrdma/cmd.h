@@ -38,6 +38,13 @@ int pvrdma_cmd_decode(const void *slot, size_t len,
 		      const struct pvrdma_cmd_limits *lim,
 		      union pvrdma_cmd_req *ret, struct rdma_reason *why);
 
+/*
+ * The access flags a decoded CREATE_MR's access_flags ask of the host: the
+ * four PVRDMA_ACCESS_* bits and relaxed ordering; the other optional bits
+ * (which the decoder lets through) dropped.
+ */
+uint32_t pvrdma_mr_access(uint32_t flags);
+
 /* "CREATE_QP"; "UNKNOWN" for other codes. */
 const char *pvrdma_cmd_name(uint32_t cmd);
 

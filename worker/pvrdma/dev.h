@@ -89,6 +89,9 @@ struct pvrdma_dev {
 	uint16_t uc_uar[PVRDMA_UAR_PAGES];
 
 	struct pvrdma_stats stats;
+	/* refusals per command code (PVRDMA_CMD_MAX: unknown, or before
+	 * ACTIVATE), for the log's rate limit */
+	uint64_t refused[PVRDMA_CMD_MAX + 1];
 };
 
 /* dev.c: guest memory and interrupts */

@@ -171,10 +171,14 @@ static int reg_user_mr(struct pvrdma_dev *d,
 		log_warnx("pvrdma: MR refused: %s", why.msg);
 		return r;
 	}
-	r = be_mr_reg(d->be, m->pd_handle, &lay, m->access_flags, info);
+	r = be_mr_reg(d->be, m->pd_handle, &lay,
+		      pvrdma_mr_access(m->access_flags), info);
 	rdma_mr_layout_release(&lay);
 	return r;
 }
+
+_Static_assert(PVRDMA_ACCESS_RELAXED_ORDERING == IBV_ACCESS_RELAXED_ORDERING,
+	       "the guest's optional access bits are the host's");
 
 static int cmd_create_mr(struct pvrdma_dev *d, const union pvrdma_cmd_req *c,
 			 union pvrdma_cmd_resp *resp)
@@ -184,9 +188,10 @@ static int cmd_create_mr(struct pvrdma_dev *d, const union pvrdma_cmd_req *c,
 	struct be_mr_info info;
 	int r;
 
-	/* PVRDMA_ACCESS_* are the IBV_ACCESS_* bits (cmd.c allows 4). */
+	/* PVRDMA_ACCESS_* are the IBV_ACCESS_* bits (see pvrdma_mr_access) */
 	if (m->flags & PVRDMA_MR_FLAG_DMA)
-		r = be_mr_reg_dma(d->be, m->pd_handle, m->access_flags, &info);
+		r = be_mr_reg_dma(d->be, m->pd_handle,
+				  pvrdma_mr_access(m->access_flags), &info);
 	else
 		r = reg_user_mr(d, m, &info);
 	if (r < 0)
@@ -680,13 +685,18 @@ static const cmd_fn handlers[PVRDMA_CMD_MAX] = {
 	[PVRDMA_CMD_DESTROY_SRQ] = cmd_destroy_srq,
 };
 
-/* Logs the 1st, 2nd, 4th, 8th ... refusal: a guest cannot flood the log. */
+/*
+ * Logs the 1st, 2nd, 4th, 8th ... refusal of each command: a guest cannot
+ * flood the log, and refusals of one command (the driver's CREATE_BIND of
+ * GIDs the host lacks) do not hide the first refusal of another.
+ */
 static void log_refusal(struct pvrdma_dev *d, uint32_t cmd, int err,
 			const char *why)
 {
 	uint64_t n = ++d->stats.command_errors;
+	uint64_t k = ++d->refused[cmd < PVRDMA_CMD_MAX ? cmd : PVRDMA_CMD_MAX];
 
-	if ((n & (n - 1)) == 0)
+	if ((k & (k - 1)) == 0)
 		log_warnx("pvrdma: command %s refused (%s): %s [%llu refused]",
 			  pvrdma_cmd_name(cmd), strerror(-err), why,
 			  (unsigned long long)n);

@@ -142,7 +142,7 @@ void pvrdma_caps_encode(const struct pvrdma_caps_in *in,
 	caps->max_sge_rd = min_u32(a->max_sge_rd, caps->max_sge);
 	/* CQ handles are 1..max_cq; max_cq % is the driver's table. */
 	caps->max_cq = a->max_cq;
-	caps->max_cqe = min_u32(a->max_cqe, PVRDMA_RING_MAX_ELEMS);
+	caps->max_cqe = pow2_floor(min_u32(a->max_cqe, PVRDMA_RING_MAX_ELEMS));
 	caps->max_mr = a->max_mr;
 	caps->max_pd = a->max_pd;
 	caps->max_qp_rd_atom = a->max_qp_rd_atom;

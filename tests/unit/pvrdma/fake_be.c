@@ -188,16 +188,16 @@ static int mr_take(struct be *be, uint32_t pd, struct be_mr_info *ret)
 int be_mr_reg_dma(struct be *be, uint32_t pd, unsigned int access,
 		  struct be_mr_info *ret)
 {
-	(void)access;
+	be->last_mr_access = access;
 	return mr_take(be, pd, ret);
 }
 
 int be_mr_reg(struct be *be, uint32_t pd, const struct rdma_mr_layout *lay,
 	      unsigned int access, struct be_mr_info *ret)
 {
-	(void)access;
 	if (!lay->npages || !lay->nruns)
 		return -EINVAL;
+	be->last_mr_access = access;
 	return mr_take(be, pd, ret);
 }
 

@@ -186,6 +186,22 @@ static void test_create_cq_and_mr(void **state)
 	c.create_mr.flags = PVRDMA_MR_FLAG_DMA;
 	c.create_mr.access_flags = PVRDMA_ACCESS_ON_DEMAND;
 	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EOPNOTSUPP);
+	c.create_mr.access_flags = PVRDMA_ACCESS_MW_BIND;
+	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EOPNOTSUPP);
+	c.create_mr.access_flags = 1u << 30; /* past the optional range */
+	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EOPNOTSUPP);
+	/* ib_write_bw's 0x100003 and ib_send_lat's 0x100001: relaxed
+	 * ordering, an optional bit Linux passes through vmw_pvrdma */
+	c.create_mr.access_flags = 0x100003;
+	assert_int_equal(decode(&c, sizeof(c), &out, &why),
+			 PVRDMA_CMD_CREATE_MR);
+	assert_int_equal(pvrdma_mr_access(out.create_mr.access_flags),
+			 0x100003);
+	c.create_mr.access_flags = PVRDMA_ACCESS_LOCAL_WRITE | (1u << 29);
+	assert_int_equal(decode(&c, sizeof(c), &out, &why),
+			 PVRDMA_CMD_CREATE_MR);
+	assert_int_equal(pvrdma_mr_access(out.create_mr.access_flags),
+			 PVRDMA_ACCESS_LOCAL_WRITE);
 }
 
 static void test_modify_qp_bind_srq(void **state)
@@ -313,7 +329,15 @@ static void test_caps_clamped(void **state)
 	assert_int_equal(caps.max_qp, 0x10000);
 	/* a WQE slot fits a page; powers of two, as the driver rounds up */
 	assert_int_equal(caps.max_sge, 128);
-	assert_true(caps.max_cqe <= (1u << 24));
+	assert_int_equal(caps.max_cqe, 1u << 24);
+	/*
+	 * The driver rounds a CQ's size up to a power of two before it
+	 * checks it against max_cqe: rxe's 32767 is advertised as 16384
+	 * (a CQ of 16384 works, one of 16385 would ask for 32768).
+	 */
+	a.max_cqe = 32767;
+	pvrdma_caps_encode(&in, &caps);
+	assert_int_equal(caps.max_cqe, 16384);
 	assert_int_equal(caps.max_mr_size, 1024ull * 4096);
 	assert_int_equal(caps.gid_types, PVRDMA_GID_TYPE_FLAG_ROCE_V2);
 	assert_int_equal(caps.mode, PVRDMA_DEVICE_MODE_ROCE);

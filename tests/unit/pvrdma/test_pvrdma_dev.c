@@ -19,6 +19,7 @@
 
 #include "worker/pvrdma/cmd.h"
 #include "worker/pvrdma/pvrdma.h"
+#include "../log_capture.h"
 #include "fake_be.h"
 #include "fake_ram.h"
 
@@ -824,6 +825,54 @@ static void test_thousand_refusals_leak_nothing(void **state)
 	assert_int_equal(fake_be_last->sends, 1);
 }
 
+/*
+ * perftest's bandwidth and send tests register with relaxed ordering
+ * (0x100000), which vmw_pvrdma passes on as it is: accepted and given to
+ * the host, other optional bits dropped, unknown required bits refused.
+ * The refusal is logged although CREATE_BIND was refused before it (the
+ * log's rate limit counts each command apart).
+ */
+static void test_mr_optional_access_and_refusal_log(void **state)
+{
+	union pvrdma_cmd_req req;
+	union pvrdma_cmd_resp resp;
+	struct log_capture lc;
+	uint32_t pd, i;
+
+	(void)state;
+	probe();
+	pd = create_pd();
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_CREATE_BIND;
+	req.create_bind.gid_type = PVRDMA_GID_TYPE_FLAG_ROCE_V2;
+	fake_be_last->gid_add_result = -EADDRNOTAVAIL;
+	for (i = 0; i < 4; i++) {
+		req.create_bind.index = i;
+		assert_int_equal(cmd(&req, NULL), EADDRNOTAVAIL);
+	}
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_CREATE_MR;
+	req.create_mr.pd_handle = pd;
+	req.create_mr.start = 0x7000100;
+	req.create_mr.length = 4096;
+	req.create_mr.nchunks = 2;
+	req.create_mr.pdir_dma =
+		fake_ram_pdir(&T.ram, P_MR, P_MR + 1, P_MR + 2, 2);
+	req.create_mr.access_flags =
+		PVRDMA_ACCESS_LOCAL_WRITE | PVRDMA_ACCESS_REMOTE_WRITE |
+		PVRDMA_ACCESS_RELAXED_ORDERING | (1u << 25);
+	assert_int_equal(cmd(&req, &resp), 0);
+	assert_int_not_equal(resp.create_mr_resp.lkey, 0);
+	assert_int_equal(fake_be_last->last_mr_access,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				 IBV_ACCESS_RELAXED_ORDERING);
+	log_capture_start(&lc);
+	req.create_mr.access_flags = PVRDMA_ACCESS_MW_BIND;
+	assert_int_equal(cmd(&req, &resp), EOPNOTSUPP);
+	log_capture_expect(&lc, "command CREATE_MR refused");
+	log_capture_stop(&lc);
+}
+
 /* RESET drops everything; a new DSR and ACTIVATE bring it back. */
 static void test_reset_and_again(void **state)
 {
@@ -881,6 +930,7 @@ int main(void)
 		DEV_TEST(test_cq_overflow),
 		DEV_TEST(test_recv_srq_ud_and_events),
 		DEV_TEST(test_thousand_refusals_leak_nothing),
+		DEV_TEST(test_mr_optional_access_and_refusal_log),
 		DEV_TEST(test_reset_and_again),
 		DEV_TEST(test_no_dma_without_bus_master),
 	};
