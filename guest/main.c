@@ -73,8 +73,11 @@ static void usage(FILE *f)
 		"MADs on\n"
 		"                      QP1 by IP address and port (-h); "
 		"needs the\n"
-		"                      worker's QP1 emulation (not there "
-		"yet)\n"
+		"                      worker's QP1 emulation and a mux\n"
+		"  cm_rping -g I [OPTIONS]\n"
+		"                      rping's server on such a connection: "
+		"RDMA\n"
+		"                      READ, checked, and WRITE back (-h)\n"
 		"  perf [OPTIONS] [HOST]\n"
 		"                      latency, bandwidth, message rate, MR\n"
 		"                      registration time (-h)\n"
@@ -347,6 +350,13 @@ static int cmd_cm_pingpong(struct tool *t, int argc, char **argv)
 	return gv_tool_cm_pingpong(&t->gt, argc, argv);
 }
 
+static int cmd_cm_rping(struct tool *t, int argc, char **argv)
+{
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	return gv_tool_cm_rping(&t->gt, argc, argv);
+}
+
 static int cmd_rc_pingpong(struct tool *t, int argc, char **argv)
 {
 	t->gt.socket = t->socket;
@@ -367,6 +377,7 @@ static const struct command commands[] = {
 	{ "srq_pingpong", cmd_srq_pingpong },
 	{ "perf", cmd_perf },
 	{ "cm_pingpong", cmd_cm_pingpong },
+	{ "cm_rping", cmd_cm_rping },
 };
 
 enum { OPT_QUEUES = 256, OPT_HUGE, OPT_INDIRECT, OPT_POLL, OPT_RING };

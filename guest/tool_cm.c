@@ -4,7 +4,7 @@
  * address and port through CM MADs on QP1, as two guests' rdma_cm would
  * (REQ with the RDMA-CM IP private data, REP, RTU; DREQ/DREP at the end),
  * instead of rdma-core's TCP exchange. The data exchange is
- * tool_pingpong.c's.
+ * tool_pingpong.c's, or rping's server (cm_rping, tool_rping.c).
  *
  * It needs the worker's QP1 emulation and rdmagate-mux: a worker with no
  * mux completes the REQ's send with an error and the active side gives up
@@ -278,32 +278,57 @@ static int cmpp_args(struct cmpp *s, int *argc, char **argv)
 	return 0;
 }
 
-int gv_tool_cm_pingpong(const struct gv_tool_opts *o, int argc, char **argv)
+static const char cmpp_note[] =
+	"(cm_pingpong: HOST is the server's IP address and -p its rdma_cm "
+	"port;\n"
+	" the two sides meet through CM MADs on QP1 (REQ, REP, RTU, DREQ, "
+	"DREP),\n"
+	" -g is required (the GID is the IP address).\n"
+	"  --cm-timeout=MS        per CM MAD (default: ib_cm's timers, "
+	"4.6 s)\n"
+	"  --cm-retries=N         resends of a CM MAD (default 15, at most "
+	"15)\n"
+	" It needs a worker with a mux (rdmagate-mux): without one the REQ "
+	"is lost\n"
+	" and the client gives up after the retries.)\n";
+
+static const char rping_note[] =
+	"(cm_rping: the server of rdma-core's rping (rping -s) on a CM "
+	"connection:\n"
+	" no HOST; -n is the peer's rping -C, -s our buffer (at least "
+	"rping's -S + 64);\n"
+	" each ping is RDMA READ from the peer, checked against the text "
+	"rping writes,\n"
+	" and RDMA WRITE back (rping -c -V compares it).\n"
+	"  --cm-timeout=MS, --cm-retries=N as cm_pingpong's)\n";
+
+static int cm_main(const struct gv_tool_opts *o, int argc, char **argv,
+		   int (*data)(const struct gv_tool_data_args *d))
 {
 	static struct cmpp s;
 	const struct gv_tool_meet meet = {
 		.meet = cmpp_meet,
+		.data = data,
 		.part = cmpp_part,
 		.arg = &s,
-		.note = "(cm_pingpong: HOST is the server's IP address and -p "
-			"its rdma_cm port;\n"
-			" the two sides meet through CM MADs on QP1 (REQ, REP, "
-			"RTU, DREQ, DREP),\n"
-			" -g is required (the GID is the IP address).\n"
-			"  --cm-timeout=MS        per CM MAD (default: ib_cm's "
-			"timers, 4.6 s)\n"
-			"  --cm-retries=N         resends of a CM MAD (default "
-			"15, at most 15)\n"
-			" It needs a worker with a mux (rdmagate-mux): "
-			"without one the REQ is lost\n"
-			" and the client gives up after the retries.)\n",
+		.note = data ? rping_note : cmpp_note,
 	};
 
 	log_init("rdmagate-guest", LOG_LVL_INFO);
 	if (cmpp_args(&s, &argc, argv)) {
-		fprintf(stderr, "cm_pingpong: bad --cm-timeout or "
-				"--cm-retries\n");
+		fprintf(stderr, "%s: bad --cm-timeout or --cm-retries\n",
+			argv[0]);
 		return 2;
 	}
 	return gv_tool_rc_pingpong_meet(o, argc, argv, &meet);
+}
+
+int gv_tool_cm_pingpong(const struct gv_tool_opts *o, int argc, char **argv)
+{
+	return cm_main(o, argc, argv, NULL);
+}
+
+int gv_tool_cm_rping(const struct gv_tool_opts *o, int argc, char **argv)
+{
+	return cm_main(o, argc, argv, gv_tool_rping_serve);
 }

@@ -433,7 +433,23 @@ static int pp_run_met(struct pp *p, const struct gv_tool_dest *my)
 	if (r)
 		return r;
 	print_dest("remote address:", &rem, ",");
-	r = pp_start(p);
+	if (p->meet->data) {
+		struct gv_tool_data_args d = {
+			.qp = p->qp,
+			.cq = p->res.cq,
+			.buf = p->res.buf,
+			.len = p->o.size,
+			.lkey = p->res.mr->lkey,
+			.recv_wr_id = PP_RECV_WRID,
+			.iters = p->o.c.iters,
+			.active = p->o.c.server != NULL,
+			.timeout_ms = p->ctx->timeout_ms * 4,
+		};
+
+		r = p->meet->data(&d);
+	} else {
+		r = pp_start(p);
+	}
 	if (p->meet->part) {
 		int pr = p->meet->part(p->meet->arg, !r);
 

@@ -153,14 +153,29 @@ struct gv_tool_meet_args {
 	struct gv_tool_dest *rem;      /* filled by meet() */
 };
 
+/* What a data phase other than the pingpong's gets (see below). */
+struct gv_tool_data_args {
+	struct gv_qp *qp; /* RC, in RTS */
+	struct gv_cq *cq; /* its send and receive CQ */
+	uint8_t *buf;	  /* the MR's buffer (local access only) */
+	uint32_t len, lkey;
+	uint64_t recv_wr_id; /* of the receives posted on all of buf */
+	unsigned int iters;  /* -n */
+	bool active;	     /* we named the peer (HOST) */
+	int timeout_ms;	     /* per completion */
+};
+
 /*
  * Instead of rdma-core's TCP exchange (cm_pingpong in tool_cm.c): meet()
  * finds the peer and leaves the QP in RTS (0 or -errno, said why);
- * part(arg, ok) runs once after the exchanges whenever meet() succeeded
- * (ok: they all completed) and may fail the run.
+ * data(), if set, replaces the pingpong's exchanges (0 or -errno, said
+ * why: cm_rping's, tool_rping.c); part(arg, ok) runs once after the
+ * exchanges whenever meet() succeeded (ok: they all completed) and may
+ * fail the run.
  */
 struct gv_tool_meet {
 	int (*meet)(void *arg, const struct gv_tool_meet_args *a);
+	int (*data)(const struct gv_tool_data_args *d);
 	int (*part)(void *arg, bool ok);
 	void *arg;
 	const char *note; /* a line for the usage text */
@@ -176,5 +191,9 @@ int gv_tool_rc_pingpong_meet(const struct gv_tool_opts *o, int argc,
 			     char **argv, const struct gv_tool_meet *meet);
 /* rc_pingpong connected by CM MADs on QP1 (tool_cm.c). */
 int gv_tool_cm_pingpong(const struct gv_tool_opts *o, int argc, char **argv);
+/* rping's server on that connection (tool_cm.c, tool_rping.c). */
+int gv_tool_cm_rping(const struct gv_tool_opts *o, int argc, char **argv);
+/* The data phase of cm_rping (a gv_tool_meet's data()). */
+int gv_tool_rping_serve(const struct gv_tool_data_args *d);
 
 #endif
