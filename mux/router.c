@@ -664,16 +664,13 @@ static uint32_t rd24(const uint8_t *p)
 	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
 }
 
-static void wr16(uint8_t *p, uint16_t v)
+/* v into the n bytes at p, big-endian (the MAD's order). */
+static void wr_be(uint8_t *p, uint32_t v, size_t n)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-	wr16(p, (uint16_t)(v >> 16));
-	wr16(p + 2, (uint16_t)v);
+	while (n--) {
+		p[n] = (uint8_t)v;
+		v >>= 8;
+	}
 }
 
 /* ---- what the peer told: for router_farewell() -------------------------- */
@@ -1018,9 +1015,9 @@ static void farewell_header(uint8_t *mad, uint16_t attr, uint64_t tid)
 	mad[1] = ROUTER_CM_CLASS;
 	mad[2] = ROUTER_CM_CLASS_VERSION;
 	mad[3] = ROUTER_METHOD_SEND;
-	wr32(mad + 8, (uint32_t)(tid >> 32));
-	wr32(mad + 12, (uint32_t)tid);
-	wr16(mad + 16, attr);
+	wr_be(mad + 8, (uint32_t)(tid >> 32), 4);
+	wr_be(mad + 12, (uint32_t)tid, 4);
+	wr_be(mad + 16, attr, 2);
 }
 
 /* What e's guest would say, dying, to its peer: 0 when nothing (the peer
@@ -1058,15 +1055,16 @@ int router_farewell(struct router *r, uint32_t worker_id, uint64_t tid,
 		ret->remote_qkey = ROUTER_GSI_QKEY;
 		ret->mad_len = MP_MAD_SIZE;
 		farewell_header(mad, attr, tid);
-		wr32(mad + CM_OFF_LOCAL_COMM_ID, e->id);
-		wr32(mad + CM_OFF_REMOTE_COMM_ID, e->peer_id);
+		wr_be(mad + CM_OFF_LOCAL_COMM_ID, e->id, 4);
+		wr_be(mad + CM_OFF_REMOTE_COMM_ID, e->peer_id, 4);
 		if (attr == CM_ATTR_DREQ) {
-			wr32(mad + CM_OFF_DREQ_REMOTE_QPN, e->peer_qpn << 8);
+			wr_be(mad + CM_OFF_DREQ_REMOTE_QPN, e->peer_qpn, 3);
 		} else {
 			mad[CM_OFF_REJ_MSG_REJECTED] =
 				(e->active ? CM_REJ_MSG_REP : CM_REJ_MSG_OTHER)
 				<< 6;
-			wr16(mad + CM_OFF_REJ_REASON, CM_REJ_CONSUMER_DEFINED);
+			wr_be(mad + CM_OFF_REJ_REASON, CM_REJ_CONSUMER_DEFINED,
+			      2);
 		}
 		(*cursor)++;
 		return 1;

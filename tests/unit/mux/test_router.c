@@ -752,6 +752,28 @@ static void assert_farewell(const struct mp_mad_send *s, uint16_t attr,
 	assert_int_equal(get32(s->mad + CM_OFF_REMOTE_COMM_ID), remote);
 }
 
+/* A's guest sends a REQ to R with comm id 0x1234. */
+static void active_req(struct fx *f)
+{
+	struct router_verdict v;
+	uint8_t mad[256];
+
+	req_mad(mad, 0x1234, A, R);
+	assert_reason(out(f, 1, A, R, mad, 0, &v), 0);
+}
+
+/* A REP to it from `from` with its comm id and QPN. */
+static void rep_to_a(struct fx *f, const uint8_t *from, uint32_t peer_id,
+		     uint32_t qpn)
+{
+	struct router_verdict v;
+	uint8_t mad[256];
+
+	cm_mad(mad, CM_ATTR_REP, peer_id, 0x1234);
+	put24(mad + CM_OFF_REP_LOCAL_QPN, qpn);
+	assert_reason(in(f, f->p0, from, A, mad, 256, 1, &v), 0);
+}
+
 static void test_farewell_active_established(void **state)
 {
 	struct fx *f = *state;
@@ -761,12 +783,9 @@ static void test_farewell_active_established(void **state)
 
 	/* A's guest connects to R: REQ, R's REP (comm id 0x5678, QPN
 	 * 0x4242), RTU */
-	req_mad(mad, 0x1234, A, R);
-	assert_reason(out(f, 1, A, R, mad, 0, &v), 0);
+	active_req(f);
 	assert_int_equal(farewells(f, 1, 1, s, 4), 0); /* R never answered */
-	cm_mad(mad, CM_ATTR_REP, 0x5678, 0x1234);
-	put24(mad + CM_OFF_REP_LOCAL_QPN, 0x4242);
-	assert_reason(in(f, f->p0, R, A, mad, 256, 1, &v), 0);
+	rep_to_a(f, R, 0x5678, 0x4242);
 	cm_mad(mad, CM_ATTR_RTU, 0x1234, 0x5678);
 	assert_reason(out(f, 1, A, R, mad, 2, &v), 0);
 	/* worker 2 has nothing to say; worker 1 one DREQ naming R's QP */
@@ -785,25 +804,30 @@ static void test_farewell_active_established(void **state)
 	assert_int_equal(farewells(f, 1, 4, s, 4), 0);
 }
 
-static void test_farewell_passive_established(void **state)
+/* R connects to B's guest: R's REQ (comm id 0x1111, QPN 0x777), another
+ * REQ from R (0x1112, QPN 0x888), the guest's REP to the first. */
+static void passive_connect(struct fx *f)
 {
-	struct fx *f = *state;
 	struct router_verdict v;
-	struct mp_mad_send s[4];
 	uint8_t mad[256];
 
-	/* R connects to B's guest: R's REQ (QPN 0x777), the guest's REP,
-	 * R's RTU */
 	req_mad(mad, 0x1111, R, B);
 	put24(mad + CM_OFF_REQ_LOCAL_QPN, 0x777);
 	assert_reason(in(f, f->p1, R, B, mad, 256, 0, &v), 0);
-	/* another REQ from R with another comm id: not this one's QPN */
 	req_mad(mad, 0x1112, R, B);
 	put24(mad + CM_OFF_REQ_LOCAL_QPN, 0x888);
 	assert_reason(in(f, f->p1, R, B, mad, 256, 0, &v), 0);
 	cm_mad(mad, CM_ATTR_REP, 0x2222, 0x1111);
 	assert_reason(out(f, 2, B, R, mad, 1, &v), 0);
-	/* half-open: the guest sent its REP, R has not confirmed */
+}
+
+static void test_farewell_passive_half_open(void **state)
+{
+	struct fx *f = *state;
+	struct mp_mad_send s[4];
+
+	passive_connect(f);
+	/* the guest sent its REP, R has not confirmed: a REJ */
 	assert_int_equal(farewells(f, 2, 2, s, 4), 1);
 	assert_farewell(&s[0], CM_ATTR_REJ, B, R, 0x2222, 0x1111);
 	assert_int_equal(s[0].mad[CM_OFF_REJ_MSG_REJECTED] >> 6,
@@ -820,13 +844,11 @@ static void test_farewell_passive_dreq(void **state)
 	struct mp_mad_send s[4];
 	uint8_t mad[256];
 
-	req_mad(mad, 0x1111, R, B);
-	put24(mad + CM_OFF_REQ_LOCAL_QPN, 0x777);
-	assert_reason(in(f, f->p1, R, B, mad, 256, 0, &v), 0);
-	cm_mad(mad, CM_ATTR_REP, 0x2222, 0x1111);
-	assert_reason(out(f, 2, B, R, mad, 1, &v), 0);
+	passive_connect(f);
 	cm_mad(mad, CM_ATTR_RTU, 0x1111, 0x2222);
 	assert_reason(in(f, f->p1, R, B, mad, 256, 2, &v), 0);
+	/* a DREQ naming the QP of the REQ the guest answered, not the
+	 * other one's */
 	assert_int_equal(farewells(f, 2, 3, s, 4), 1);
 	assert_farewell(&s[0], CM_ATTR_DREQ, B, R, 0x2222, 0x1111);
 	assert_int_equal(get32(s[0].mad + CM_OFF_DREQ_REMOTE_QPN) >> 8, 0x777);
@@ -835,18 +857,13 @@ static void test_farewell_passive_dreq(void **state)
 static void test_farewell_half_open_active(void **state)
 {
 	struct fx *f = *state;
-	struct router_verdict v;
 	struct mp_mad_send s[4];
-	uint8_t mad[256];
 
-	req_mad(mad, 0x1234, A, R);
-	assert_reason(out(f, 1, A, R, mad, 0, &v), 0);
+	active_req(f);
 	/* a REP from another host does not name the peer */
-	cm_mad(mad, CM_ATTR_REP, 0x6666, 0x1234);
-	assert_reason(in(f, f->p0, A2, A, mad, 256, 1, &v), 0);
+	rep_to_a(f, A2, 0x6666, 0x99);
 	assert_int_equal(farewells(f, 1, 1, s, 4), 0);
-	cm_mad(mad, CM_ATTR_REP, 0x5678, 0x1234);
-	assert_reason(in(f, f->p0, R, A, mad, 256, 1, &v), 0);
+	rep_to_a(f, R, 0x5678, 0x4242);
 	/* REP received, no RTU yet: a REJ of the REP */
 	assert_int_equal(farewells(f, 1, 2, s, 4), 1);
 	assert_farewell(&s[0], CM_ATTR_REJ, A, R, 0x1234, 0x5678);
@@ -911,7 +928,7 @@ int main(void)
 		T(test_counters),
 		cmocka_unit_test(test_config),
 		T(test_farewell_active_established),
-		T(test_farewell_passive_established),
+		T(test_farewell_passive_half_open),
 		T(test_farewell_passive_dreq),
 		T(test_farewell_half_open_active),
 		T(test_farewell_closed_and_expired),
