@@ -6,8 +6,14 @@
 #   skip_all REASON                         the whole test skips, saying why
 #   tap_end                                 the plan; exit status 1 on a failure
 n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+# a description is one line: a newline in it would end the result line
+# and leave the rest for the harness to reject ("Unknown TAP output")
+ok() { local d="$*"; n=$((n + 1)); echo "ok $n - ${d//$'\n'/ / }"; }
+not_ok() {
+	local d="$*"
+	n=$((n + 1)) failed=$((failed + 1))
+	echo "not ok $n - ${d//$'\n'/ / }"
+}
 check() {
 	local d=$1
 	shift

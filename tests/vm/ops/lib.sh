@@ -1,34 +1,12 @@
 # SPDX-License-Identifier: MIT
 # Shared by the tests/vm/ops tests (sourced, inside rdmagate-vm --no-cm -n 2):
-# a broker started with --mux, rdmagate-mux, two VMs a (rxe0, fd99::10) and
-# b (rxe1, fd99::11) routed across the veth pair, helpers. Expects BROKER,
-# CTL, WORKER, GUEST, MUX set.
-. "$(dirname "$0")/../../tap.sh"
-elapsed() { echo "# $((SECONDS - T0)) s: $*"; }
-
+# the stack's helpers (../stack-lib.sh: a broker started with --mux,
+# rdmagate-mux), two VMs a (rxe0, fd99::10) and b (rxe1, fd99::11) routed
+# across the veth pair, helpers. Expects BROKER, CTL, WORKER, GUEST, MUX set.
 [ "${RDMAGATE_VM:-}" = 1 ] || { echo "1..0 # SKIP not inside rdmagate-vm"; exit 0; }
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || { echo "1..0 # SKIP needs rdmagate-vm -n 2"; exit 0; }
-if grep -q '^ib_cm ' /proc/modules; then
-	echo "1..0 # SKIP ib_cm is loaded: the mux cannot own the CM class (rdmagate-vm --no-cm)"
-	exit 0
-fi
-
-T=$(mktemp -d /run/ops-test.XXXXXX)
-chmod 755 "$T"
-BPID= MPID= PIDS= WATCHDOG=
-
-cleanup() {
-	kill "$WATCHDOG" 2>/dev/null
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-	for f in "$T"/state/workers/*.state; do
-		[ -f "$f" ] || continue
-		kill -9 "$(awk '$1 == "pid" { print $2 }' "$f")" 2>/dev/null
-	done
-	wait 2>/dev/null
-}
-trap cleanup EXIT
+STACK_NAME=ops-test
+. "$(dirname "$0")/../stack-lib.sh"
 
 A=fd99::10 B=fd99::11
 SA=fd99:0000:0000:0000:0000:0000:0000:0010 # as sysfs writes them
@@ -61,32 +39,6 @@ addresses = $B
 END
 chmod 644 "$T/policy.conf"
 
-ctl() { "$CTL" --control "$T/control.sock" "$@"; }
-# wait_for SECONDS COMMAND...: until it succeeds, SECONDS of wall time
-# (under TCG a round of the command may itself take a while)
-wait_for() {
-	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
-	shift
-	while :; do
-		"$@" && return 0
-		(( ${EPOCHREALTIME/./} > end )) && return 1
-		sleep 0.1
-	done
-}
-not() { ! "$@"; }
-in_log() { grep -qF -- "$2" "$1"; }
-count() { grep -cF -- "$2" "$1"; }
-start_broker() { # log
-	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-		--state-dir "$T/state" --mux "$T/mux.sock" > "$1" 2>&1 &
-	BPID=$!
-	wait_for 10 ctl list > /dev/null 2>&1
-}
-start_mux() { # log
-	"$MUX" --control "$T/mux.sock" > "$1" 2>&1 &
-	MPID=$!
-	wait_for 10 in_log "$1" "control socket $T/mux.sock"
-}
 # the RoCE v2 index of GID (in sysfs form) on DEV port 1
 v2_index() {
 	local f i g t
