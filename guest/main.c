@@ -78,6 +78,9 @@ static void usage(FILE *f)
 		"                      rping's server on such a connection: "
 		"RDMA\n"
 		"                      READ, checked, and WRITE back (-h)\n"
+		"  cm_udaddy -g I [OPTIONS]\n"
+		"                      udaddy's server on a UD QP named by "
+		"SIDR (-h)\n"
 		"  perf [OPTIONS] [HOST]\n"
 		"                      latency, bandwidth, message rate, MR\n"
 		"                      registration time (-h)\n"
@@ -357,6 +360,13 @@ static int cmd_cm_rping(struct tool *t, int argc, char **argv)
 	return gv_tool_cm_rping(&t->gt, argc, argv);
 }
 
+static int cmd_cm_udaddy(struct tool *t, int argc, char **argv)
+{
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	return gv_tool_cm_udaddy(&t->gt, argc, argv);
+}
+
 static int cmd_rc_pingpong(struct tool *t, int argc, char **argv)
 {
 	t->gt.socket = t->socket;
@@ -378,6 +388,7 @@ static const struct command commands[] = {
 	{ "perf", cmd_perf },
 	{ "cm_pingpong", cmd_cm_pingpong },
 	{ "cm_rping", cmd_cm_rping },
+	{ "cm_udaddy", cmd_cm_udaddy },
 };
 
 enum { OPT_QUEUES = 256, OPT_HUGE, OPT_INDIRECT, OPT_POLL, OPT_RING };
