@@ -50,19 +50,10 @@ static int rp_step(struct rp *r, uint64_t *ret_wr_id)
 	struct gv_wc wc;
 	uint64_t be64;
 	uint32_t be32;
-	int n = gv_wait_wc(d->cq, d->timeout_ms, &wc);
+	int e = gv_tool_next_wc(d, "cm_rping", &wc);
 
-	if (n <= 0) {
-		fprintf(stderr, "cm_rping: no completion: %s\n",
-			n ? strerror(-n) : "timed out");
-		return n ? n : -ETIMEDOUT;
-	}
-	if (wc.status != VIRTIO_RDMA_WC_SUCCESS) {
-		fprintf(stderr, "cm_rping: %s completed with %s (%u)\n",
-			wr_name(wc.wr_id), gv_wc_status_str(wc.status),
-			wc.status);
-		return -EIO;
-	}
+	if (e)
+		return e;
 	*ret_wr_id = wc.wr_id;
 	if (wc.wr_id != d->recv_wr_id)
 		return 0;

@@ -68,21 +68,11 @@ static int ua_check(struct ua *u, const struct gv_wc *wc)
 /* The next completion: a receive is checked, a send must be ours. */
 static int ua_step(struct ua *u, bool *sent)
 {
-	const struct gv_tool_data_args *d = u->d;
 	struct gv_wc wc;
-	int n = gv_wait_wc(d->cq, d->timeout_ms, &wc);
+	int e = gv_tool_next_wc(u->d, "cm_udaddy", &wc);
 
-	if (n <= 0) {
-		fprintf(stderr, "cm_udaddy: no completion: %s\n",
-			n ? strerror(-n) : "timed out");
-		return n ? n : -ETIMEDOUT;
-	}
-	if (wc.status != VIRTIO_RDMA_WC_SUCCESS) {
-		fprintf(stderr, "cm_udaddy: wr_id %llu completed with %s\n",
-			(unsigned long long)wc.wr_id,
-			gv_wc_status_str(wc.status));
-		return -EIO;
-	}
+	if (e)
+		return e;
 	if (wc.wr_id == UA_SEND) {
 		*sent = true;
 		return 0;

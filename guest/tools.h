@@ -169,6 +169,11 @@ struct gv_tool_data_args {
 	int timeout_ms;	     /* per completion */
 };
 
+/* The next completion of d's CQ within its timeout, successful: 0, or
+ * -errno said why (who: the command's name). */
+int gv_tool_next_wc(const struct gv_tool_data_args *d, const char *who,
+		    struct gv_wc *wc);
+
 /*
  * Instead of rdma-core's TCP exchange (cm_pingpong in tool_cm.c): meet()
  * finds the peer and leaves the QP in RTS (0 or -errno, said why);
