@@ -77,6 +77,12 @@ enum cm_rej_reason {
 	CM_REJ_INVALID_CLASS_VERSION = 31,
 };
 
+/* SIDR_REP's status (IBTA table 120; ib_cm's enum ib_cm_sidr_status). */
+enum cm_sidr_status {
+	CM_SIDR_SUCCESS = 0,
+	CM_SIDR_UNSUPPORTED = 1, /* service id not supported: no listener */
+};
+
 /* The common MAD header (24 bytes). */
 struct cm_mad_hdr {
 	uint8_t base_version;

@@ -368,13 +368,92 @@ int cm_conn_listen(struct cm_conn *c, uint16_t port, uint32_t qpn, uint32_t psn)
 	return 0;
 }
 
+int cm_conn_sidr_listen(struct cm_conn *c, uint16_t port, uint32_t qpn,
+			uint32_t qkey)
+{
+	if (c->state != CM_IDLE || qpn > 0xffffff || qpn <= 1)
+		return -EINVAL;
+	c->active = false;
+	c->sidr = true;
+	c->port = port;
+	c->qkey = qkey;
+	c->qp.local_qpn = qpn;
+	c->state = CM_LISTEN;
+	return 0;
+}
+
+/* Checks the CMA header of a REQ or SIDR_REQ: the destination must be our
+ * address (cma's listener lookup). */
+static int ip_hdr_ours(struct cm_conn *c, const uint8_t *pd, const char *what)
+{
+	uint8_t ver, addr[16];
+
+	if (cm_ip_decode(pd, &c->ip, &c->why))
+		return -EINVAL;
+	ver = cm_gid_to_ip(c->cfg.gid, addr);
+	if (c->ip.ip_version != ver || memcmp(c->ip.dst, addr, 16)) {
+		rdma_fail(&c->why, -EINVAL,
+			  "%s: CMA header's destination is not our IPv%u "
+			  "address",
+			  what, ver);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The SIDR_REQ's answer: status, and our QP when it is 0. */
+static int send_sidr_rep(struct cm_conn *c, const struct cm_peer *to,
+			 const struct cm_msg *req, uint8_t status)
+{
+	uint8_t buf[CM_MAD_LEN];
+	struct cm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	cm_mad_hdr_init(&m.hdr, CM_ATTR_SIDR_REP, req->hdr.tid);
+	m.sidr_rep.request_id = req->sidr_req.request_id;
+	m.sidr_rep.status = status;
+	m.sidr_rep.service_id = req->sidr_req.service_id;
+	if (status)
+		return send_msg(c, to, &m, buf);
+	m.sidr_rep.qpn = c->qp.local_qpn;
+	m.sidr_rep.qkey = c->qkey;
+	return send_reply(c, &m);
+}
+
+static int on_sidr_req(struct cm_conn *c, const struct cm_peer *from,
+		       const struct cm_msg *m)
+{
+	const struct cm_sidr_req *r = &m->sidr_req;
+	uint16_t ps, port;
+
+	if (c->sidr && c->state == CM_ESTABLISHED &&
+	    r->request_id == c->sidr_request_id &&
+	    !memcmp(from->gid, c->peer.gid, 16)) {
+		c->stats.duplicates++; /* our answer was lost: again */
+		return send_raw(c, &c->peer, c->reply, true);
+	}
+	if (!c->sidr || c->state != CM_LISTEN ||
+	    cm_ip_service_port(r->service_id, &ps, &port, &c->why) ||
+	    ps != CM_IP_PS_UDP || port != c->port ||
+	    ip_hdr_ours(c, r->private_data, "SIDR_REQ")) {
+		c->stats.unmatched++;
+		return send_sidr_rep(c, from, m, CM_SIDR_UNSUPPORTED);
+	}
+	c->sidr_request_id = r->request_id;
+	c->tid = m->hdr.tid;
+	c->peer = *from; /* the answer goes back along the GRH */
+	c->peer.qpn = 1;
+	memcpy(c->qp.dgid, from->gid, 16);
+	c->state = CM_ESTABLISHED;
+	return send_sidr_rep(c, &c->peer, m, CM_SIDR_SUCCESS);
+}
+
 /* Checks a REQ for our listener; a REJ reason, or 0 to accept it. */
 static uint16_t req_refusal(struct cm_conn *c, const struct cm_req *r,
 			    const uint8_t **ari, uint8_t *ari_len)
 {
 	struct rdma_reason why = { "" };
 	uint16_t ps, port;
-	uint8_t ver, addr[16];
 
 	if (cm_ip_service_port(r->service_id, &ps, &port, &why) ||
 	    ps != CM_IP_PS_TCP || port != c->port) {
@@ -397,17 +476,8 @@ static uint16_t req_refusal(struct cm_conn *c, const struct cm_req *r,
 		*ari_len = 16;
 		return CM_REJ_INVALID_GID;
 	}
-	if (cm_ip_decode(r->private_data, &c->ip, &c->why))
+	if (ip_hdr_ours(c, r->private_data, "REQ"))
 		return CM_REJ_CONSUMER_DEFINED;
-	/* cma's listener lookup: the destination must be our address */
-	ver = cm_gid_to_ip(c->cfg.gid, addr);
-	if (c->ip.ip_version != ver || memcmp(c->ip.dst, addr, 16)) {
-		rdma_fail(&c->why, -EINVAL,
-			  "REQ: CMA header's destination is not our IPv%u "
-			  "address",
-			  ver);
-		return CM_REJ_CONSUMER_DEFINED;
-	}
 	return 0;
 }
 
@@ -715,8 +785,9 @@ int cm_conn_input(struct cm_conn *c, const struct cm_peer *from,
 	case CM_ATTR_REQ:
 		return on_req(c, from, &m, now_ms);
 	case CM_ATTR_SIDR_REQ:
+		return on_sidr_req(c, from, &m);
 	case CM_ATTR_SIDR_REP:
-		c->stats.unmatched++; /* no UD services here */
+		c->stats.unmatched++; /* we never ask */
 		return 0;
 	default:
 		break;

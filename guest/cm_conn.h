@@ -126,6 +126,9 @@ struct cm_conn {
 	uint64_t dreq_tid; /* of the DREQ (DREP reuses it) */
 	uint64_t tid_next;
 	uint16_t port; /* the service's port */
+	bool sidr;     /* a UD service (cm_conn_sidr_listen()) */
+	uint32_t qkey; /* ... its Q_Key, and the SIDR_REQ answered: */
+	uint32_t sidr_request_id;
 	struct cm_peer peer;
 	struct cm_ip_hdr ip; /* the REQ's CMA header */
 	struct cm_qp_attr qp;
@@ -163,6 +166,17 @@ int cm_conn_connect(struct cm_conn *c, const struct cm_ip_hdr *ip,
 /* Passive side: accepts one REQ for (RDMA_PS_TCP, port) to our IP. */
 int cm_conn_listen(struct cm_conn *c, uint16_t port, uint32_t qpn,
 		   uint32_t psn);
+
+/*
+ * Passive side of a UD service, as rdma_cm's RDMA_PS_UDP listener: answers
+ * the SIDR_REQ for (RDMA_PS_UDP, port) to our IP with a SIDR_REP naming
+ * our UD QP qpn and qkey (rdma_cm's is RDMA_UDP_QKEY), and is then
+ * ESTABLISHED with the requester as peer; a repeated SIDR_REQ gets the
+ * same answer. Any other SIDR_REQ is answered "service id not supported",
+ * as ib_cm does when nobody listens.
+ */
+int cm_conn_sidr_listen(struct cm_conn *c, uint16_t port, uint32_t qpn,
+			uint32_t qkey);
 
 /*
  * One received MAD. Anything the decoder refuses, or that does not belong

@@ -131,34 +131,6 @@ static int ah_for(struct cm_qp1 *t, const struct cm_peer *to)
 	return gv_create_ah(t->pd, &a, &t->ah);
 }
 
-/* Polls cq for one completion for up to timeout_ms: 1, 0 or -errno. */
-static int wait_wc(struct gv_cq *cq, int timeout_ms, struct gv_wc *wc)
-{
-	uint64_t end = mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
-	int n = gv_poll_cq(cq, 1, wc);
-
-	while (!n) {
-		uint64_t now = mono_ms();
-		int r;
-
-		if (now >= end)
-			return 0;
-		r = gv_req_notify_cq(cq, false);
-		if (r)
-			return r;
-		n = gv_poll_cq(cq, 1, wc); /* one may have come meanwhile */
-		if (n)
-			break;
-		r = gv_get_cq_event(cq, (int)(end - now));
-		if (r == -ETIMEDOUT)
-			return 0;
-		if (r)
-			return r;
-		n = gv_poll_cq(cq, 1, wc);
-	}
-	return n;
-}
-
 static int qp1_send(void *arg, const struct cm_peer *to,
 		    const uint8_t mad[CM_MAD_LEN])
 {
@@ -183,7 +155,7 @@ static int qp1_send(void *arg, const struct cm_peer *to,
 	if (r)
 		return r;
 	/* one send slot: wait for it before the next MAD */
-	r = wait_wc(t->send_cq, t->timeout_ms, &wc);
+	r = gv_wait_wc(t->send_cq, t->timeout_ms, &wc);
 	if (r < 0)
 		return r;
 	if (!r)
@@ -207,7 +179,7 @@ static int qp1_recv(void *arg, struct cm_peer *from, uint8_t mad[CM_MAD_LEN],
 	int r;
 
 	for (;;) {
-		r = wait_wc(t->recv_cq, timeout_ms, &wc);
+		r = gv_wait_wc(t->recv_cq, timeout_ms, &wc);
 		if (r <= 0)
 			return r < 0 ? r : -EAGAIN;
 		if (wc.wr_id >= CM_QP1_RECV_DEPTH)

@@ -69,6 +69,7 @@ int guest_dev_add_queue(struct guest_dev *d, unsigned int index, uint16_t num,
 	r = guest_vq_init(q, &d->ram, index, num);
 	guest_vq_set_event_idx(q, d->vc.features &
 					  (1ull << GUEST_F_RING_EVENT_IDX));
+	q->link_fd = d->vc.fd;
 	if (!r)
 		r = vhost_client_start_vring(&d->vc, q, 0);
 	if (r) {
@@ -121,6 +122,8 @@ int guest_dev_exchange(struct guest_dev *d, struct guest_vq *q,
 	uint16_t head;
 	int r;
 
+	if (guest_vq_link_down(q))
+		return -ENOTCONN; /* the device is gone: fail now, not late */
 	for (unsigned int i = 0; i < nin; i++)
 		room += in[i].len;
 	r = guest_vq_post(q, out, nout, in, nin, indirect, NULL, &head);

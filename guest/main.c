@@ -76,6 +76,13 @@ static void usage(FILE *f)
 		"needs\n"
 		"                      rdmagate-mux (the worker's QP1 goes "
 		"through it)\n"
+		"  cm_rping -g I [OPTIONS]\n"
+		"                      rping's server on such a connection: "
+		"RDMA\n"
+		"                      READ, checked, and WRITE back (-h)\n"
+		"  cm_udaddy -g I [OPTIONS]\n"
+		"                      udaddy's server on a UD QP named by "
+		"SIDR (-h)\n"
 		"  perf [OPTIONS] [HOST]\n"
 		"                      latency, bandwidth, message rate, MR\n"
 		"                      registration time (-h)\n"
@@ -346,6 +353,20 @@ static int cmd_cm_pingpong(struct tool *t, int argc, char **argv)
 	return gv_tool_cm_pingpong(&t->gt, argc, argv);
 }
 
+static int cmd_cm_rping(struct tool *t, int argc, char **argv)
+{
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	return gv_tool_cm_rping(&t->gt, argc, argv);
+}
+
+static int cmd_cm_udaddy(struct tool *t, int argc, char **argv)
+{
+	t->gt.socket = t->socket;
+	t->gt.timeout_ms = t->vc.timeout_ms;
+	return gv_tool_cm_udaddy(&t->gt, argc, argv);
+}
+
 static int cmd_rc_pingpong(struct tool *t, int argc, char **argv)
 {
 	t->gt.socket = t->socket;
@@ -366,6 +387,8 @@ static const struct command commands[] = {
 	{ "srq_pingpong", cmd_srq_pingpong },
 	{ "perf", cmd_perf },
 	{ "cm_pingpong", cmd_cm_pingpong },
+	{ "cm_rping", cmd_cm_rping },
+	{ "cm_udaddy", cmd_cm_udaddy },
 };
 
 enum {

@@ -4,7 +4,9 @@
  * address and port through CM MADs on QP1, as two guests' rdma_cm would
  * (REQ with the RDMA-CM IP private data, REP, RTU; DREQ/DREP at the end),
  * instead of rdma-core's TCP exchange. The data exchange is
- * tool_pingpong.c's.
+ * tool_pingpong.c's, or rping's server (cm_rping, tool_rping.c), or, on
+ * a UD QP that a SIDR exchange names, udaddy's (cm_udaddy,
+ * tool_udaddy.c).
  *
  * It needs the worker's QP1 emulation and rdmagate-mux: a worker with no
  * mux completes the REQ's send with an error and the active side gives up
@@ -27,7 +29,12 @@
 #define CMPP_EPHEMERAL_LO 32768 /* ip_local_port_range's default */
 #define CMPP_EPHEMERAL_N  28232
 
+/* rdma_cm's Q_Key of RDMA_PS_UDP QPs (RDMA_UDP_QKEY): a peer's rdma_cm
+ * refuses a SIDR_REP naming another. */
+#define CM_UDP_QKEY 0x01234567u
+
 struct cmpp {
+	bool ud;	     /* cm_udaddy: a SIDR exchange for a UD QP */
 	uint32_t timeout_ms; /* --cm-timeout; 0: ib_cm's timers */
 	int retries;	     /* --cm-retries; -1: rdma_cm's 15 */
 	struct cm_qp1 t;
@@ -165,6 +172,31 @@ static int cmpp_passive(struct cmpp *s, const struct gv_tool_meet_args *a,
 	return r;
 }
 
+/* rdma_cm's UD listener: the QP ready (RTR, RTS), then one SIDR_REQ
+ * answered with it. */
+static int cmpp_sidr(struct cmpp *s, const struct gv_tool_meet_args *a,
+		     uint8_t ver, const uint8_t our_ip[16])
+{
+	struct virtio_rdma_qp_attr qa = { .qp_state = VIRTIO_RDMA_QPS_RTR };
+	char text[INET6_ADDRSTRLEN];
+	int r = gv_modify_qp(a->qp, &qa, VIRTIO_RDMA_QP_STATE);
+
+	qa.qp_state = VIRTIO_RDMA_QPS_RTS;
+	qa.sq_psn = a->my->psn;
+	if (!r)
+		r = gv_modify_qp(a->qp, &qa,
+				 VIRTIO_RDMA_QP_STATE | VIRTIO_RDMA_QP_SQ_PSN);
+	if (!r)
+		r = cm_conn_sidr_listen(&s->c, (uint16_t)a->port, a->my->qpn,
+					CM_UDP_QKEY);
+	if (r)
+		return r;
+	printf("  CM: listening on %s port %u (RDMA_PS_UDP)\n",
+	       ip_str(ver, our_ip, text, sizeof(text)), a->port);
+	fflush(stdout);
+	return cm_conn_run(&s->c, 1u << CM_ESTABLISHED, INT_MAX);
+}
+
 static int cmpp_meet(void *arg, const struct gv_tool_meet_args *a)
 {
 	struct cmpp *s = arg;
@@ -194,8 +226,9 @@ static int cmpp_meet(void *arg, const struct gv_tool_meet_args *a)
 	s->ib_port = a->ib_port;
 	cmpp_cfg(s, a, gid, &cfg);
 	cm_conn_init(&s->c, &cfg, &cm_qp1_ops, &s->t, &cmpp_qp_ops, s);
-	r = a->server ? cmpp_active(s, a, ver, our_ip)
-		      : cmpp_passive(s, a, ver, our_ip);
+	r = s->ud	? cmpp_sidr(s, a, ver, our_ip)
+	    : a->server ? cmpp_active(s, a, ver, our_ip)
+			: cmpp_passive(s, a, ver, our_ip);
 	if (r) {
 		fprintf(stderr, "cm_pingpong: CM %s: %s%s%s\n",
 			cm_state_name(s->c.state), strerror(-r),
@@ -205,11 +238,17 @@ static int cmpp_meet(void *arg, const struct gv_tool_meet_args *a)
 		return r;
 	}
 	a->rem->lid = 0;
-	a->rem->qpn = s->c.qp.remote_qpn;
+	a->rem->qpn = s->c.qp.remote_qpn; /* UD: told by the datagrams */
 	a->rem->psn = s->c.qp.remote_psn;
 	memcpy(a->rem->gid, s->c.qp.dgid, 16);
-	printf("  CM: ESTABLISHED, local id 0x%08x, remote id 0x%08x\n",
-	       s->c.local_id, s->c.remote_id);
+	if (s->ud)
+		printf("  CM: SIDR_REP sent, request id 0x%08x, Q_Key "
+		       "0x%08x\n",
+		       s->c.sidr_request_id, CM_UDP_QKEY);
+	else
+		printf("  CM: ESTABLISHED, local id 0x%08x, remote id "
+		       "0x%08x\n",
+		       s->c.local_id, s->c.remote_id);
 	fflush(stdout);
 	return 0;
 }
@@ -223,6 +262,11 @@ static int cmpp_part(void *arg, bool ok)
 
 	if (!s->open)
 		return 0;
+	if (s->ud) { /* UD: nothing to disconnect */
+		cm_qp1_close(&s->t);
+		s->open = false;
+		return 0;
+	}
 	if (s->c.active || !ok)
 		r = cm_conn_disconnect(&s->c, mono_ms());
 	if (!r && ok)
@@ -279,32 +323,78 @@ static int cmpp_args(struct cmpp *s, int *argc, char **argv)
 	return 0;
 }
 
-int gv_tool_cm_pingpong(const struct gv_tool_opts *o, int argc, char **argv)
+static const char cmpp_note[] =
+	"(cm_pingpong: HOST is the server's IP address and -p its rdma_cm "
+	"port;\n"
+	" the two sides meet through CM MADs on QP1 (REQ, REP, RTU, DREQ, "
+	"DREP),\n"
+	" -g is required (the GID is the IP address).\n"
+	"  --cm-timeout=MS        per CM MAD (default: ib_cm's timers, "
+	"4.6 s)\n"
+	"  --cm-retries=N         resends of a CM MAD (default 15, at most "
+	"15)\n"
+	" It needs a worker with a mux (rdmagate-mux): without one the REQ "
+	"is lost\n"
+	" and the client gives up after the retries.)\n";
+
+static const char rping_note[] =
+	"(cm_rping: the server of rdma-core's rping (rping -s) on a CM "
+	"connection:\n"
+	" no HOST; -n is the peer's rping -C, -s our buffer (at least "
+	"rping's -S + 64);\n"
+	" each ping is RDMA READ from the peer, checked against the text "
+	"rping writes,\n"
+	" and RDMA WRITE back (rping -c -V compares it).\n"
+	"  --cm-timeout=MS, --cm-retries=N as cm_pingpong's)\n";
+
+static const char udaddy_note[] =
+	"(cm_udaddy: the server of rdma-core's udaddy on a UD QP that a SIDR "
+	"exchange\n"
+	" names (RDMA_PS_UDP -p, Q_Key 0x01234567): no HOST; -n is the "
+	"peer's udaddy -C,\n"
+	" -s at least its -S; each datagram's GRH, length and immediate "
+	"checked,\n"
+	" as many answered with a known text.\n"
+	"  --cm-timeout=MS, --cm-retries=N as cm_pingpong's)\n";
+
+static int cm_main(const struct gv_tool_opts *o, int argc, char **argv,
+		   int (*data)(const struct gv_tool_data_args *d), bool ud)
 {
 	static struct cmpp s;
 	const struct gv_tool_meet meet = {
 		.meet = cmpp_meet,
+		.data = data,
 		.part = cmpp_part,
+		.ud_qkey = ud ? CM_UDP_QKEY : 0,
 		.arg = &s,
-		.note = "(cm_pingpong: HOST is the server's IP address and -p "
-			"its rdma_cm port;\n"
-			" the two sides meet through CM MADs on QP1 (REQ, REP, "
-			"RTU, DREQ, DREP),\n"
-			" -g is required (the GID is the IP address).\n"
-			"  --cm-timeout=MS        per CM MAD (default: ib_cm's "
-			"timers, 4.6 s)\n"
-			"  --cm-retries=N         resends of a CM MAD (default "
-			"15, at most 15)\n"
-			" It needs a worker with a mux (rdmagate-mux): "
-			"without one the REQ is lost\n"
-			" and the client gives up after the retries.)\n",
+		.note = ud     ? udaddy_note
+			: data ? rping_note
+			       : cmpp_note,
 	};
 
 	log_init("rdmagate-guest", LOG_LVL_INFO);
 	if (cmpp_args(&s, &argc, argv)) {
-		fprintf(stderr, "cm_pingpong: bad --cm-timeout or "
-				"--cm-retries\n");
+		fprintf(stderr, "%s: bad --cm-timeout or --cm-retries\n",
+			argv[0]);
 		return 2;
 	}
+	s.ud = ud;
+	if (ud)
+		return gv_tool_ud_pingpong_meet(o, argc, argv, &meet);
 	return gv_tool_rc_pingpong_meet(o, argc, argv, &meet);
+}
+
+int gv_tool_cm_pingpong(const struct gv_tool_opts *o, int argc, char **argv)
+{
+	return cm_main(o, argc, argv, NULL, false);
+}
+
+int gv_tool_cm_rping(const struct gv_tool_opts *o, int argc, char **argv)
+{
+	return cm_main(o, argc, argv, gv_tool_rping_serve, false);
+}
+
+int gv_tool_cm_udaddy(const struct gv_tool_opts *o, int argc, char **argv)
+{
+	return cm_main(o, argc, argv, gv_tool_udaddy_serve, true);
 }

@@ -446,3 +446,22 @@ int gv_tool_rc_connect(struct gv_qp *qp, const struct gv_tool_path *path,
 			strerror(-r));
 	return r;
 }
+
+int gv_tool_next_wc(const struct gv_tool_data_args *d, const char *who,
+		    struct gv_wc *wc)
+{
+	int n = gv_wait_wc(d->cq, d->timeout_ms, wc);
+
+	if (n <= 0) {
+		fprintf(stderr, "%s: no completion: %s\n", who,
+			n ? strerror(-n) : "timed out");
+		return n ? n : -ETIMEDOUT;
+	}
+	if (wc->status != VIRTIO_RDMA_WC_SUCCESS) {
+		fprintf(stderr, "%s: wr_id %llu completed with %s (%u)\n", who,
+			(unsigned long long)wc->wr_id,
+			gv_wc_status_str(wc->status), wc->status);
+		return -EIO;
+	}
+	return 0;
+}

@@ -170,6 +170,12 @@ static int pp_res_init(struct pp *p)
 				VIRTIO_RDMA_ACCESS_LOCAL_WRITE, cqe);
 }
 
+/* UD: ud_pingpong's Q_Key, or the meeting's (rdma_cm's for cm_udaddy). */
+static uint32_t pp_qkey(const struct pp *p)
+{
+	return p->meet && p->meet->ud_qkey ? p->meet->ud_qkey : PP_UD_QKEY;
+}
+
 static int pp_init(struct pp *p)
 {
 	struct gv_qp_init_attr qa = { 0 };
@@ -185,7 +191,7 @@ static int pp_init(struct pp *p)
 	qa.max_send_sge = qa.max_recv_sge = 1;
 	qa.qp_type = p->o.ud ? VIRTIO_RDMA_QPT_UD : VIRTIO_RDMA_QPT_RC;
 	return gv_tool_create_qp(p->res.pd, &qa, (uint8_t)p->o.ib_port,
-				 p->o.ud ? PP_UD_QKEY : 0, &p->qp);
+				 p->o.ud ? pp_qkey(p) : 0, &p->qp);
 }
 
 static void pp_close(struct pp *p)
@@ -433,7 +439,28 @@ static int pp_run_met(struct pp *p, const struct gv_tool_dest *my)
 	if (r)
 		return r;
 	print_dest("remote address:", &rem, ",");
-	r = pp_start(p);
+	if (p->meet->data) {
+		struct gv_tool_data_args d = {
+			.pd = p->res.pd,
+			.qp = p->qp,
+			.cq = p->res.cq,
+			.buf = p->res.buf,
+			.len = p->o.size,
+			.lkey = p->res.mr->lkey,
+			.my = my,
+			.rem = &rem,
+			.sgid_index = (uint8_t)p->o.c.gidx,
+			.qkey = p->o.ud ? pp_qkey(p) : 0,
+			.recv_wr_id = PP_RECV_WRID,
+			.iters = p->o.c.iters,
+			.active = p->o.c.server != NULL,
+			.timeout_ms = p->ctx->timeout_ms * 4,
+		};
+
+		r = p->meet->data(&d);
+	} else {
+		r = pp_start(p);
+	}
 	if (p->meet->part) {
 		int pr = p->meet->part(p->meet->arg, !r);
 
@@ -705,6 +732,12 @@ int gv_tool_rc_pingpong_meet(const struct gv_tool_opts *go, int argc,
 int gv_tool_ud_pingpong(const struct gv_tool_opts *go, int argc, char **argv)
 {
 	return pp_main(go, argc, argv, PP_UD, NULL);
+}
+
+int gv_tool_ud_pingpong_meet(const struct gv_tool_opts *go, int argc,
+			     char **argv, const struct gv_tool_meet *meet)
+{
+	return pp_main(go, argc, argv, PP_UD, meet);
 }
 
 int gv_tool_srq_pingpong(const struct gv_tool_opts *go, int argc, char **argv)

@@ -143,7 +143,7 @@ int gv_tool_rc_connect(struct gv_qp *qp, const struct gv_tool_path *path,
 struct gv_tool_meet_args {
 	struct gv_context *ctx;
 	struct gv_pd *pd;
-	struct gv_qp *qp;   /* RC, in INIT */
+	struct gv_qp *qp;   /* RC, or UD (ud_pingpong's meetings), in INIT */
 	const char *server; /* HOST: we are the active side; NULL: passive */
 	unsigned int port;  /* -p */
 	int gidx;	    /* -g */
@@ -153,15 +153,40 @@ struct gv_tool_meet_args {
 	struct gv_tool_dest *rem;      /* filled by meet() */
 };
 
+/* What a data phase other than the pingpong's gets (see below). */
+struct gv_tool_data_args {
+	struct gv_pd *pd;
+	struct gv_qp *qp;   /* RC or UD, in RTS */
+	struct gv_cq *cq;   /* its send and receive CQ */
+	uint8_t *buf;	    /* the MR's buffer (local access only) */
+	uint32_t len, lkey; /* UD: len bytes after the 40-byte GRH area */
+	const struct gv_tool_dest *my, *rem; /* from meet() */
+	uint8_t sgid_index;		     /* -g */
+	uint32_t qkey;			     /* UD: the QP's Q_Key */
+	uint64_t recv_wr_id; /* of the receives posted on all of buf */
+	unsigned int iters;  /* -n */
+	bool active;	     /* we named the peer (HOST) */
+	int timeout_ms;	     /* per completion */
+};
+
+/* The next completion of d's CQ within its timeout, successful: 0, or
+ * -errno said why (who: the command's name). */
+int gv_tool_next_wc(const struct gv_tool_data_args *d, const char *who,
+		    struct gv_wc *wc);
+
 /*
  * Instead of rdma-core's TCP exchange (cm_pingpong in tool_cm.c): meet()
  * finds the peer and leaves the QP in RTS (0 or -errno, said why);
- * part(arg, ok) runs once after the exchanges whenever meet() succeeded
- * (ok: they all completed) and may fail the run.
+ * data(), if set, replaces the pingpong's exchanges (0 or -errno, said
+ * why: cm_rping's, tool_rping.c); part(arg, ok) runs once after the
+ * exchanges whenever meet() succeeded (ok: they all completed) and may
+ * fail the run.
  */
 struct gv_tool_meet {
 	int (*meet)(void *arg, const struct gv_tool_meet_args *a);
+	int (*data)(const struct gv_tool_data_args *d);
 	int (*part)(void *arg, bool ok);
+	uint32_t ud_qkey; /* ud_pingpong's meetings: the QP's Q_Key */
 	void *arg;
 	const char *note; /* a line for the usage text */
 };
@@ -174,7 +199,18 @@ int gv_tool_perf(const struct gv_tool_opts *o, int argc, char **argv);
 /* rc_pingpong meeting its peer through `meet` (see above). */
 int gv_tool_rc_pingpong_meet(const struct gv_tool_opts *o, int argc,
 			     char **argv, const struct gv_tool_meet *meet);
+/* ud_pingpong meeting its peer through `meet` (a UD QP in INIT). */
+int gv_tool_ud_pingpong_meet(const struct gv_tool_opts *o, int argc,
+			     char **argv, const struct gv_tool_meet *meet);
 /* rc_pingpong connected by CM MADs on QP1 (tool_cm.c). */
 int gv_tool_cm_pingpong(const struct gv_tool_opts *o, int argc, char **argv);
+/* rping's server on that connection (tool_cm.c, tool_rping.c). */
+int gv_tool_cm_rping(const struct gv_tool_opts *o, int argc, char **argv);
+/* The data phase of cm_rping (a gv_tool_meet's data()). */
+int gv_tool_rping_serve(const struct gv_tool_data_args *d);
+/* udaddy's server on a UD QP a SIDR exchange named (tool_cm.c,
+ * tool_udaddy.c). */
+int gv_tool_cm_udaddy(const struct gv_tool_opts *o, int argc, char **argv);
+int gv_tool_udaddy_serve(const struct gv_tool_data_args *d);
 
 #endif

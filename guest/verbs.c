@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -446,6 +447,41 @@ int gv_get_cq_event(struct gv_cq *cq, int timeout_ms)
 	if (!r)
 		cq->events++;
 	return r;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int gv_wait_wc(struct gv_cq *cq, int timeout_ms, struct gv_wc *wc)
+{
+	uint64_t end = mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	int n = gv_poll_cq(cq, 1, wc);
+
+	while (!n) {
+		uint64_t now = mono_ms();
+		int r;
+
+		if (now >= end)
+			return 0;
+		r = gv_req_notify_cq(cq, false);
+		if (r)
+			return r;
+		n = gv_poll_cq(cq, 1, wc); /* one may have come meanwhile */
+		if (n)
+			break;
+		r = gv_get_cq_event(cq, (int)(end - now));
+		if (r == -ETIMEDOUT)
+			return 0;
+		if (r)
+			return r;
+		n = gv_poll_cq(cq, 1, wc);
+	}
+	return n;
 }
 
 /* ---- queue pairs and shared receive queues ---- */

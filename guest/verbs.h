@@ -325,6 +325,12 @@ int gv_poll_cq(struct gv_cq *cq, int n, struct gv_wc *wc);
 int gv_req_notify_cq(struct gv_cq *cq, bool solicited_only);
 /* Waits for the CQ's interrupt (its call eventfd). 0, -ETIMEDOUT. */
 int gv_get_cq_event(struct gv_cq *cq, int timeout_ms);
+/*
+ * One completion within timeout_ms: polls, and sleeps on the CQ's
+ * interrupt between polls (arming it first). 1, 0 (none in time) or
+ * -errno (-ENOTCONN: the device is gone).
+ */
+int gv_wait_wc(struct gv_cq *cq, int timeout_ms, struct gv_wc *wc);
 
 /* ---- queue pairs and shared receive queues ---- */
 

@@ -56,7 +56,7 @@ int guest_vq_init(struct guest_vq *q, struct guest_ram *ram, unsigned int index,
 	int r;
 
 	memset(q, 0, sizeof(*q));
-	q->kick_fd = q->call_fd = -1;
+	q->kick_fd = q->call_fd = q->link_fd = -1;
 	if (!num || (num & (num - 1)) || num > GUEST_VQ_MAX_NUM)
 		return -EINVAL;
 	q->index = index;
@@ -275,18 +275,30 @@ int guest_vq_take_call(struct guest_vq *q)
 	return 0;
 }
 
+bool guest_vq_link_down(const struct guest_vq *q)
+{
+	struct pollfd pfd = { .fd = q->link_fd, .events = POLLRDHUP };
+
+	return q->link_fd >= 0 && poll(&pfd, 1, 0) == 1 &&
+	       pfd.revents & (POLLRDHUP | POLLHUP | POLLERR);
+}
+
 int guest_vq_wait_call(struct guest_vq *q, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = q->call_fd, .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = q->call_fd, .events = POLLIN },
+				 { .fd = q->link_fd, .events = POLLRDHUP } };
 	int r;
 
 	do {
-		r = poll(&pfd, 1, timeout_ms);
+		r = poll(pfd, 2, timeout_ms);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
 	if (r == 0)
 		return -ETIMEDOUT;
+	if (!(pfd[0].revents & POLLIN) &&
+	    pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR))
+		return -ENOTCONN;
 	return guest_vq_take_call(q);
 }
 

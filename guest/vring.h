@@ -78,6 +78,9 @@ struct guest_vq {
 
 	int kick_fd; /* eventfds: we write kick, the device writes call */
 	int call_fd;
+	/* the device's socket (not ours: -1 for none), watched while
+	 * waiting for a call: a device that died never calls again */
+	int link_fd;
 	unsigned long kicks, kicks_suppressed;
 	bool event;	     /* VIRTIO_F_RING_EVENT_IDX negotiated */
 	bool no_interrupt;   /* driver's shadow of "don't signal me" */
@@ -131,9 +134,12 @@ int guest_vq_kick(struct guest_vq *q);
 
 /*
  * Waits up to `timeout_ms` for the call eventfd and consumes it.
- * Returns 0, -ETIMEDOUT or -errno.
+ * Returns 0, -ETIMEDOUT, -ENOTCONN (the device's socket, link_fd, hung
+ * up: the device is gone) or -errno.
  */
 int guest_vq_wait_call(struct guest_vq *q, int timeout_ms);
+/* Has the device's socket (link_fd) hung up? */
+bool guest_vq_link_down(const struct guest_vq *q);
 
 /* Non-blocking: 0 if the call eventfd was signalled (consumed), -EAGAIN. */
 int guest_vq_take_call(struct guest_vq *q);

@@ -366,6 +366,7 @@ static void deliver(struct mux *m, struct router_verdict *v,
 		log_info("worker %u (%s): channel closed (%s)", w->id, w->vm,
 			 strerror(-ret));
 		ep_del_close(m, &w->fd);
+		worker_farewell(m, w);
 	}
 }
 
@@ -511,6 +512,7 @@ static void on_worker(struct mux *m, struct worker *w)
 				 w->vm, len < 0 ? ": " : "",
 				 len < 0 ? strerror(errno) : "");
 			ep_del_close(m, &w->fd);
+			worker_farewell(m, w);
 			return;
 		}
 		ret = mp_decode(buf, (size_t)len, MP_FROM_WORKER, &msg, err);
@@ -645,6 +647,7 @@ static int do_detach(struct mux *m, uint32_t id, char *why, size_t why_len)
 		snprintf(why, why_len, "worker %u: not attached", id);
 		return -ENOENT;
 	}
+	worker_farewell(m, w); /* none left if it was said at the close */
 	router_worker_del(m->r, id);
 	ep_del_close(m, &w->fd);
 	rdmacm_release(m, w);
@@ -734,6 +737,7 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 	char why[BP_TEXT_SIZE] = "";
 	struct mp_msg out;
 	uint32_t rtype = in->h.type + 1;
+	struct worker *w;
 	int ret = 0;
 	char s1[46];
 
@@ -770,6 +774,9 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 		ret = do_gid_add(m, &in->u.gid_add, why, sizeof(why));
 		break;
 	case MP_GID_DEL:
+		w = worker_by_id(m, in->u.gid_del.worker_id);
+		if (w && w->fd < 0 && !w->rdmacm)
+			worker_farewell(m, w); /* before its ids go */
 		ret = router_gid_del(m->r, in->u.gid_del.worker_id,
 				     in->u.gid_del.gid);
 		snprintf(why, sizeof(why), "%s %s worker %u",

@@ -109,6 +109,12 @@ void outcome(struct mux *m, const struct router_verdict *v);
  * v->reason becomes SEND_FAILED when umad refuses. */
 void send_out(struct mux *m, struct router_verdict *v,
 	      const struct mp_mad_send *s);
+/* ---- mux/farewell.c ---- */
+
+/* Sends a DREQ (or REJ) for each live connection of w, which died (its
+ * channel closed): router_farewell(). */
+void worker_farewell(struct mux *m, struct worker *w);
+
 int ep_add(struct mux *m, int fd, uint64_t tag);
 /* Changes what fd is polled for (EPOLLIN, EPOLLOUT). */
 int ep_mod(struct mux *m, int fd, uint64_t tag, uint32_t events);

@@ -38,6 +38,31 @@ struct id_entry {
 	int32_t port_id;
 	uint8_t gid[16]; /* the guest's GID the id lives on */
 	uint64_t expires_ms;
+	/* ID_CONN: the peer, as far as the messages told it, so that the
+	 * mux can close the connection when the worker dies
+	 * (router_farewell()) */
+	uint8_t active;	  /* the guest sent the REQ */
+	uint8_t has_peer; /* peer_id known: the peer sent or got a REP */
+	uint8_t has_qpn;  /* peer_qpn known (from its REQ or REP) */
+	uint8_t said;	  /* router_farewell() gave its MAD already */
+	uint16_t pkey_index;
+	uint32_t peer_id;  /* the peer's comm id */
+	uint32_t peer_qpn; /* the peer's QPN: a DREQ names it */
+	uint8_t peer_gid[16];
+};
+
+/*
+ * A REQ from the wire that a worker got: the peer's QPN, which the
+ * guest's REP does not repeat.  A ring (the oldest is overwritten), not
+ * the id table: the wire fills it, and it must not eat a worker's share.
+ */
+struct peer_req {
+	uint8_t used;
+	uint32_t worker_id;
+	uint32_t peer_id;
+	uint32_t peer_qpn;
+	uint8_t gid[16];      /* the guest's */
+	uint8_t peer_gid[16]; /* the sender's */
 };
 
 struct port_entry {
@@ -70,6 +95,8 @@ struct router {
 	struct id_entry *ids; /* open addressing, linear probing */
 	uint32_t id_cap;      /* a power of two >= 2 * max_ids */
 	uint32_t n_ids;
+	struct peer_req peer_reqs[ROUTER_PEER_REQS];
+	uint32_t peer_req_next;
 	struct mp_stats totals;
 };
 
@@ -447,7 +474,7 @@ static void id_touch(const struct router *r, struct id_entry *e, uint8_t state,
  */
 static uint32_t id_learn(struct router *r, struct worker_entry *w,
 			 const struct id_key *k, uint8_t state, uint64_t now_ms,
-			 struct router_verdict *v)
+			 struct router_verdict *v, struct id_entry **ret)
 {
 	struct id_entry *e = id_lookup(r, k, now_ms);
 	uint32_t i;
@@ -455,6 +482,7 @@ static uint32_t id_learn(struct router *r, struct worker_entry *w,
 	if (e) {
 		/* keyed by the worker's own GID: it is its own entry */
 		id_touch(r, e, state, now_ms);
+		*ret = e;
 		return 0;
 	}
 	if (w->n_ids >= r->c.max_ids_per_worker || r->n_ids >= r->c.max_ids)
@@ -487,6 +515,7 @@ static uint32_t id_learn(struct router *r, struct worker_entry *w,
 	e->expires_ms = now_ms + ttl_of(r, e->state);
 	w->n_ids++;
 	r->n_ids++;
+	*ret = e;
 	return 0;
 }
 
@@ -630,6 +659,94 @@ static uint32_t rd32(const uint8_t *p)
 	       (uint32_t)p[2] << 8 | p[3];
 }
 
+static uint32_t rd24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+/* v into the n bytes at p, big-endian (the MAD's order). */
+static void wr_be(uint8_t *p, uint32_t v, size_t n)
+{
+	while (n--) {
+		p[n] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+/* ---- what the peer told: for router_farewell() -------------------------- */
+
+/* A REQ from the wire for worker_id (to its gid): remember the QPN. */
+static void peer_req_note(struct router *r, uint32_t worker_id,
+			  const uint8_t gid[16], const uint8_t sgid[16],
+			  const uint8_t *mad)
+{
+	struct peer_req *q = &r->peer_reqs[r->peer_req_next];
+
+	r->peer_req_next = (r->peer_req_next + 1) % ROUTER_PEER_REQS;
+	q->used = 1;
+	q->worker_id = worker_id;
+	q->peer_id = rd32(mad + CM_OFF_LOCAL_COMM_ID);
+	q->peer_qpn = rd24(mad + CM_OFF_REQ_LOCAL_QPN);
+	memcpy(q->gid, gid, 16);
+	memcpy(q->peer_gid, sgid, 16);
+}
+
+/* The guest's REP answers the REQ remembered for it: take its QPN. */
+static void peer_req_take(struct router *r, struct id_entry *e)
+{
+	size_t i;
+
+	for (i = 0; i < ROUTER_PEER_REQS; i++) {
+		struct peer_req *q = &r->peer_reqs[i];
+
+		if (!q->used || q->worker_id != e->worker_id ||
+		    q->peer_id != e->peer_id || memcmp(q->gid, e->gid, 16) ||
+		    memcmp(q->peer_gid, e->peer_gid, 16))
+			continue;
+		e->peer_qpn = q->peer_qpn;
+		e->has_qpn = 1;
+		q->used = 0;
+		return;
+	}
+}
+
+/* The guest's own connection message s (attribute attr) says who the
+ * peer is. */
+static void conn_note_out(struct router *r, struct id_entry *e, uint16_t attr,
+			  const struct mp_mad_send *s)
+{
+	uint32_t peer_id;
+
+	e->pkey_index = s->pkey_index;
+	if (attr == CM_ATTR_REQ) {
+		e->active = 1;
+		e->has_peer = 0;
+		e->has_qpn = 0;
+		memcpy(e->peer_gid, s->dgid, 16);
+		return;
+	}
+	peer_id = rd32(s->mad + CM_OFF_REMOTE_COMM_ID);
+	if (e->has_peer || !peer_id)
+		return;
+	e->peer_id = peer_id;
+	e->has_peer = 1;
+	memcpy(e->peer_gid, s->dgid, 16);
+	if (attr == CM_ATTR_REP && !e->active)
+		peer_req_take(r, e);
+}
+
+/* The peer's REP to the guest's REQ: its comm id and QPN. */
+static void conn_note_rep(struct id_entry *e, const uint8_t sgid[16],
+			  const uint8_t *mad)
+{
+	if (!e->active || memcmp(e->peer_gid, sgid, 16))
+		return; /* not the peer the REQ went to */
+	e->peer_id = rd32(mad + CM_OFF_LOCAL_COMM_ID);
+	e->peer_qpn = rd24(mad + CM_OFF_REP_LOCAL_QPN);
+	e->has_peer = 1;
+	e->has_qpn = 1;
+}
+
 static void drop(struct router_verdict *v, uint32_t reason, const char *fmt,
 		 ...) __attribute__((format(printf, 3, 4)));
 static void drop(struct router_verdict *v, uint32_t reason, const char *fmt,
@@ -747,6 +864,7 @@ void router_incoming(struct router *r, int port_id, const uint8_t sgid[16],
 			     router_gid_str(dgid, g4));
 			return;
 		}
+		peer_req_note(r, owner->worker_id, dgid, sgid, mad);
 		return; /* to the owner of the path's remote GID */
 	case BY_DGID:
 		return;
@@ -771,6 +889,8 @@ void router_incoming(struct router *r, int port_id, const uint8_t sgid[16],
 			id_touch(r, e, a->state, now_ms);
 		else
 			id_touch(r, e, 0, now_ms);
+		if (a->attr == CM_ATTR_REP)
+			conn_note_rep(e, sgid, mad);
 		return;
 	}
 }
@@ -791,6 +911,7 @@ void router_outgoing(struct router *r, uint32_t worker_id,
 	size_t len = s->mad_len;
 	const struct attr_row *a;
 	struct gid_entry *src;
+	struct id_entry *e;
 	struct id_key k;
 	uint32_t reason;
 	char g1[46], g2[46], g3[46];
@@ -880,9 +1001,75 @@ void router_outgoing(struct router *r, uint32_t worker_id,
 	memcpy(k.gid, s->sgid, 16);
 	if (a->attr == CM_ATTR_REJ && k.id == 0)
 		return; /* a REJ of a REQ the guest kept no id for */
-	reason = id_learn(r, w, &k, a->state, now_ms, v);
+	reason = id_learn(r, w, &k, a->state, now_ms, v, &e);
 	if (reason)
 		v->reason = reason;
+	else if (k.kind == ID_CONN)
+		conn_note_out(r, e, a->attr, s);
+}
+
+/* The MAD header of a CM Send of attr. */
+static void farewell_header(uint8_t *mad, uint16_t attr, uint64_t tid)
+{
+	mad[0] = 1;
+	mad[1] = ROUTER_CM_CLASS;
+	mad[2] = ROUTER_CM_CLASS_VERSION;
+	mad[3] = ROUTER_METHOD_SEND;
+	wr_be(mad + 8, (uint32_t)(tid >> 32), 4);
+	wr_be(mad + 12, (uint32_t)tid, 4);
+	wr_be(mad + 16, attr, 2);
+}
+
+/* What e's guest would say, dying, to its peer: 0 when nothing (the peer
+ * never answered, or it is closing already). */
+static uint16_t farewell_attr(const struct id_entry *e)
+{
+	if (e->kind != ID_CONN || e->said || !e->has_peer)
+		return 0;
+	if (e->state == ID_ESTABLISHED)
+		return e->has_qpn ? CM_ATTR_DREQ : 0;
+	return e->state == ID_HANDSHAKE ? CM_ATTR_REJ : 0;
+}
+
+int router_farewell(struct router *r, uint32_t worker_id, uint64_t tid,
+		    uint64_t now_ms, uint32_t *cursor, struct mp_mad_send *ret)
+{
+	for (; *cursor < r->id_cap; (*cursor)++) {
+		struct id_entry *e = &r->ids[*cursor];
+		uint8_t *mad = ret->mad;
+		uint16_t attr;
+
+		if (!e->used || e->worker_id != worker_id ||
+		    e->expires_ms <= now_ms)
+			continue;
+		attr = farewell_attr(e);
+		if (!attr)
+			continue;
+		e->said = 1;
+		memset(ret, 0, sizeof(*ret));
+		memcpy(ret->sgid, e->gid, 16);
+		memcpy(ret->dgid, e->peer_gid, 16);
+		ret->hop_limit = 64; /* RoCE v2: a routable IP TTL */
+		ret->pkey_index = e->pkey_index;
+		ret->remote_qpn = ROUTER_GSI_QPN;
+		ret->remote_qkey = ROUTER_GSI_QKEY;
+		ret->mad_len = MP_MAD_SIZE;
+		farewell_header(mad, attr, tid);
+		wr_be(mad + CM_OFF_LOCAL_COMM_ID, e->id, 4);
+		wr_be(mad + CM_OFF_REMOTE_COMM_ID, e->peer_id, 4);
+		if (attr == CM_ATTR_DREQ) {
+			wr_be(mad + CM_OFF_DREQ_REMOTE_QPN, e->peer_qpn, 3);
+		} else {
+			mad[CM_OFF_REJ_MSG_REJECTED] =
+				(e->active ? CM_REJ_MSG_REP : CM_REJ_MSG_OTHER)
+				<< 6;
+			wr_be(mad + CM_OFF_REJ_REASON, CM_REJ_CONSUMER_DEFINED,
+			      2);
+		}
+		(*cursor)++;
+		return 1;
+	}
+	return 0;
 }
 
 void router_account(struct router *r, const struct router_verdict *v)

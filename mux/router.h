@@ -38,6 +38,18 @@
 #define CM_OFF_REQ_PRI_REMOTE_GID 96
 #define CM_OFF_REQ_ALT_LOCAL_GID  124 /* REQ: alternate path */
 #define CM_OFF_LAP_ALT_LOCAL_GID  48  /* LAP: the new alternate path */
+#define CM_OFF_REQ_LOCAL_QPN	  56  /* REQ: 24 bits */
+#define CM_OFF_REP_LOCAL_QPN	  36  /* REP: 24 bits */
+#define CM_OFF_DREQ_REMOTE_QPN	  32  /* DREQ: 24 bits */
+#define CM_OFF_REJ_MSG_REJECTED	  32  /* REJ: the top 2 bits */
+#define CM_OFF_REJ_REASON	  34  /* REJ: 16 bits */
+
+/* REJ's "message rejected" and the reason the mux gives (IBTA 12.6.7) */
+#define CM_REJ_MSG_REP		1
+#define CM_REJ_MSG_OTHER	2
+#define CM_REJ_CONSUMER_DEFINED 28
+/* REQs from the wire remembered for their QPN (see router_farewell()) */
+#define ROUTER_PEER_REQS 256
 
 struct router_config {
 	uint32_t max_ports; /* device/port pairs */
@@ -133,6 +145,21 @@ void router_account(struct router *r, const struct router_verdict *v);
 /* worker_id's counters (0: the totals).  0 or -ENOENT. */
 int router_stats(const struct router *r, uint32_t worker_id,
 		 struct mp_stats *ret);
+
+/*
+ * The next CM message that ends one of worker_id's connections on its
+ * behalf, once the worker died with them (its channel closed): what the
+ * guest's CM would have sent had it been destroyed (Linux's
+ * cm_destroy_id()): a DREQ for an established connection, a REJ
+ * (consumer defined) for one half-open whose peer comm id is known, as a
+ * MAD_SEND from the worker, for router_outgoing() to route.  Each
+ * connection is given once.  *cursor (0 to start) keeps the place in the
+ * table between calls.  Returns 1 with *ret filled and the connection
+ * closing, 0 when none is left.  Connections whose peer never answered
+ * (no comm id to name) are left to the peer's own timeouts.
+ */
+int router_farewell(struct router *r, uint32_t worker_id, uint64_t tid,
+		    uint64_t now_ms, uint32_t *cursor, struct mp_mad_send *ret);
 
 /* Removes ids whose time is up; returns how many. */
 uint32_t router_expire(struct router *r, uint64_t now_ms);

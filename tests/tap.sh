@@ -8,8 +8,14 @@
 #   within SECONDS COMMAND...               polls COMMAND (every 0.1 s) until it
 #                                           succeeds, at most SECONDS
 n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+# a description is one line: a newline in it would end the result line
+# and leave the rest for the harness to reject ("Unknown TAP output")
+ok() { local d="$*"; n=$((n + 1)); echo "ok $n - ${d//$'\n'/ / }"; }
+not_ok() {
+	local d="$*"
+	n=$((n + 1)) failed=$((failed + 1))
+	echo "not ok $n - ${d//$'\n'/ / }"
+}
 check() {
 	local d=$1
 	shift

@@ -4,8 +4,10 @@
  * bytes and GRH GIDs from the wire, and MAD_SEND datagrams from workers
  * (through the protocol decoder, common/mux_proto.c), into the routing
  * decisions, with the id table learning, refreshing and expiring on a
- * clock the input drives.  Any input must be decided without a crash or
- * leak, and every decision must be consistent (checked below).
+ * clock the input drives, and at the end worker 1's farewells (the CM
+ * messages that close its connections once it died).  Any input must be
+ * decided without a crash or leak, and every decision must be consistent
+ * (checked below).
  *
  * Input: a sequence of records (tests/fuzz/mux/gen-seeds.py writes seeds)
  *   sel(1) dt(1) n(1) sgid(16) dgid(16) mad(n + 1 bytes, cut by the end)
@@ -42,6 +44,30 @@ static void check(const struct router_verdict *v, uint32_t dir)
 		abort(); /* a drop always says why */
 	if (!memchr(v->why, '\0', sizeof(v->why)))
 		abort();
+}
+
+/*
+ * Worker w died: every farewell (router_farewell()) must be a MAD the
+ * router routes out as w's own, from w's GID, each connection once.
+ */
+static void farewell_all(struct router *r, uint32_t w, uint64_t now)
+{
+	struct router_verdict v;
+	struct mp_mad_send s;
+	uint32_t cursor = 0, n = 0;
+
+	while (router_farewell(r, w, n, now, &cursor, &s)) {
+		if (++n > router_id_count(r))
+			abort(); /* more than one per connection */
+		router_outgoing(r, w, &s, now, &v);
+		check(&v, RDMAGATE_MUX_OUT);
+		if (v.reason)
+			abort();
+		router_account(r, &v);
+	}
+	cursor = 0;
+	if (router_farewell(r, w, 0, now, &cursor, &s))
+		abort(); /* said twice */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -125,6 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		off += len;
 	}
+	farewell_all(r, 1, now);
 	router_expire(r, now + 1);
 	if (router_id_count(r) > c.max_ids)
 		abort();

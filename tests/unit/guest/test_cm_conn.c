@@ -515,6 +515,78 @@ static void take_rej(struct pair *p, struct cm_msg *m)
 	p->a.nq = 0;
 }
 
+/* a's rdma_cm asking b for UD service `port` (SIDR_REQ, request id 0x51). */
+static void feed_sidr_req(struct pair *p, uint16_t port, const uint8_t *dst)
+{
+	struct cm_ip_hdr ip = { .ip_version = 4, .src_port = 40002 };
+	struct cm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	cm_mad_hdr_init(&m.hdr, CM_ATTR_SIDR_REQ, 0x43);
+	m.sidr_req.request_id = 0x51;
+	m.sidr_req.service_id = cm_ip_service_id(CM_IP_PS_UDP, port);
+	memcpy(ip.src + 12, p->a.gid + 12, 4);
+	memcpy(ip.dst + 12, dst + 12, 4);
+	assert_int_equal(
+		cm_ip_encode(&ip, NULL, 0, m.sidr_req.private_data, NULL), 0);
+	feed(&p->b, p->a.gid, &m, p->now);
+}
+
+/* The SIDR_REP b sent to a, taken off a's queue. */
+static void take_sidr_rep(struct pair *p, struct cm_msg *m)
+{
+	assert_int_equal(p->a.nq, 1);
+	assert_int_equal(cm_decode(p->a.q[0].mad, CM_MAD_LEN, m, NULL), 0);
+	assert_int_equal(m->hdr.attr_id, CM_ATTR_SIDR_REP);
+	assert_true(m->hdr.tid == 0x43);
+	assert_int_equal(m->sidr_rep.request_id, 0x51);
+	p->a.nq = 0;
+}
+
+static void sidr_answered(void **state)
+{
+	struct pair p;
+	struct cm_msg m;
+
+	(void)state;
+	setup_pair(&p);
+	/* an RC listener has no UD service: "not supported", as ib_cm */
+	assert_int_equal(cm_conn_listen(&p.b.c, PORT, QPN_B, PSN_B), 0);
+	feed_sidr_req(&p, PORT, p.b.gid);
+	take_sidr_rep(&p, &m);
+	assert_int_equal(m.sidr_rep.status, CM_SIDR_UNSUPPORTED);
+	assert_int_equal(p.b.c.state, CM_LISTEN);
+
+	setup_pair(&p);
+	assert_int_equal(cm_conn_sidr_listen(&p.b.c, PORT, QPN_B, 0x01234567),
+			 0);
+	/* another port, or another destination address: not supported */
+	feed_sidr_req(&p, PORT + 1, p.b.gid);
+	take_sidr_rep(&p, &m);
+	assert_int_equal(m.sidr_rep.status, CM_SIDR_UNSUPPORTED);
+	feed_sidr_req(&p, PORT, p.a.gid);
+	take_sidr_rep(&p, &m);
+	assert_int_equal(m.sidr_rep.status, CM_SIDR_UNSUPPORTED);
+	assert_int_equal(p.b.c.state, CM_LISTEN);
+	/* ours: our UD QP and Q_Key, and the requester is the peer */
+	feed_sidr_req(&p, PORT, p.b.gid);
+	take_sidr_rep(&p, &m);
+	assert_int_equal(m.sidr_rep.status, CM_SIDR_SUCCESS);
+	assert_int_equal(m.sidr_rep.qpn, QPN_B);
+	assert_int_equal(m.sidr_rep.qkey, 0x01234567);
+	assert_true(m.sidr_rep.service_id ==
+		    cm_ip_service_id(CM_IP_PS_UDP, PORT));
+	assert_int_equal(p.b.c.state, CM_ESTABLISHED);
+	assert_memory_equal(p.b.c.qp.dgid, p.a.gid, 16);
+	/* the same request again (our answer was lost): the same answer */
+	feed_sidr_req(&p, PORT, p.b.gid);
+	take_sidr_rep(&p, &m);
+	assert_int_equal(m.sidr_rep.status, CM_SIDR_SUCCESS);
+	assert_int_equal(m.sidr_rep.qpn, QPN_B);
+	assert_int_equal(p.b.c.stats.duplicates, 1);
+	assert_int_equal(p.b.connects, 0); /* UD: no QP steps of CM's */
+}
+
 static void passive_refusals(void **state)
 {
 	struct pair p;
@@ -865,6 +937,7 @@ int main(void)
 		cmocka_unit_test(lost_drep_answered_by_repeated_dreq),
 		cmocka_unit_test(simultaneous_dreqs),
 		cmocka_unit_test(rej_for_another_port),
+		cmocka_unit_test(sidr_answered),
 		cmocka_unit_test(passive_refusals),
 		cmocka_unit_test(rej_when_passive_qp_fails),
 		cmocka_unit_test(rej_when_active_qp_fails),

@@ -2,7 +2,8 @@
 /*
  * rdmagate-mux's routing core (mux/router.c): every routing rule, the
  * spoof refusals, the id table's expiry on time and its bounds, two
- * workers using the same communication ids, and the counters.
+ * workers using the same communication ids, the counters, and the CM
+ * messages that close a dead worker's connections (router_farewell()).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -705,6 +706,204 @@ static void test_config(void **state)
 	assert_null(router_new(&c));
 }
 
+/* ---- router_farewell(): a dead worker's connections closed for it ------- */
+
+static void put24(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 16);
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/* All of worker w's farewells, at most max, into s; how many. */
+static int farewells(struct fx *f, uint32_t w, uint64_t t,
+		     struct mp_mad_send *s, int max)
+{
+	uint32_t cursor = 0;
+	int n = 0;
+
+	while (n < max && router_farewell(f->r, w, 0x1000 + (uint64_t)n, t,
+					  &cursor, &s[n]))
+		n++;
+	return n;
+}
+
+static void assert_farewell(const struct mp_mad_send *s, uint16_t attr,
+			    const uint8_t *sgid, const uint8_t *dgid,
+			    uint32_t local, uint32_t remote)
+{
+	assert_int_equal(s->mad[0], 1);
+	assert_int_equal(s->mad[1], ROUTER_CM_CLASS);
+	assert_int_equal(s->mad[2], ROUTER_CM_CLASS_VERSION);
+	assert_int_equal(s->mad[3], ROUTER_METHOD_SEND);
+	assert_int_equal(s->mad[16] << 8 | s->mad[17], attr);
+	assert_memory_equal(s->sgid, sgid, 16);
+	assert_memory_equal(s->dgid, dgid, 16);
+	assert_int_equal(s->remote_qpn, ROUTER_GSI_QPN);
+	assert_int_equal(s->remote_qkey, ROUTER_GSI_QKEY);
+	assert_int_equal(s->mad_len, 256);
+	assert_int_equal(get32(s->mad + CM_OFF_LOCAL_COMM_ID), local);
+	assert_int_equal(get32(s->mad + CM_OFF_REMOTE_COMM_ID), remote);
+}
+
+/* A's guest sends a REQ to R with comm id 0x1234. */
+static void active_req(struct fx *f)
+{
+	struct router_verdict v;
+	uint8_t mad[256];
+
+	req_mad(mad, 0x1234, A, R);
+	assert_reason(out(f, 1, A, R, mad, 0, &v), 0);
+}
+
+/* A REP to it from `from` with its comm id and QPN. */
+static void rep_to_a(struct fx *f, const uint8_t *from, uint32_t peer_id,
+		     uint32_t qpn)
+{
+	struct router_verdict v;
+	uint8_t mad[256];
+
+	cm_mad(mad, CM_ATTR_REP, peer_id, 0x1234);
+	put24(mad + CM_OFF_REP_LOCAL_QPN, qpn);
+	assert_reason(in(f, f->p0, from, A, mad, 256, 1, &v), 0);
+}
+
+static void test_farewell_active_established(void **state)
+{
+	struct fx *f = *state;
+	struct router_verdict v;
+	struct mp_mad_send s[4];
+	uint8_t mad[256];
+
+	/* A's guest connects to R: REQ, R's REP (comm id 0x5678, QPN
+	 * 0x4242), RTU */
+	active_req(f);
+	assert_int_equal(farewells(f, 1, 1, s, 4), 0); /* R never answered */
+	rep_to_a(f, R, 0x5678, 0x4242);
+	cm_mad(mad, CM_ATTR_RTU, 0x1234, 0x5678);
+	assert_reason(out(f, 1, A, R, mad, 2, &v), 0);
+	/* worker 2 has nothing to say; worker 1 one DREQ naming R's QP */
+	assert_int_equal(farewells(f, 2, 3, s, 4), 0);
+	assert_int_equal(farewells(f, 1, 3, s, 4), 1);
+	assert_farewell(&s[0], CM_ATTR_DREQ, A, R, 0x1234, 0x5678);
+	assert_int_equal(get32(s[0].mad + CM_OFF_DREQ_REMOTE_QPN) >> 8, 0x4242);
+	assert_int_equal(get32(s[0].mad + 8), 0);
+	assert_int_equal(get32(s[0].mad + 12), 0x1000);
+	/* which the router routes as the guest's own: from A's index 3 */
+	router_outgoing(f->r, 1, &s[0], 3, &v);
+	assert_reason(v.reason, 0);
+	assert_int_equal(v.port_id, f->p0);
+	assert_int_equal(v.host_gid_index, 3);
+	/* said once */
+	assert_int_equal(farewells(f, 1, 4, s, 4), 0);
+}
+
+/* R connects to B's guest: R's REQ (comm id 0x1111, QPN 0x777), another
+ * REQ from R (0x1112, QPN 0x888), the guest's REP to the first. */
+static void passive_connect(struct fx *f)
+{
+	struct router_verdict v;
+	uint8_t mad[256];
+
+	req_mad(mad, 0x1111, R, B);
+	put24(mad + CM_OFF_REQ_LOCAL_QPN, 0x777);
+	assert_reason(in(f, f->p1, R, B, mad, 256, 0, &v), 0);
+	req_mad(mad, 0x1112, R, B);
+	put24(mad + CM_OFF_REQ_LOCAL_QPN, 0x888);
+	assert_reason(in(f, f->p1, R, B, mad, 256, 0, &v), 0);
+	cm_mad(mad, CM_ATTR_REP, 0x2222, 0x1111);
+	assert_reason(out(f, 2, B, R, mad, 1, &v), 0);
+}
+
+static void test_farewell_passive_half_open(void **state)
+{
+	struct fx *f = *state;
+	struct mp_mad_send s[4];
+
+	passive_connect(f);
+	/* the guest sent its REP, R has not confirmed: a REJ */
+	assert_int_equal(farewells(f, 2, 2, s, 4), 1);
+	assert_farewell(&s[0], CM_ATTR_REJ, B, R, 0x2222, 0x1111);
+	assert_int_equal(s[0].mad[CM_OFF_REJ_MSG_REJECTED] >> 6,
+			 CM_REJ_MSG_OTHER);
+	assert_int_equal(s[0].mad[CM_OFF_REJ_REASON] << 8 |
+				 s[0].mad[CM_OFF_REJ_REASON + 1],
+			 CM_REJ_CONSUMER_DEFINED);
+}
+
+static void test_farewell_passive_dreq(void **state)
+{
+	struct fx *f = *state;
+	struct router_verdict v;
+	struct mp_mad_send s[4];
+	uint8_t mad[256];
+
+	passive_connect(f);
+	cm_mad(mad, CM_ATTR_RTU, 0x1111, 0x2222);
+	assert_reason(in(f, f->p1, R, B, mad, 256, 2, &v), 0);
+	/* a DREQ naming the QP of the REQ the guest answered, not the
+	 * other one's */
+	assert_int_equal(farewells(f, 2, 3, s, 4), 1);
+	assert_farewell(&s[0], CM_ATTR_DREQ, B, R, 0x2222, 0x1111);
+	assert_int_equal(get32(s[0].mad + CM_OFF_DREQ_REMOTE_QPN) >> 8, 0x777);
+}
+
+static void test_farewell_half_open_active(void **state)
+{
+	struct fx *f = *state;
+	struct mp_mad_send s[4];
+
+	active_req(f);
+	/* a REP from another host does not name the peer */
+	rep_to_a(f, A2, 0x6666, 0x99);
+	assert_int_equal(farewells(f, 1, 1, s, 4), 0);
+	rep_to_a(f, R, 0x5678, 0x4242);
+	/* REP received, no RTU yet: a REJ of the REP */
+	assert_int_equal(farewells(f, 1, 2, s, 4), 1);
+	assert_farewell(&s[0], CM_ATTR_REJ, A, R, 0x1234, 0x5678);
+	assert_int_equal(s[0].mad[CM_OFF_REJ_MSG_REJECTED] >> 6,
+			 CM_REJ_MSG_REP);
+}
+
+static void test_farewell_closed_and_expired(void **state)
+{
+	struct fx *f = *state;
+	struct router_verdict v;
+	struct mp_mad_send s[4];
+	uint8_t mad[256];
+	uint32_t id;
+
+	/* three connections of A's guest to R: one closed by a DREQ, one
+	 * by R's REJ, one established */
+	for (id = 1; id <= 3; id++) {
+		req_mad(mad, id, A, R);
+		assert_reason(out(f, 1, A, R, mad, 0, &v), 0);
+		cm_mad(mad, CM_ATTR_REP, 0x100 + id, id);
+		assert_reason(in(f, f->p0, R, A, mad, 256, 0, &v), 0);
+		cm_mad(mad, CM_ATTR_RTU, id, 0x100 + id);
+		assert_reason(out(f, 1, A, R, mad, 0, &v), 0);
+	}
+	cm_mad(mad, CM_ATTR_DREQ, 1, 0x101);
+	assert_reason(out(f, 1, A, R, mad, 1, &v), 0);
+	cm_mad(mad, CM_ATTR_DREQ, 0x102, 2);
+	assert_reason(in(f, f->p0, R, A, mad, 256, 1, &v), 0);
+	assert_int_equal(farewells(f, 1, 2, s, 4), 1);
+	assert_farewell(&s[0], CM_ATTR_DREQ, A, R, 3, 0x103);
+	/* after the GID is gone, nothing is left to close */
+	req_mad(mad, 9, A, R);
+	assert_reason(out(f, 1, A, R, mad, 3, &v), 0);
+	cm_mad(mad, CM_ATTR_REP, 0x109, 9);
+	assert_reason(in(f, f->p0, R, A, mad, 256, 3, &v), 0);
+	assert_int_equal(router_gid_del(f->r, 1, A), 0);
+	assert_int_equal(farewells(f, 1, 4, s, 4), 0);
+}
+
 #define T(f)	  cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define TSMALL(f) cmocka_unit_test_setup_teardown(f, setup_small, teardown)
 
@@ -728,6 +927,11 @@ int main(void)
 		T(test_gid_table),
 		T(test_counters),
 		cmocka_unit_test(test_config),
+		T(test_farewell_active_established),
+		T(test_farewell_passive_half_open),
+		T(test_farewell_passive_dreq),
+		T(test_farewell_half_open_active),
+		T(test_farewell_closed_and_expired),
 	};
 
 	return cmocka_run_group_tests_name("mux_router", t, NULL, NULL);

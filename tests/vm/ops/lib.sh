@@ -1,31 +1,12 @@
 # SPDX-License-Identifier: MIT
 # Shared by the tests/vm/ops tests (sourced, inside rdmagate-vm --no-cm -n 2):
-# a broker started with --mux, rdmagate-mux, two VMs a (rxe0, fd99::10) and
-# b (rxe1, fd99::11) routed across the veth pair, helpers. Expects BROKER,
-# CTL, WORKER, GUEST, MUX set.
-. "$(dirname "${BASH_SOURCE[0]}")/../../tap.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/../../lib.sh" # wait_for, not, in_log, count, ctl, ...
-
+# the stack's helpers (../stack-lib.sh: a broker started with --mux,
+# rdmagate-mux), two VMs a (rxe0, fd99::10) and b (rxe1, fd99::11) routed
+# across the veth pair, helpers. Expects BROKER, CTL, WORKER, GUEST, MUX set.
 [ "${RDMAGATE_VM:-}" = 1 ] || { echo "1..0 # SKIP not inside rdmagate-vm"; exit 0; }
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || { echo "1..0 # SKIP needs rdmagate-vm -n 2"; exit 0; }
-if grep -q '^ib_cm ' /proc/modules; then
-	echo "1..0 # SKIP ib_cm is loaded: the mux cannot own the CM class (rdmagate-vm --no-cm)"
-	exit 0
-fi
-
-T=$(mktemp -d /run/ops-test.XXXXXX)
-chmod 755 "$T"
-BPID= MPID= PIDS= WATCHDOG=
-
-cleanup() {
-	kill "$WATCHDOG" 2>/dev/null
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-	kill_state_workers "$T/state"
-	wait 2>/dev/null
-}
-trap cleanup EXIT
+STACK_NAME=ops-test
+. "$(dirname "${BASH_SOURCE[0]}")/../stack-lib.sh"
 
 A=fd99::10 B=fd99::11
 SA=fd99:0000:0000:0000:0000:0000:0000:0010 # as sysfs writes them
@@ -58,28 +39,6 @@ addresses = $B
 END
 chmod 644 "$T/policy.conf"
 
-start_broker() { broker_start "$1" --state-dir "$T/state" --mux "$T/mux.sock"; } # log
-start_mux() { # log
-	"$MUX" --control "$T/mux.sock" > "$1" 2>&1 &
-	MPID=$!
-	wait_for 60 in_log "$1" "control socket $T/mux.sock"
-}
-# start_services: the mux, then the broker (logs mux.log, broker.log), as
-# TAP results; a broker that does not start ends the test
-start_services() {
-	check "mux is up" start_mux "$T/mux.log"
-	if ! start_broker "$T/broker.log"; then
-		not_ok "broker is up: $(tail -n 5 "$T/broker.log")"
-		tap_end
-		exit 1
-	fi
-	ok "broker is up"
-}
-# start_watchdog SECONDS: a test still running by then says where it is
-start_watchdog() {
-	( sleep "$1"; echo "# watchdog: still running"; dump | sed 's/^/# /' ) &
-	WATCHDOG=$!
-}
 # the RoCE v2 index of GID (in sysfs form) on DEV port 1
 v2_index() {
 	local f i g t

@@ -4,8 +4,10 @@
 # host B's peer-agent.sh through the shared directory $TWOHOSTS_DIR.
 #   b_run SCRIPT      starts SCRIPT (bash) on B, prints its id
 #   b_wait ID [S]     waits up to S seconds (60) for it; returns its status
-#                     (124 on timeout); b_out ID prints its output
+#                     (124 on timeout); b_out ID prints its output,
+#                     b_done ID says whether it ended
 #   b_sync SCRIPT [S] both
+#   b_get SCRIPT [S]  both, and prints its output
 [ -n "${TWOHOSTS_DIR:-}" ] || { echo "1..0 # SKIP not run by two-hosts-vm"; exit 0; }
 b_ready() { # S: waits for B's agent
 	local end=$((SECONDS + $1))
@@ -31,4 +33,13 @@ b_wait() {
 	return "$rc"
 }
 b_out() { cat "$TWOHOSTS_DIR/out.$1" 2>/dev/null; }
+b_done() { [ -e "$TWOHOSTS_DIR/rc.$1" ]; }
 b_sync() { local id; id=$(b_run "$1"); b_wait "$id" "${2:-60}"; }
+b_get() {
+	local id rc
+	id=$(b_run "$1")
+	b_wait "$id" "${2:-60}"
+	rc=$?
+	b_out "$id"
+	return "$rc"
+}
