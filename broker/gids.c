@@ -438,7 +438,7 @@ int gids_grant(struct broker *b, struct worker *w, int family,
 	}
 	/* the mux is told when gids_poll() sees it listed */
 	e->pending = true;
-	e->deadline = now_ms() + BROKER_GID_WAIT_MS;
+	e->deadline = mono_ms() + BROKER_GID_WAIT_MS;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "mux/mux.h"
 #include "mux/router.h"
@@ -24,10 +25,10 @@ void worker_farewell(struct mux *m, struct worker *w)
 	uint32_t cursor = 0, sent = 0, refused = 0;
 
 	while (router_farewell(m->r, w->id, FAREWELL_TID_HI << 32 | ++tid_lo,
-			       now_ms(), &cursor, &s)) {
+			       mono_ms(), &cursor, &s)) {
 		struct router_verdict v;
 
-		router_outgoing(m->r, w->id, &s, now_ms(), &v);
+		router_outgoing(m->r, w->id, &s, mono_ms(), &v);
 		if (!v.reason)
 			send_out(m, &v, &s);
 		if (v.reason)
