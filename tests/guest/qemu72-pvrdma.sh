@@ -36,7 +36,7 @@ v2_gid() {
 
 # ---- level 3, the nested guest: facts as key=value lines
 in_guest() {
-	local dev= n idx rc
+	local dev='' n idx rc
 	for n in /sys/class/infiniband/*; do
 		[ -e "$n" ] && dev=${n##*/}
 	done
