@@ -24,9 +24,3 @@ check() {
 diag() { sed 's/^/# /'; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 tap_end() { echo "1..$n"; [ "$failed" = 0 ]; }
-within() {
-	local i s=$1
-	shift
-	for ((i = 0; i < s * 10; i++)); do "$@" && return 0; sleep 0.1; done
-	return 1
-}

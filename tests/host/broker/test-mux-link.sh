@@ -40,30 +40,24 @@ max_pinned = 4M
 [vm b]
 EOF
 chmod 644 "$T/policy.conf"
-within() { # seconds command...: polls
-	local i s=$1
-	shift
-	for i in $(seq $((s * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 
 python3 "$(dirname "$0")/fake-mux.py" "$T/mux.sock" "$T/mux.log" &
 MPID=$!
-within 5 test -S "$T/mux.sock"
+wait_for 5 test -S "$T/mux.sock"
 "$BROKER" --policy "$T/policy.conf" --worker "$WORKER" --state-dir "$T/state" \
 	--cgroup-root /nonexistent --mux "$T/mux.sock" \
 	--stop-workers-on-exit > "$T/broker.log" 2>&1 &
 BPID=$!
-check "broker is up" within 5 test -S "$T/control.sock"
+check "broker is up" wait_for 5 test -S "$T/control.sock"
 ctl spawn --vm a --socket "$T/a.sock" --test-echo >/dev/null
 ctl spawn --vm b --socket "$T/b.sock" --test-echo >/dev/null
 check "the mux got both workers on link 1" \
-	within 10 grep -q "^link 1 WORKER_ATTACH 2$" "$T/mux.log"
+	wait_for 10 grep -q "^link 1 WORKER_ATTACH 2$" "$T/mux.log"
 ctl stop --vm b >/dev/null
 check "the link went at b's DETACH" \
-	within 5 grep -q "^link 1 dropped$" "$T/mux.log"
+	wait_for 5 grep -q "^link 1 dropped$" "$T/mux.log"
 check "the broker connected again" \
-	within 5 grep -q "^link 2 WORKER_ATTACH 1$" "$T/mux.log"
+	wait_for 5 grep -q "^link 2 WORKER_ATTACH 1$" "$T/mux.log"
 link2=$(grep "^link 2 " "$T/mux.log" | cut -d' ' -f3- | tr '\n' ',')
 check "link 2 detaches b (id 2), whose DETACH was lost: $link2" \
 	grep -q "WORKER_DETACH 2," <<<"$link2"

@@ -20,6 +20,7 @@ set -u
 
 BROKER=$1 CTL=$2 WORKER=$3 MUX=$4
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../lib.sh" # wait_for, ctl, in_log, not
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (the broker chowns sockets; the mux link wants a root peer)"
 [ -x /usr/bin/python3 ] || skip_all "needs /usr/bin/python3 (QEMU's side, played as uid 65534)"
@@ -54,10 +55,7 @@ vmm_uid = 65533
 addresses = fd99::20
 END
 chmod 644 "$T/policy.conf"
-ctl() { "$CTL" --control "$T/control.sock" "$@"; }
-in_log() { grep -qF -- "$2" "$1"; }
 lines_are() { test "$(grep -c -- "$2" "$1")" = "$3"; } # log regex count
-not() { ! "$@"; }
 # as QEMU's uid (or root with "root")
 client() {
 	local who=$1
@@ -76,7 +74,7 @@ start_broker() { # log [--mux]
 		--state-dir "$T/state" --cgroup-root /nonexistent "$@" \
 		> "$log" 2>&1 &
 	BPID=$!
-	within 5 test -S "$T/control.sock"
+	wait_for 30 test -S "$T/control.sock"
 }
 stop_broker() {
 	kill "$BPID" && wait "$BPID" 2>/dev/null
@@ -85,7 +83,7 @@ stop_broker() {
 start_mux() { # log
 	"$MUX" --control "$T/mux.sock" > "$1" 2>&1 &
 	MPID=$!
-	within 5 in_log "$1" "mux: ready"
+	wait_for 30 in_log "$1" "mux: ready"
 }
 
 # ---- no mux -------------------------------------------------------------------
@@ -100,15 +98,15 @@ stop_broker
 check "the mux is up" start_mux "$T/mux1.log"
 check "broker 2 (--mux) is up" start_broker "$T/broker2.log" --mux "$T/mux.sock"
 check "the broker connected to the mux" \
-	within 5 in_log "$T/broker2.log" "mux $T/mux.sock: connected"
+	wait_for 30 in_log "$T/broker2.log" "mux $T/mux.sock: connected"
 out=$(ctl spawn --vm q 2>&1)
 check "spawn q: $out" grep -q "vm q: QEMU pvrdma attached to the mux, socket $T/vm/q.sock, 0 addresses" <<<"$out"
 check "its socket is QEMU's: 65534, 0600" \
 	test "$(stat -c '%u %a %F' "$T/vm/q.sock")" = "65534 600 socket"
 check "the mux serves it for uid 65534 (mux worker 1)" \
-	within 5 in_log "$T/mux1.log" "vm q (worker 1): rdmacm-mux endpoint for QEMU's pvrdma"
+	wait_for 30 in_log "$T/mux1.log" "vm q (worker 1): rdmacm-mux endpoint for QEMU's pvrdma"
 check "the broker logged the attach" \
-	within 5 in_log "$T/broker2.log" "vm q: attached to the mux's rdmacm-mux endpoint (mux worker 1, QEMU uid 65534)"
+	wait_for 30 in_log "$T/broker2.log" "vm q: attached to the mux's rdmacm-mux endpoint (mux worker 1, QEMU uid 65534)"
 check "no worker process: list says pid 0" \
 	eval 'ctl list --json | grep -q "\"vm\": *\"q\", *\"pid\": *0"'
 check "no state record (nothing to re-adopt)" test ! -e "$T/state/workers/q.state"
@@ -116,12 +114,12 @@ check "no state record (nothing to re-adopt)" test ! -e "$T/state/workers/q.stat
 out=$(client root "$T/vm/q.sock" reg fd99::10 2>&1)
 check "a client as root: closed by the mux ($out)" test "$out" = closed
 check "the mux logged why" \
-	within 5 in_log "$T/mux1.log" "only uid 65534 may connect"
+	wait_for 30 in_log "$T/mux1.log" "only uid 65534 may connect"
 out=$(client qemu "$T/vm/q.sock" reg fd99::10 2>&1)
 check "QEMU's uid: REG of a GID never granted gets EACCES ($out)" \
 	test "$out" = "err 3"
 check "the mux logged the refused spoof" \
-	within 5 in_log "$T/mux1.log" "QEMU's REG of fd99::10: not a GID the broker gave this VM"
+	wait_for 30 in_log "$T/mux1.log" "QEMU's REG of fd99::10: not a GID the broker gave this VM"
 
 out=$(ctl spawn --vm q 2>&1)
 check "spawn q again: $out" grep -q "vm q is attached already (QEMU pvrdma)" <<<"$out"
@@ -139,7 +137,7 @@ kill -9 "$MPID"
 wait "$MPID" 2>/dev/null
 check "mux 2 is up" start_mux "$T/mux2.log"
 check "the broker attached q again (RDMACM_ATTACH replayed)" \
-	within 5 in_log "$T/mux2.log" "vm q (worker 1): rdmacm-mux endpoint for QEMU's pvrdma"
+	wait_for 30 in_log "$T/mux2.log" "vm q (worker 1): rdmacm-mux endpoint for QEMU's pvrdma"
 out=$(client qemu "$T/vm/q.sock" reg fd99::10 2>&1)
 check "QEMU's uid reaches mux 2 on the same socket file ($out)" \
 	test "$out" = "err 3"
@@ -148,11 +146,11 @@ check "QEMU's uid reaches mux 2 on the same socket file ($out)" \
 client qemu "$T/vm/q.sock" hold > "$T/hold.out" 2>&1 &
 HOLD=$!
 check "a QEMU connection is held (the mux's second)" \
-	within 5 lines_are "$T/mux2.log" "vm q (worker 1): QEMU pid .* connected" 2
+	wait_for 30 lines_are "$T/mux2.log" "vm q (worker 1): QEMU pid .* connected" 2
 out=$(ctl stop --vm q 2>&1)
 check "stop q: $out" test $? = 0
-check "the mux detached worker 1" within 5 in_log "$T/mux2.log" "worker 1 (q) detached"
-check "QEMU's connection ended" within 5 in_log "$T/hold.out" "eof"
+check "the mux detached worker 1" wait_for 30 in_log "$T/mux2.log" "worker 1 (q) detached"
+check "QEMU's connection ended" wait_for 30 in_log "$T/hold.out" "eof"
 HOLD=
 check "its socket is gone" test ! -e "$T/vm/q.sock"
 check "no row left" not eval 'ctl list | grep -qw q'
@@ -161,7 +159,7 @@ check "no row left" not eval 'ctl list | grep -qw q'
 out=$(ctl spawn --vm q 2>&1)
 check "spawn q again: $out" grep -q "attached to the mux" <<<"$out"
 check "mux 2 serves it" \
-	within 5 lines_are "$T/mux2.log" "vm q (worker 1): rdmacm-mux endpoint" 2
+	wait_for 30 lines_are "$T/mux2.log" "vm q (worker 1): rdmacm-mux endpoint" 2
 stop_broker
 check "the broker's exit removed its socket" test ! -e "$T/vm/q.sock"
 check "and said why" in_log "$T/broker2.log" "vm q: detached (QEMU pvrdma): the broker exits"
