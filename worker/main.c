@@ -872,6 +872,79 @@ static void test_forbidden_syscall(const char *name)
 		  r);
 	_exit(3);
 }
+
+/*
+ * Test-only: the forbidden actions of tests/vm/selinux, made with real
+ * arguments in the SELinux sandbox domain BEFORE the seccomp filter, so
+ * that SELinux alone decides.  Each returns 0 or -errno.
+ */
+static int probe_open(void)
+{
+	int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC); /* DAC: 0644 */
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int probe_connect(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(a.sun_path, sizeof(a.sun_path), "/run/rdmagate/control");
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/*
+ * The broker (root) is refused by DAC before SELinux is asked; kill(-1)
+ * reaches every process of the worker's own uid, where SELinux decides
+ * (EACCES; DAC refusals are not counted by the kernel).
+ */
+static int probe_kill(void)
+{
+	if (kill(getppid(), 0) == 0)
+		return 0;
+	log_warnx("TEST HOOK: kill(broker %d, 0): %s", (int)getppid(),
+		  strerror(errno));
+	return kill(-1, 0) < 0 ? -errno : 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+	const char *what;
+} selinux_probes[] = {
+	{ "selinux_open", probe_open, "open /etc/passwd" },
+	{ "selinux_connect", probe_connect,
+	  "socket(AF_UNIX) and connect /run/rdmagate/control" },
+	{ "selinux_kill", probe_kill, "kill(-1, 0)" },
+};
+
+/* Runs the probe NAME names, if it is one, and exits: 0 if refused. */
+static void test_selinux_probe(const char *name)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(selinux_probes) / sizeof(selinux_probes[0]);
+	     i++) {
+		if (strcmp(name, selinux_probes[i].name))
+			continue;
+		r = selinux_probes[i].fn();
+		log_warnx("TEST HOOK: %s: %s: %s", name,
+			  selinux_probes[i].what,
+			  r < 0 ? strerror(-r) : "ALLOWED");
+		_exit(r < 0 ? 0 : 3);
+	}
+}
 #endif
 
 int main(int argc, char **argv)
@@ -919,6 +992,10 @@ int main(int argc, char **argv)
 	/* SELinux first: setcon() writes /proc, which seccomp then forbids */
 	if (sandbox_selinux_enter(why, sizeof(why)) < 0)
 		fatalx("cannot enter the SELinux sandbox domain: %s", why);
+#if RDMAGATE_TEST_HOOKS
+	if (o.test_syscall)
+		test_selinux_probe(o.test_syscall);
+#endif
 	enter_sandbox(&l, cmd_fd, o.sandbox_debug);
 #if RDMAGATE_TEST_HOOKS
 	if (o.test_syscall)

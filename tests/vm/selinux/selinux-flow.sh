@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# vm test (inside rdmagate-vm --selinux --no-cm -n 2, so in init_t with
+# Debian's reference policy and the rdmagate modules enforcing), in TAP:
+#  - the binaries installed at the packaged paths get their types
+#    (restorecon, selinux/rdmagate.fc);
+#  - the demo flow: rdmagate-mux, rdmagate-trace and rdmagate-broker started
+#    from init_t as their units start them, two workers spawned, two guests
+#    (rdmagate-guest as the VMM, in unconfined_t) claim their addresses and
+#    exchange RDMA across the veth pair, the broker's stats, the tracer's
+#    counters: each process in its domain, and ZERO AVC denials (every
+#    denial is printed);
+#  - a worker's forbidden actions (the test hook, in its sandbox domain and
+#    before its seccomp filter, so that SELinux alone decides): open a file,
+#    create a socket to connect the control socket, signal a process of its
+#    own uid: each refused with EACCES and an AVC denial of the sandbox.
+# Usage: selinux-flow.sh BROKER RDMAGATECTL WORKER GUEST MUX TRACE
+set -u
+
+BROKER_SRC=$1 CTL_SRC=$2 WORKER_SRC=$3 GUEST=$4 MUX_SRC=$5 TRACE_SRC=$6
+here=$(cd "$(dirname "$0")" && pwd -P)
+. "$here/../../tap.sh"
+. "$here/../host-gid.sh"
+
+[ "${RDMAGATE_VM_SELINUX:-}" = 1 ] || skip_all "not inside rdmagate-vm --selinux"
+[ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || skip_all "needs rdmagate-vm -n 2"
+T0=$SECONDS
+elapsed() { echo "# $((SECONDS - T0)) s: $*"; }
+
+# (rdmagate-vm --selinux: a labelled tmpfs; the .fc's /usr/local paths)
+BROKER=/usr/local/sbin/rdmagate-broker
+WORKER=/usr/local/libexec/rdmagate/rdmagate-worker
+MUX=/usr/local/bin/rdmagate-mux
+TRACE=/usr/local/bin/rdmagate-trace
+CTL=/usr/local/bin/rdmagatectl
+ENTRY=/run/rdmagate-vm-init/bash	# init_exec_t (rdmagate-vm --selinux)
+L=$(mktemp -d /run/selinux-test.XXXXXX)
+PIDS=
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+}
+trap cleanup EXIT
+
+# every AVC denial the kernel logged, and whether audit lost any
+avcs() { dmesg | grep -a 'avc:  denied'; }
+lost() { dmesg | grep -a -E 'audit_lost=[1-9]|audit: .*callbacks suppressed'; }
+# start NAME CMD...: CMD in the background, its output (through a pipe this
+# shell makes, as systemd hands its units a stream) in $L/NAME.log, its pid
+# in $L/NAME.pid
+start() {
+	local name=$1
+	shift
+	( echo "$BASHPID" > "$L/$name.pid"; exec "$@" ) < /dev/null 2>&1 |
+		cat > "$L/$name.log" &
+	PIDS="$PIDS $!"
+	wait_for 5 test -s "$L/$name.pid"
+	PIDS="$PIDS $(< "$L/$name.pid")"
+}
+wait_for() {
+	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
+	shift
+	while :; do
+		"$@" && return 0
+		(( ${EPOCHREALTIME/./} > end )) && return 1
+		sleep 0.1
+	done
+}
+in_log() { grep -qF -- "$2" "$L/$1.log"; }
+domain_of() { cut -d: -f3 < "/proc/$1/attr/current" 2>/dev/null | tr -d '\0'; }
+label_is() { [ "$(stat -c %C "$1")" = "$2" ]; }
+dump() {
+	for f in "$L"/*.log; do
+		echo "---- $f"
+		tail -n 30 "$f"
+	done
+	echo "---- kernel (uverbs, SELinux)"
+	dmesg | grep -a -i -E 'uverbs|security context|selinux' | tail -n 20
+}
+
+check "SELinux enforcing, this test in init_t" \
+	test "$(getenforce)" = Enforcing -a "$(id -Z)" = system_u:system_r:init_t:s0
+elapsed "install"
+# ---- installed as `meson install` installs them -------------------------------
+install -D -m 755 "$BROKER_SRC" $BROKER &&
+	install -D -m 755 "$WORKER_SRC" $WORKER &&
+	install -D -m 755 "$MUX_SRC" $MUX &&
+	install -D -m 755 "$TRACE_SRC" $TRACE &&
+	install -D -m 755 "$CTL_SRC" $CTL || { not_ok "install"; tap_end; exit 1; }
+elapsed "restorecon"
+# the policy, and /run/rdmagate as systemd's RuntimeDirectory= makes it
+mkdir -p /etc/rdmagate /run/rdmagate
+chmod 755 /run/rdmagate
+A=10.99.0.10 B=10.99.0.11
+cat > /etc/rdmagate/policy.conf <<EOP
+[broker]
+cgroup_parent = /rdmagate
+
+[defaults]
+max_qp = 8
+max_cq = 8
+max_mr = 16
+max_pinned = 64M
+
+[vm vm-a]
+device = $RDMAGATE_VM_DEV0
+addresses = $A
+
+[vm vm-b]
+device = $RDMAGATE_VM_DEV1
+addresses = $B
+EOP
+chmod 644 /etc/rdmagate/policy.conf
+restorecon -RF $BROKER /usr/local/libexec/rdmagate $MUX $TRACE $CTL /etc/rdmagate /run/rdmagate
+for f in $BROKER:rdmagate_broker_exec_t $WORKER:rdmagate_worker_exec_t \
+	$MUX:rdmagate_mux_exec_t $TRACE:rdmagate_trace_exec_t \
+	/etc/rdmagate/policy.conf:rdmagate_conf_t /run/rdmagate:rdmagate_var_run_t \
+	/dev/infiniband/umad0:rdmagate_umad_device_t \
+	/dev/infiniband/uverbs0:infiniband_device_t; do
+	check "${f%%:*} is ${f##*:}" label_is "${f%%:*}" "system_u:object_r:${f##*:}:s0"
+done
+
+AVC0=$(avcs | wc -l)
+avcs | sed 's/^/# before the test: /'
+# ---- the demo flow --------------------------------------------------------
+elapsed "daemons"
+start mux $MUX
+check "rdmagate-mux is up" wait_for 20 test -S /run/rdmagate/mux.sock
+start trace $TRACE --keep -i 600 --worker $WORKER --broker $BROKER --mux $MUX
+check "rdmagate-trace attached" wait_for 60 in_log trace "Tracing"
+start broker $BROKER --policy /etc/rdmagate/policy.conf --worker $WORKER \
+	--mux /run/rdmagate/mux.sock
+check "rdmagate-broker is up" wait_for 20 $CTL list
+check "the broker connected to the mux" \
+	wait_for 10 in_log broker "mux /run/rdmagate/mux.sock: connected"
+for d in mux:rdmagate_mux_t trace:rdmagate_trace_t broker:rdmagate_broker_t; do
+	p=$(< "$L/${d%%:*}.pid")
+	check "${d%%:*} (pid $p) runs in ${d##*:}" test "$(domain_of "$p")" = "${d##*:}"
+done
+
+elapsed "workers"
+for vm in vm-a vm-b; do
+	out=$($CTL spawn --vm $vm --socket $vm.sock 2>&1)
+	check "spawn $vm: $out" grep -q "worker/$vm: pid" <<<"$out"
+done
+# a daemon that did not start ends the test here: what follows needs them
+[ "$failed" = 0 ] || { avcs | tail -n +$((AVC0 + 1)) | diag; dump | diag; tap_end; exit 1; }
+for vm in vm-a vm-b; do
+	wp=$($CTL list --json | jq -r ".[] | select(.vm == \"$vm\") | .pid")
+	check "$vm's worker (pid $wp) entered rdmagate_worker_sandbox_t" \
+		wait_for 20 eval 'test "$(domain_of '"$wp"')" = rdmagate_worker_sandbox_t'
+	check "$vm's socket is rdmagate_vm_runtime_t" \
+		label_is /run/rdmagate/vm/$vm.sock system_u:object_r:rdmagate_vm_runtime_t:s0
+done
+
+elapsed "guests"
+# the VMM: a user's QEMU (unconfined_t), which the module lets the workers
+# serve (rdmagate_worker_use_vmm_memory); svirt_t is libvirt's
+VMM=(timeout 150 runcon -t unconfined_t $ENTRY -c 'exec "$@"' vmm)
+route_pair "$A" "$B"
+"${VMM[@]}" "$GUEST" --socket /run/rdmagate/vm/vm-a.sock --gid "1=::ffff:$A" \
+	rc_pingpong -g 1 -n 50 -s 4096 > "$L/guest-a.log" 2>&1 &
+ga=$!
+PIDS="$PIDS $ga"
+wait_for 60 grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6
+"${VMM[@]}" "$GUEST" --socket /run/rdmagate/vm/vm-b.sock --gid "1=::ffff:$B" \
+	rc_pingpong -g 1 -n 50 -s 4096 127.0.0.1 > "$L/guest-b.log" 2>&1
+rb=$?
+wait "$ga"
+ra=$?
+# Known (docs/selinux.md, "Known gaps"): rxe posts sends with write() on
+# the uverbs fd, which the kernel refuses (EACCES, no AVC) once the process
+# changed its credentials after opening it (ib_safe_file_access()): the
+# worker's setcon() into its sandbox does.  A TODO only when the kernel
+# says so; any other failure is a failure.
+uverbs_refused() {
+	dmesg | grep -a -q 'uverbs_write: process [0-9]* (rdmagate-worker) changed security contexts'
+}
+for g in "vm-a:$ra" "vm-b:$rb"; do
+	if [ "${g#*:}" = 0 ]; then
+		ok "guest ${g%%:*}'s rc_pingpong completed"
+	elif uverbs_refused; then
+		not_ok "guest ${g%%:*}'s rc_pingpong completed # TODO the kernel refuses uverbs write() after the worker's setcon()"
+		failed=$((failed - 1))
+	else
+		not_ok "guest ${g%%:*}'s rc_pingpong completed"
+	fi
+done
+[ "$ra$rb" = 00 ] || { avcs | tail -n +$((AVC0 + 1)) | diag; dump | diag; }
+grep -h 'iters in' "$L"/guest-*.log | diag
+out=$($CTL stats --vm vm-a 2>&1)
+check "stats of vm-a through the broker" grep -q . <<<"$out"
+diag <<<"$out"
+kill -INT "$(< "$L/trace.pid")"
+wait_for 20 in_log trace "vm-a"
+check "the tracer counted vm-a's verbs" in_log trace "vm-a"
+for vm in vm-a vm-b; do
+	check "stop $vm" $CTL stop --vm $vm
+done
+bp=$(< "$L/broker.pid")
+kill -TERM "$bp"
+check "the broker stopped" wait_for 20 eval "! kill -0 $bp 2>/dev/null"
+
+elapsed "denials"
+mapfile -t new < <(avcs | tail -n +$((AVC0 + 1)))
+if [ ${#new[@]} = 0 ]; then
+	ok "no AVC denial during the flow"
+else
+	not_ok "${#new[@]} AVC denials during the flow"
+	printf '%s\n' "${new[@]}" | diag
+	dump | diag
+fi
+check "audit lost no record" test -z "$(lost)"
+
+# ---- a worker's forbidden actions -----------------------------------------
+elapsed "forbidden actions"
+# a process of worker vm-p's uid, in init_t: what kill(-1) can reach past DAC
+wuid=60999
+setpriv --reuid=$wuid --regid=$wuid --clear-groups sleep 300 &
+decoy=$!
+PIDS="$PIDS $decoy"
+cat >> /etc/rdmagate/policy.conf <<EOP
+
+[vm vm-p]
+device = $RDMAGATE_VM_DEV0
+uid = $wuid
+EOP
+start broker2 $BROKER --policy /etc/rdmagate/policy.conf --worker $WORKER
+wait_for 20 $CTL list
+AVC1=$(avcs | wc -l)
+declare -A want=([selinux_open]="open /etc/passwd: Permission denied"
+	[selinux_connect]="socket(AF_UNIX) and connect /run/rdmagate/control: Permission denied"
+	[selinux_kill]="kill(-1, 0): Permission denied")
+# (opening: read is the first permission the sandbox lacks on etc_t, and the
+# constraint vetoes open on any file)
+declare -A avc=([selinux_open]='{ \(read\|open\) } .*name="passwd" .*tclass=file'
+	[selinux_connect]='{ create } .*tclass=unix_stream_socket'
+	[selinux_kill]='{ signull } .*tcontext=system_u:system_r:init_t:s0 tclass=process')
+sandbox_avc() {
+	avcs | tail -n +$((AVC1 + 1)) |
+		grep 'scontext=system_u:system_r:rdmagate_worker_sandbox_t:s0' |
+		grep -q "denied  $1"
+}
+exits() { grep -c 'worker/vm-p (pid [0-9]*) exited with status 0' "$L/broker2.log"; }
+i=0
+for probe in selinux_open selinux_connect selinux_kill; do
+	i=$((i + 1))
+	$CTL spawn --vm vm-p --socket vm-p.sock --test-syscall $probe > /dev/null 2>&1
+	check "$probe: ${want[$probe]}" \
+		wait_for 20 in_log broker2 "TEST HOOK: $probe: ${want[$probe]}"
+	check "$probe: the worker exited with status 0 (refused)" \
+		wait_for 10 eval '[ "$(exits)" = '$i' ]'
+	check "$probe: an AVC denial of rdmagate_worker_sandbox_t" \
+		wait_for 5 sandbox_avc "${avc[$probe]}"
+	$CTL stop --vm vm-p > /dev/null 2>&1
+done
+grep -a 'TEST HOOK' "$L/broker2.log" | diag
+avcs | tail -n +$((AVC1 + 1)) | diag
+[ "$failed" = 0 ] || dump | diag
+elapsed "done"
+tap_end
