@@ -21,11 +21,10 @@ BROKER_SRC=$1 CTL_SRC=$2 WORKER_SRC=$3 GUEST=$4 MUX_SRC=$5 TRACE_SRC=$6
 here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../../tap.sh"
 . "$here/../host-gid.sh"
+. "$here/../../lib.sh" # wait_for, elapsed
 
 [ "${RDMAGATE_VM_SELINUX:-}" = 1 ] || skip_all "not inside rdmagate-vm --selinux"
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || skip_all "needs rdmagate-vm -n 2"
-T0=$SECONDS
-elapsed() { echo "# $((SECONDS - T0)) s: $*"; }
 
 # (rdmagate-vm --selinux: a labelled tmpfs; the .fc's /usr/local paths)
 BROKER=/usr/local/sbin/rdmagate-broker
@@ -57,16 +56,7 @@ start() {
 	wait_for 5 test -s "$L/$name.pid"
 	PIDS="$PIDS $(< "$L/$name.pid")"
 }
-wait_for() {
-	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
-	shift
-	while :; do
-		"$@" && return 0
-		(( ${EPOCHREALTIME/./} > end )) && return 1
-		sleep 0.1
-	done
-}
-in_log() { grep -qF -- "$2" "$L/$1.log"; }
+in_named_log() { grep -qF -- "$2" "$L/$1.log"; } # NAME TEXT
 domain_of() { cut -d: -f3 < "/proc/$1/attr/current" 2>/dev/null | tr -d '\0'; }
 label_is() { [ "$(stat -c %C "$1")" = "$2" ]; }
 dump() {
@@ -127,12 +117,12 @@ elapsed "daemons"
 start mux $MUX
 check "rdmagate-mux is up" wait_for 20 test -S /run/rdmagate/mux.sock
 start trace $TRACE --keep -i 600 --worker $WORKER --broker $BROKER --mux $MUX
-check "rdmagate-trace attached" wait_for 60 in_log trace "Tracing"
+check "rdmagate-trace attached" wait_for 60 in_named_log trace "Tracing"
 start broker $BROKER --policy /etc/rdmagate/policy.conf --worker $WORKER \
 	--mux /run/rdmagate/mux.sock
 check "rdmagate-broker is up" wait_for 20 $CTL list
 check "the broker connected to the mux" \
-	wait_for 10 in_log broker "mux /run/rdmagate/mux.sock: connected"
+	wait_for 10 in_named_log broker "mux /run/rdmagate/mux.sock: connected"
 for d in mux:rdmagate_mux_t trace:rdmagate_trace_t broker:rdmagate_broker_t; do
 	p=$(< "$L/${d%%:*}.pid")
 	check "${d%%:*} (pid $p) runs in ${d##*:}" test "$(domain_of "$p")" = "${d##*:}"
@@ -192,8 +182,8 @@ out=$($CTL stats --vm vm-a 2>&1)
 check "stats of vm-a through the broker" grep -q . <<<"$out"
 diag <<<"$out"
 kill -INT "$(< "$L/trace.pid")"
-wait_for 20 in_log trace "vm-a"
-check "the tracer counted vm-a's verbs" in_log trace "vm-a"
+wait_for 20 in_named_log trace "vm-a"
+check "the tracer counted vm-a's verbs" in_named_log trace "vm-a"
 for vm in vm-a vm-b; do
 	check "stop $vm" $CTL stop --vm $vm
 done
@@ -247,7 +237,7 @@ for probe in selinux_open selinux_connect selinux_kill; do
 	i=$((i + 1))
 	$CTL spawn --vm vm-p --socket vm-p.sock --test-syscall $probe > /dev/null 2>&1
 	check "$probe: ${want[$probe]}" \
-		wait_for 20 in_log broker2 "TEST HOOK: $probe: ${want[$probe]}"
+		wait_for 20 in_named_log broker2 "TEST HOOK: $probe: ${want[$probe]}"
 	check "$probe: the worker exited with status 0 (refused)" \
 		wait_for 10 eval '[ "$(exits)" = '$i' ]'
 	check "$probe: an AVC denial of rdmagate_worker_sandbox_t" \
