@@ -20,14 +20,17 @@
 #                                 /nonexistent
 T0=${T0:-$SECONDS}
 
-# (under TCG one round of COMMAND may itself take a while: the deadline is
-# wall time, not a count of rounds)
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of wall
+# time (under TCG one round may itself take a while) and at least SECONDS
+# * 10 rounds: under a heavy host load the test VM's clock jumps ahead by
+# minutes (measured: 1283 s of uptime 45 s into a boot), which alone would
+# end a wall-time wait at once
 wait_for() {
-	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
+	local end=$((${EPOCHREALTIME/./} + $1 * 1000000)) tries=$(($1 * 10))
 	shift
 	while :; do
 		"$@" && return 0
-		((${EPOCHREALTIME/./} > end)) && return 1
+		((--tries > 0 || ${EPOCHREALTIME/./} <= end)) || return 1
 		sleep 0.1
 	done
 }

@@ -74,7 +74,7 @@ in_vm() {
 	END
 	chmod 755 "$T/qemu-vmm"
 	t0=$(now_ms)
-	NESTED_GUEST_QEMU=$T/qemu-vmm "$here/nested-guest" \
+	NESTED_GUEST_QEMU=$T/qemu-vmm "$here/nested-guest" -t 2000 \
 		--vfio-user "$OP_SOCK" -- "$here/pvrdma-operator.sh" --in-guest \
 		> "$T/facts" 2> "$T/err"
 	rc=$?
@@ -92,7 +92,7 @@ in_vm() {
 	check "ibv_devinfo runs and its port is ACTIVE" \
 		bash -c 'grep -qx devinfo_rc=0 "$1" && grep -qx port_active=1 "$1"' _ "$T/facts"
 	check "its GID table has ::ffff:$OP_ADDR ($(grep '^gid_index=' "$T/facts"))" \
-		not grep -qx 'gid_index=' "$T/facts"
+		grep -qx 'gid_index=[0-9][0-9]*' "$T/facts"
 	wait "$srv"
 	rc=$?
 	PIDS=
@@ -123,4 +123,6 @@ esac
 [ $# = 5 ] || { echo "usage: pvrdma-operator.sh BROKER RDMAGATECTL WORKER MUX HOOK" >&2; exit 2; }
 # the mux owns the CM MAD class: no ib_cm in the test VM
 GUEST_VM_OPTS=(--no-cm)
-guest_run_in_test_vm 1700 "$here/pvrdma-operator.sh" --in-vm "$@"
+# 2300 s: at a load of 25-30 the nested run alone took 1404 s and, once,
+# more than 1500 s
+guest_run_in_test_vm 2300 "$here/pvrdma-operator.sh" --in-vm "$@"

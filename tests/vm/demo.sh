@@ -20,7 +20,7 @@ real_guest() {
 	echo "VM's sandboxed PVRDMA worker; QEMU 11.1, as the VM's QEMU identity, boots a"
 	echo "nested guest whose upstream vmw_pvrdma driver uses it; in the guest,"
 	echo "ibv_devinfo and ibv_rc_pingpong against a native peer on rxe1; then the hook"
-	echo "stops the VM and the host is checked clean. TCG inside TCG: 5-15 minutes."
+	echo "stops the VM and the host is checked clean. TCG inside TCG: 5-30 minutes."
 	t=$(mktemp)
 	"$(dirname "$0")/../guest/pvrdma-operator.sh" "$b/rdmagate-broker" \
 		"$b/rdmagatectl" "$1/worker/rdmagate-worker" \

@@ -20,7 +20,10 @@ OP_VMM=64201 # the VM's QEMU uid and gid
 OP_CG=/sys/fs/cgroup/rdmagate/$OP_VM
 
 # The VM's section: the broker's default socket_dir (/run/rdmagate/vm)
-# holds its socket, as on an installed host.
+# holds its socket, as on an installed host. max_pinned covers all the
+# guest's RAM (512 MiB): vmw_pvrdma's GET_DMA_MR registers all of it for
+# the guest kernel's own use, and lib.sh's default (64M) refuses that with
+# ENOMEM.
 cat >> "$T/policy.conf" <<END
 [vm $OP_VM]
 device = $RDMAGATE_VM_DEV0
@@ -28,6 +31,7 @@ frontend = pvrdma
 addresses = $OP_ADDR
 vmm_uid = $OP_VMM
 vmm_gid = $OP_VMM
+max_pinned = 1G
 END
 
 # op_hook OPERATION SUB-OPERATION: the hook as libvirtd runs it (the domain
