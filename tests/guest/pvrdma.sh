@@ -2,19 +2,24 @@
 # SPDX-License-Identifier: MIT
 # The PVRDMA device end to end with unmodified tools: the nested guest's
 # vmw_pvrdma driver on QEMU 11.1's vfio-user-pci, served by WORKER on the
-# test VM's rxe0, against native peers on rxe1, in both directions.
+# test VM's rxe0, against native peers on rxe1, in both directions; then a
+# kill -9 of the worker under the guest's traffic.
 #
-# Usage: pvrdma.sh --worker 'COMMAND'  (TAP; on the host)
+# Usage: pvrdma.sh --worker 'COMMAND' [--steps 'I J ...']  (TAP; on the host)
 #   COMMAND starts the vfio-user server inside the test VM, in the
 #   foreground; '{socket}' in it is replaced by the socket path QEMU 11.1
 #   connects to and '{device}' by the host device (rxe0), e.g.
 #   --worker "$RDMAGATE_BUILD/worker/rdmagate-worker --frontend pvrdma \
 #             --device {device} --socket {socket}"
-# (the option names of wip/pvrdma's worker when this was written)
 # The guest's GID (its vmxnet3 address) is added to rxe0's netdev here, as
 # the broker would; see fabric_guest_gid in lib.sh for the routes.
+# --steps runs only those of STEPS (by index, e.g. '9'), to look at one.
 #
-# Not registered in the guest suite until the PVRDMA frontend exists.
+# The guest and the test VM walk the same list of steps (STEPS), one at a
+# time, telling each other through files in the shared directory $T (the
+# guest sees the test VM's / over 9p): the test VM starts a native server
+# for a step only once the guest has reached it, and stops it soon after
+# the guest's client is done, so that a failure fails fast.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -22,58 +27,181 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/lib.sh"
 
 GUEST_IP=10.99.2.2 PEER_IP=10.99.0.2 PEER_DEV=rxe1 PEER_GID=1 ITERS=20
-# tool: port (one native server each, before the guest boots)
-declare -A PORT=([ibv_rc_pingpong]=18515 [ibv_ud_pingpong]=18516
-	[ibv_srq_pingpong]=18517 [ib_write_lat]=18518 [ib_write_bw]=18519
-	[ib_send_lat]=18520)
-REVERSE_PORT=18530
-FORWARD=(ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong ib_write_lat
-	ib_write_bw ib_send_lat)
+BASE_PORT=18515
+# MODE TOOL: fwd = the guest's client against a native server on rxe1;
+# rev = rxe1's client against the guest's server; kill = the worker is
+# killed (-9) under the guest's ibv_rc_pingpong traffic
+STEPS=("fwd ibv_rc_pingpong" "fwd ibv_ud_pingpong" "fwd ibv_srq_pingpong"
+	"fwd ib_write_lat" "fwd ib_write_bw" "fwd ib_send_lat"
+	"rev ibv_rc_pingpong" "rev ibv_ud_pingpong" "rev ibv_srq_pingpong"
+	"kill ibv_rc_pingpong")
+# seconds: a native server or client of one step; the guest's side
+STEP_T=150 GUEST_T=180
+# iterations of the traffic the worker dies under (it never ends by itself)
+KILL_ITERS=100000000
+
+# keeps only the steps whose indexes are in $1 (all when empty)
+select_steps() {
+	local i keep=()
+	[ -n "${1:-}" ] || return 0
+	for i in $1; do
+		[[ $i =~ ^[0-9]+$ ]] && [ "$i" -lt "${#STEPS[@]}" ] ||
+			{ echo "--steps: no step '$i'" >&2; exit 2; }
+		keep+=("${STEPS[$i]}")
+	done
+	STEPS=("${keep[@]}")
+}
 
 # the verbs tools' options: device, GID index, port, iterations
-tool_args() { # TOOL DEV GIDX PORT
+tool_args() { # TOOL DEV GIDX PORT [ITERS]
 	case $1 in
-	ib_*) echo "-d $2 -x $3 -p $4 -n $ITERS" ;;
-	*) echo "-d $2 -g $3 -p $4 -n $ITERS" ;;
+	ib_*) echo "-d $2 -x $3 -p $4 -n ${5:-$ITERS}" ;;
+	*) echo "-d $2 -g $3 -p $4 -n ${5:-$ITERS}" ;;
 	esac
 }
 
-# ---- level 3, the nested guest: facts as key=value lines
+# ---- level 3, the nested guest: facts as key=value lines on stdout
+# a client, again while its server is not listening yet (the test VM
+# starts it when this side reaches the step)
+guest_client() { # OUT TIMEOUT TOOL ARGS...
+	local out=$1 t=$2 i rc
+	shift 2
+	for i in 1 2 3; do
+		timeout "$t" "$@" > "$out" 2>&1
+		rc=$?
+		grep -q "Couldn't connect\|Unable to init the socket" "$out" ||
+			break
+		sleep 2
+	done
+	return "$rc"
+}
+
 in_guest() {
-	local T=$1 dev gidx t rc
+	local T=$1 dev gidx i mode t port rc n0
 	dev=$(ibv_devices | awk 'NR > 2 { print $1; exit }')
 	echo "device=$dev"
-	[ -n "$dev" ] || return 0
-	ibv_devinfo -v -d "$dev" > /tmp/devinfo 2>&1
+	ibv_devinfo -v -d "$dev" > "$T/devinfo" 2>&1
 	echo "devinfo_rc=$?"
-	grep -q 'state:.*PORT_ACTIVE' /tmp/devinfo && echo "port_active=1"
-	grep -q 'hca_id:.*vmw_pvrdma\|transport:.*InfiniBand' /tmp/devinfo &&
+	grep -q 'state:.*PORT_ACTIVE' "$T/devinfo" && echo "port_active=1"
+	grep -q 'hca_id:.*vmw_pvrdma\|transport:.*InfiniBand' "$T/devinfo" &&
 		echo "devinfo_lists=1"
 	gidx=$(gid_index "$dev" "$GUEST_IP")
 	echo "gid_index=$gidx"
-	[ -n "$gidx" ] || { cat /tmp/devinfo >&2; return 0; }
-	for t in "${FORWARD[@]}"; do
-		timeout 300 "$t" $(tool_args "$t" "$dev" "$gidx" "${PORT[$t]}") \
-			"$PEER_IP" > "/tmp/$t.out" 2>&1
-		rc=$?
-		echo "forward_$t=$rc"
-		[ "$rc" = 0 ] || sed "s/^/$t: /" "/tmp/$t.out" >&2
+	if [ -z "$dev" ] || [ -z "$gidx" ]; then
+		: > "$T/abort"
+		dmesg | tail -40 > "$T/dmesg"
+		return 0
+	fi
+	for i in "${!STEPS[@]}"; do
+		read -r mode t <<< "${STEPS[$i]}"
+		port=$((BASE_PORT + i))
+		case $mode in
+		fwd)
+			: > "$T/at-$i"
+			guest_client "$T/guest-$i.out" "$GUEST_T" "$t" \
+				$(tool_args "$t" "$dev" "$gidx" "$port") "$PEER_IP"
+			rc=$?
+			;;
+		rev)
+			timeout "$GUEST_T" "$t" $(tool_args "$t" "$dev" "$gidx" \
+				"$port") > "$T/guest-$i.out" 2>&1 &
+			: > "$T/at-$i"
+			wait $!
+			rc=$?
+			;;
+		kill)
+			n0=$(dmesg | wc -l)
+			: > "$T/at-$i"
+			guest_client "$T/guest-$i.out" 90 "$t" $(tool_args "$t" \
+				"$dev" "$gidx" "$port" "$KILL_ITERS") "$PEER_IP"
+			rc=$?
+			# what the driver said once its device was gone
+			dmesg | sed -n "$((n0 + 1)),\$p" > "$T/dmesg-kill"
+			grep -q 'vmw_pvrdma\|pvrdma' "$T/dmesg-kill" &&
+				echo "kill_dmesg=1"
+			;;
+		esac
+		echo "${mode}_$t=$rc"
+		: > "$T/done-$i"
 	done
-	# the reverse direction: the guest serves, the test VM's rxe1 connects
-	timeout 600 ibv_rc_pingpong $(tool_args ibv_rc_pingpong "$dev" "$gidx" \
-		"$REVERSE_PORT") > /tmp/reverse.out 2>&1 &
-	local srv=$!
-	sleep 1
-	: > "$T/guest-listening"
-	wait "$srv"
-	rc=$?
-	echo "reverse_server=$rc"
-	[ "$rc" = 0 ] || sed 's/^/reverse: /' /tmp/reverse.out >&2
+	dmesg | tail -40 > "$T/dmesg"
+	echo "end=1"
 }
 
 # ---- level 2, the test VM: worker, native peers, the nested guest
+
+# The test VM's side of the steps, in the background while the guest runs.
+# Writes native-I.out and native-I.rc per step.
+native_steps() {
+	local T=$1 wp=$2 i mode t port p rc
+	wait_file "$T/at-0" 2700 || return 0
+	for i in "${!STEPS[@]}"; do
+		[ ! -e "$T/abort" ] || return 0
+		read -r mode t <<< "${STEPS[$i]}"
+		port=$((BASE_PORT + i))
+		# the guest reaches this step once it is done with the last one
+		[ "$i" = 0 ] || wait_file "$T/at-$i" "$STEP_T" ||
+			{ echo 124 > "$T/native-$i.rc"; continue; }
+		case $mode in
+		fwd | kill)
+			timeout "$STEP_T" stdbuf -oL "$t" $(tool_args "$t" "$PEER_DEV" \
+				"$PEER_GID" "$port" \
+				$([ "$mode" = kill ] && echo "$KILL_ITERS")) \
+				> "$T/native-$i.out" 2>&1 &
+			p=$!
+			[ "$mode" = fwd ] || kill_worker "$T" "$wp" "$i" "$p"
+			# the guest's client done: give ours 15 s, then stop it
+			while kill -0 "$p" 2>/dev/null; do
+				if [ -e "$T/done-$i" ]; then
+					wait_cmd 15 bash -c "! kill -0 $p 2>/dev/null" ||
+						kill "$p" 2>/dev/null
+					break
+				fi
+				sleep 0.5
+			done
+			wait "$p"
+			rc=$?
+			;;
+		rev)
+			wait_cmd 60 timeout 120 "$t" $(tool_args "$t" "$PEER_DEV" \
+				"$PEER_GID" "$port") "$GUEST_IP" \
+				> "$T/native-$i.out" 2>&1
+			rc=$?
+			;;
+		esac
+		echo "$rc" > "$T/native-$i.rc"
+	done
+}
+
+# The rdma tool's resources (QP, CQ, MR, PD) of process PID on any device.
+host_resources_of() {
+	local k
+	for k in qp cq mr pd; do
+		rdma res show "$k" 2>/dev/null | grep " pid $1 "
+	done
+}
+
+# kill -9 of the worker once the guest's traffic runs through it: our
+# server P has connected to the guest's client and the worker's host QP is
+# ready to send. Its results go to kill-*.txt for the checks.
+kill_worker() { # T WP STEP P
+	local T=$1 wp=$2 i=$3 p=$4
+	wait_grep "$T/native-$i.out" "remote address" 120 &&
+		wait_cmd 60 bash -c "rdma res show qp | grep ' pid $wp ' |
+			grep -q 'type RC state RTS'" ||
+		{ echo "no traffic" > "$T/kill-note.txt"; return 0; }
+	sleep 3
+	host_resources_of "$wp" | wc -l > "$T/kill-before.txt"
+	kill -9 "$wp"
+	date +%s.%N > "$T/kill-at.txt"
+	# the kernel releases a dead process's verbs objects as it closes
+	# its files; rxe may take a moment
+	wait_cmd 20 bash -c "[ -z \"\$(rdma res show qp | grep ' pid $wp ')\" ]"
+	host_resources_of "$wp" | wc -l > "$T/kill-after.txt"
+}
+
 in_vm() {
-	local cmd=$1 T S t wp rc
+	local cmd=$1 steps=$2 T S wp rc i mode t nrc f qemu_abort
 	T=$(mktemp -d "$RDMAGATE_BUILD/pvrdma-test.XXXXXX")
 	# the socket on the test VM's own file system: bind() on the 9p share
 	# fails with ENXIO
@@ -89,56 +217,110 @@ in_vm() {
 	bash -c "exec $cmd" > "$T/worker.log" 2>&1 &
 	wp=$!
 	check "the vfio-user server listens" wait_file "$S" 30
-	declare -A srv
-	for t in "${FORWARD[@]}"; do
-		timeout 1400 "$t" $(tool_args "$t" "$PEER_DEV" "$PEER_GID" \
-			"${PORT[$t]}") > "$T/native-$t.out" 2>&1 &
-		srv[$t]=$!
-	done
-	(
-		wait_file "$T/guest-listening" 1400 || exit 1
-		wait_cmd 60 timeout 120 ibv_rc_pingpong $(tool_args ibv_rc_pingpong \
-			"$PEER_DEV" "$PEER_GID" "$REVERSE_PORT") "$GUEST_IP"
-	) > "$T/native-reverse.out" 2>&1 &
-	local rev=$!
-	"$here/nested-guest" --vfio-user "$S" -- "$here/pvrdma.sh" --in-guest "$T" \
-		> "$T/facts" 2> "$T/err"
+	native_steps "$T" "$wp" &
+	local np=$!
+	# the nested run: ~6 min on a quiet machine, 35 at load 30-40
+	"$here/nested-guest" -t 2700 --vfio-user "$S" -- \
+		"$here/pvrdma.sh" --in-guest "$T" "$steps" > "$T/facts" 2> "$T/err"
 	rc=$?
+	: > "$T/abort"
+	wait "$np"
 	grep -h 'boot-to-command' "$T/err" | diag
-	check "the nested guest ran its command (status $rc)" [ "$rc" = 0 ]
 	fact() { grep -qx "$1" "$T/facts"; }
+	# QEMU 11.1 aborts when its vfio-user server dies (measured:
+	# error_setv: Assertion '*errp == NULL' failed, exit 134)
+	qemu_abort=
+	[ "$rc" != 125 ] || [ ! -e "$T/kill-at.txt" ] ||
+		qemu_abort=$(grep -m1 -o "error_setv: Assertion.*failed" "$T/err")
+	check "the nested guest ran its command (status $rc${qemu_abort:+; QEMU aborted after the kill})" \
+		bash -c '[ -n "$3" ] || { [ "$1" = 0 ] && grep -qx end=1 "$2"; }' _ \
+		"$rc" "$T/facts" "$qemu_abort"
 	check "the guest lists a PVRDMA device" bash -c '! grep -qx device= "$1"' _ "$T/facts"
 	check "ibv_devinfo shows it" fact devinfo_lists=1
 	check "its port is ACTIVE" fact port_active=1
 	check "its GID table has ::ffff:$GUEST_IP" bash -c '! grep -qx gid_index= "$1"' _ "$T/facts"
-	for t in "${FORWARD[@]}"; do
-		wait "${srv[$t]}"
-		check "$t guest -> native rxe1: client ok, server status $?" \
-			fact "forward_$t=0"
+	for i in "${!STEPS[@]}"; do
+		read -r mode t <<< "${STEPS[$i]}"
+		nrc=$(cat "$T/native-$i.rc" 2>/dev/null || echo none)
+		case $mode in
+		fwd) check "$t guest -> native rxe1: guest client ok (native server $nrc)" \
+			fact "fwd_$t=0" ;;
+		rev) check "$t native rxe1 -> guest: guest server ok, native client $nrc" \
+			bash -c '[ "$1" = 0 ] && grep -qx "rev_$2=0" "$3"' _ "$nrc" "$t" "$T/facts" ;;
+		kill) kill_checks "$T" "$S" "$wp" "$i" ;;
+		esac
+		if ! grep -qx "${mode}_$t=0" "$T/facts" && [ "$mode" != kill ]; then
+			for f in guest-$i.out native-$i.out; do
+				[ -e "$T/$f" ] && { echo "# --- $f"; tail -20 "$T/$f" | diag; }
+			done
+		fi
 	done
-	wait "$rev"
-	rc=$?
-	check "ibv_rc_pingpong native rxe1 -> guest: client status $rc" [ "$rc" = 0 ]
-	check "ibv_rc_pingpong native rxe1 -> guest: guest server ok" fact reverse_server=0
-	check "the worker is still running" kill -0 "$wp"
 	kill "$wp" 2>/dev/null
 	wait "$wp" 2>/dev/null
 	if [ "$failed" != 0 ]; then
-		for f in facts err worker.log native-reverse.out; do
+		for f in facts dmesg err worker.log; do
 			echo "# --- $f"
-			diag < "$T/$f"
+			tail -60 "$T/$f" 2>/dev/null | diag
 		done
 	fi
 	rm -rf "$T" "${S%/*}"
 	tap_end
 }
 
+kill_checks() { # T S WP STEP
+	local T=$1 S=$2 wp=$3 i=$4 before after
+	before=$(cat "$T/kill-before.txt" 2>/dev/null || echo 0)
+	after=$(cat "$T/kill-after.txt" 2>/dev/null || echo none)
+	check "kill -9 of the worker under the guest's traffic ($before host objects)" \
+		bash -c '[ -e "$1/kill-at.txt" ] && [ "$2" -gt 0 ]' _ "$T" "$before"
+	if [ -n "$qemu_abort" ]; then
+		# nothing of the guest is left to look at: a known QEMU bug,
+		# not ours (docs/real-guest.md, "The runs")
+		n=$((n + 1))
+		echo "ok $n - the guest's traffic stopped with an error # SKIP QEMU 11.1 aborted: $qemu_abort"
+		n=$((n + 1))
+		echo "ok $n - the guest's vmw_pvrdma logged the device's loss # SKIP QEMU 11.1 aborted"
+	else
+		check "the guest's traffic stopped with an error (client status $(sed -n "s/^kill_.*=//p" "$T/facts"))" \
+			bash -c '! grep -qx "kill_$1=0" "$2" && grep -q "^kill_$1=" "$2"' _ \
+			"${STEPS[$i]#* }" "$T/facts"
+		check "the guest's vmw_pvrdma logged the device's loss" fact kill_dmesg=1
+		echo "# --- the guest's dmesg after the kill"
+		head -20 "$T/dmesg-kill" 2>/dev/null | diag
+	fi
+	# reaped (a zombie would answer kill -0), if it was killed at all
+	[ ! -e "$T/kill-at.txt" ] || wait "$wp" 2>/dev/null
+	check "no worker process is left" bash -c '! kill -0 "$1" 2>/dev/null' _ "$wp"
+	check "no host verbs object of the worker is left" [ "$after" = 0 ]
+	check "nothing listens on its socket" \
+		bash -c '! ss -xl | grep -qF "$1"' _ "$S"
+	# a worker without a broker: this test added the GID, and removes it
+	# as the broker does when it reaps a worker
+	ip addr del "$GUEST_IP/32" dev veth0 2>/dev/null
+	check "the guest's GID leaves rxe0's table with its address" \
+		wait_cmd 10 bash -c '! grep -qlx "0000:0000:0000:0000:0000:ffff:$1" /sys/class/infiniband/rxe0/ports/1/gids/*' \
+		_ "$(printf '%02x%02x:%02x%02x' ${GUEST_IP//./ })"
+	if [ -n "$qemu_abort" ]; then
+		n=$((n + 1))
+		echo "not ok $n - QEMU 11.1 survived the worker's death # TODO QEMU 11.1 aborts: $qemu_abort"
+	else
+		check "QEMU 11.1 survived the worker's death: the guest went on and powered off" \
+			fact end=1
+	fi
+	[ ! -e "$T/kill-note.txt" ] || diag < "$T/kill-note.txt"
+}
+
 case ${1:-} in
---in-guest) in_guest "$2"; exit 0 ;;
---in-vm) in_vm "$2"; exit ;;
---worker) [ $# -ge 2 ] || { echo "usage: pvrdma.sh --worker 'COMMAND'" >&2; exit 2; } ;;
-*) echo "usage: pvrdma.sh --worker 'COMMAND'" >&2; exit 2 ;;
+--in-guest) select_steps "${3:-}"; in_guest "$2"; exit 0 ;;
+--in-vm) select_steps "${3:-}"; in_vm "$2" "${3:-}"; exit ;;
+--worker) [ $# -ge 2 ] || { echo "usage: pvrdma.sh --worker 'COMMAND' [--steps 'I ...']" >&2; exit 2; } ;;
+*) echo "usage: pvrdma.sh --worker 'COMMAND' [--steps 'I ...']" >&2; exit 2 ;;
 esac
+steps=
+if [ "${3:-}" = --steps ]; then
+	steps=${4:-}
+	select_steps "$steps"
+fi
 
 # ---- level 1, the host
-guest_run_in_test_vm 2400 "$here/pvrdma.sh" --in-vm "$2"
+guest_run_in_test_vm 2850 "$here/pvrdma.sh" --in-vm "$2" "$steps"
