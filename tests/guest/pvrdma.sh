@@ -281,7 +281,7 @@ kill_checks() { # T S WP STEP
 		n=$((n + 1))
 		echo "ok $n - the guest's vmw_pvrdma logged the device's loss # SKIP QEMU 11.1 aborted"
 	else
-		check "the guest's traffic stopped with an error (client status $(sed -n "s/^kill_.*=//p" "$T/facts"))" \
+		check "the guest's traffic stopped with an error (client status $(sed -n "s/^kill_${STEPS[$i]#* }=//p" "$T/facts"))" \
 			bash -c '! grep -qx "kill_$1=0" "$2" && grep -q "^kill_$1=" "$2"' _ \
 			"${STEPS[$i]#* }" "$T/facts"
 		check "the guest's vmw_pvrdma logged the device's loss" fact kill_dmesg=1
