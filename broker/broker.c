@@ -38,7 +38,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: rdmagate-broker [--policy FILE] [--worker PATH] "
 		"[--control PATH]\n"
-		"                       [--cgroup-root PATH] [--state-dir DIR]\n"
+		"                       [--cgroup-root PATH] [--state-dir "
+		"DIR]\n"
 		"                       [--mux PATH] [--stop-workers-on-exit] "
 		"[-v]\n"
 		"  --policy FILE       the policy (" DEFAULT_POLICY ")\n"
@@ -397,8 +398,9 @@ int main(int argc, char **argv)
 	if (state_init(b) < 0)
 		fatalx("cannot use the state directory %s", b->state_dir);
 	if (socket_dir_make(b) < 0)
-		log_warnx("until socket_dir is usable, only root can spawn, "
-			  "naming a socket in a directory only root may change");
+		log_warnx(
+			"until socket_dir is usable, only root can spawn, "
+			"naming a socket in a directory only root may change");
 	if (gids_open(b) < 0)
 		log_warnx("no rtnetlink: guests' GIDs cannot be added");
 	/* workers a previous broker left running */

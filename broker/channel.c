@@ -39,8 +39,9 @@ int channel_make(struct broker *b, struct worker *w, int *ret_lfd, char *why,
 	if ((size_t)snprintf(w->chan_path, sizeof(w->chan_path),
 			     "%s/workers/%s.channel", b->state_dir,
 			     w->vm) >= sizeof(sa.sun_path)) {
-		snprintf(why, len, "channel path %s/workers/%s.channel is too "
-				   "long for a socket",
+		snprintf(why, len,
+			 "channel path %s/workers/%s.channel is too "
+			 "long for a socket",
 			 b->state_dir, w->vm);
 		w->chan_path[0] = '\0';
 		return -ENAMETOOLONG;
@@ -118,10 +119,11 @@ int channel_send(struct broker *b, struct worker *w, struct wp_msg *m)
 static void bad_message(struct worker *w, unsigned int *n, const char *err)
 {
 	if (++*n <= MAX_LOGGED_BAD)
-		log_warnx("worker/%s (pid %d): channel: refused a message: %s%s",
-			  w->vm, (int)w->pid, err,
-			  *n == MAX_LOGGED_BAD ? " (further ones not logged)"
-					       : "");
+		log_warnx(
+			"worker/%s (pid %d): channel: refused a message: %s%s",
+			w->vm, (int)w->pid, err,
+			*n == MAX_LOGGED_BAD ? " (further ones not logged)"
+					     : "");
 }
 
 static void on_hello(struct broker *b, struct worker *w,
@@ -131,8 +133,8 @@ static void on_hello(struct broker *b, struct worker *w,
 		char err[MSG_ERR_LEN];
 
 		snprintf(err, sizeof(err),
-			 "HELLO says vm %.64s pid %u, expected pid %d",
-			 h->vm, h->pid, (int)w->pid);
+			 "HELLO says vm %.64s pid %u, expected pid %d", h->vm,
+			 h->pid, (int)w->pid);
 		bad_message(w, bad, err);
 		return;
 	}
@@ -167,8 +169,8 @@ void channel_read(struct broker *b, unsigned int i)
 	if (n == -EAGAIN || n == -EINTR)
 		return;
 	if (n <= 0 && n != -EMSGSIZE) {
-		log_info("worker/%s: channel closed%s%s", w->vm,
-			 n ? ": " : "", n ? strerror((int)-n) : "");
+		log_info("worker/%s: channel closed%s%s", w->vm, n ? ": " : "",
+			 n ? strerror((int)-n) : "");
 		channel_close(b, w);
 		return;
 	}
@@ -207,7 +209,8 @@ void channel_read(struct broker *b, unsigned int i)
 	}
 }
 
-/* ---- STATS ---------------------------------------------------------------- */
+/* ---- STATS ----------------------------------------------------------------
+ */
 
 static uint32_t stats_seq;
 

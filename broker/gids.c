@@ -104,8 +104,7 @@ static int gid_lookup(const char *device, uint32_t port, const uint8_t *gid,
 			*ret_ifindex = (int)ent[i].ndev_ifindex;
 			return ent[i].ndev_ifindex ? 0 : -ENODEV;
 		}
-		if (ent[i].gid_type == type &&
-		    !memcmp(ent[i].gid.raw, gid, 16))
+		if (ent[i].gid_type == type && !memcmp(ent[i].gid.raw, gid, 16))
 			return (int)ent[i].gid_index;
 	}
 	return -ENOENT;
@@ -241,10 +240,11 @@ static struct gid_entry *new_entry(struct broker *b)
 }
 
 static void reply(struct broker *b, struct worker *w, uint32_t type,
-		  uint32_t seq, int status, uint32_t index, const char *fmt, ...)
-	__attribute__((format(printf, 7, 8)));
+		  uint32_t seq, int status, uint32_t index, const char *fmt,
+		  ...) __attribute__((format(printf, 7, 8)));
 static void reply(struct broker *b, struct worker *w, uint32_t type,
-		  uint32_t seq, int status, uint32_t index, const char *fmt, ...)
+		  uint32_t seq, int status, uint32_t index, const char *fmt,
+		  ...)
 {
 	struct wp_msg m;
 	va_list ap;

@@ -41,8 +41,8 @@ static void usage(FILE *f)
 		"  stats [--vm NAME] [--json]   (the workers' counters)\n"
 		"  reload\n"
 		"  policy check [--strict] FILE   (no broker needed)\n"
-		"  --control PATH   the broker's socket (" RDMAGATE_CTL_DEFAULT_SOCKET
-		")\n");
+		"  --control PATH   the broker's socket "
+		"(" RDMAGATE_CTL_DEFAULT_SOCKET ")\n");
 }
 
 static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt,
@@ -402,10 +402,9 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } commands[] = {
-	{ "stats", cmd_stats },
-	{ "spawn", cmd_spawn },	  { "stop", cmd_stop },
-	{ "list", cmd_list },	  { "reload", cmd_reload },
-	{ "policy", cmd_policy },
+	{ "stats", cmd_stats },	  { "spawn", cmd_spawn },
+	{ "stop", cmd_stop },	  { "list", cmd_list },
+	{ "reload", cmd_reload }, { "policy", cmd_policy },
 };
 
 int main(int argc, char **argv)

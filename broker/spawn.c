@@ -34,8 +34,8 @@
 #include "worker/sandbox/sandbox.h"
 
 /* The fd numbers the worker inherits. */
-#define CHILD_VU_FD	 3
-#define CHILD_ERR_FD	 4
+#define CHILD_VU_FD	3
+#define CHILD_ERR_FD	4
 #define CHILD_BROKER_FD 5
 
 /* hca_object beyond the object quotas: the worker's verbs async-event

@@ -32,21 +32,21 @@ static inline void closep(int *fd)
 	safe_close(*fd);
 }
 
-#define _cleanup_(f)    __attribute__((cleanup(f)))
-#define _cleanup_free_  _cleanup_(freep)
+#define _cleanup_(f)	__attribute__((cleanup(f)))
+#define _cleanup_free_	_cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 
-#define TAKE_PTR(p)                          \
-	({                                   \
-		__typeof__(p) _tp_ = (p);    \
-		(p) = NULL;                  \
-		_tp_;                        \
+#define TAKE_PTR(p)                                                            \
+	({                                                                     \
+		__typeof__(p) _tp_ = (p);                                      \
+		(p) = NULL;                                                    \
+		_tp_;                                                          \
 	})
-#define TAKE_FD(fd)                          \
-	({                                   \
-		int _tf_ = (fd);             \
-		(fd) = -1;                   \
-		_tf_;                        \
+#define TAKE_FD(fd)                                                            \
+	({                                                                     \
+		int _tf_ = (fd);                                               \
+		(fd) = -1;                                                     \
+		_tf_;                                                          \
 	})
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -72,15 +72,15 @@ void log_vemit(enum log_level lvl, int errnum, const char *fmt, va_list ap)
 }
 
 /* name(fmt, ...): emit(lvl, errno or 0, fmt, ap), errno preserved. */
-#define LOG_FN(name, emit, lvl, with_errno)                            \
-	void name(const char *fmt, ...)                                \
-	{                                                              \
-		int saved = errno;                                     \
-		va_list ap;                                            \
-		va_start(ap, fmt);                                     \
-		emit(lvl, with_errno ? saved : 0, fmt, ap);            \
-		va_end(ap);                                            \
-		errno = saved;                                         \
+#define LOG_FN(name, emit, lvl, with_errno)                                    \
+	void name(const char *fmt, ...)                                        \
+	{                                                                      \
+		int saved = errno;                                             \
+		va_list ap;                                                    \
+		va_start(ap, fmt);                                             \
+		emit(lvl, with_errno ? saved : 0, fmt, ap);                    \
+		va_end(ap);                                                    \
+		errno = saved;                                                 \
 	}
 
 LOG_FN(log_warn, log_vemit, LOG_LVL_WARN, 1)
@@ -186,8 +186,7 @@ void log_rl_warnx(struct log_ratelimit *rl, const char *fmt, ...)
 	errno = saved;
 }
 
-void log_peer_vemit(enum log_level lvl, int errnum, const char *fmt,
-		    va_list ap)
+void log_peer_vemit(enum log_level lvl, int errnum, const char *fmt, va_list ap)
 {
 	log_rl_vemit(&log_peer_rl, lvl, errnum, fmt, ap);
 }

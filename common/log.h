@@ -49,7 +49,10 @@ struct log_ratelimit {
 	uint32_t printed;    /* lines in it */
 	uint64_t suppressed; /* lines dropped since the last one written */
 };
-#define LOG_RATELIMIT_INIT(ms, n) { .interval_ms = (ms), .burst = (n) }
+#define LOG_RATELIMIT_INIT(ms, n)                                              \
+	{                                                                      \
+		.interval_ms = (ms), .burst = (n)                              \
+	}
 
 /*
  * The decision alone (pure, for tests): true if a line may be written at
@@ -75,8 +78,8 @@ void log_rl_warnx(struct log_ratelimit *rl, const char *fmt, ...)
 void log_peer_warnx(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_peer_warn(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_peer_info(const char *fmt, ...) LOG_PRINTF(1, 2);
-void log_peer_vemit(enum log_level lvl, int errnum, const char *fmt,
-		    va_list ap) LOG_PRINTF(3, 0);
+void log_peer_vemit(enum log_level lvl, int errnum, const char *fmt, va_list ap)
+	LOG_PRINTF(3, 0);
 
 /* Tests: the clock the limiters read (NULL: CLOCK_MONOTONIC), and a
  * fresh peer limiter. */

@@ -90,7 +90,7 @@ enum rdmagate_policy_what {
 	RDMAGATE_POLICY_GID = 2,    /* a GID */
 	RDMAGATE_POLICY_QUOTA = 3,  /* an object quota */
 	RDMAGATE_POLICY_MAD = 4,    /* a MAD class */
-	RDMAGATE_POLICY_VM = 5,     /* the VM itself: not in the policy */
+	RDMAGATE_POLICY_VM = 5,	    /* the VM itself: not in the policy */
 };
 
 /* The probe list, as X(name): the semaphores and the tracer use it. */

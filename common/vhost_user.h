@@ -19,9 +19,9 @@
 
 /* Header flags (the protocol's own version lives in the low 2 bits). */
 #define VHOST_USER_VERSION_MASK 0x3u
-#define VHOST_USER_VERSION      0x1u
-#define VHOST_USER_REPLY_MASK   (1u << 2)
-#define VHOST_USER_NEED_REPLY   (1u << 3)
+#define VHOST_USER_VERSION	0x1u
+#define VHOST_USER_REPLY_MASK	(1u << 2)
+#define VHOST_USER_NEED_REPLY	(1u << 3)
 
 /* Front-end requests. Gaps: none; 26-33 are device-specific or postcopy. */
 enum vhost_user_request {
@@ -94,9 +94,9 @@ enum vhost_user_protocol_feature {
 };
 
 /* Limits of the protocol itself (not of our implementation). */
-#define VHOST_USER_MAX_FDS            8 /* SCM_RIGHTS per message */
+#define VHOST_USER_MAX_FDS	      8 /* SCM_RIGHTS per message */
 #define VHOST_USER_MEM_BASELINE_NREGS 8 /* SET_MEM_TABLE array size */
-#define VHOST_USER_CONFIG_MAX         256
+#define VHOST_USER_CONFIG_MAX	      256
 #define VHOST_USER_VRING_IDX_MASK     0xffu /* SET_VRING_KICK/CALL/ERR */
 #define VHOST_USER_VRING_NOFD_MASK    (1u << 8)
 

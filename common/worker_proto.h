@@ -69,7 +69,7 @@ _Static_assert(sizeof(struct wp_hello) == 80, "wp_hello");
 
 /* GID_ADD and GID_DEL: the guest's GID (an address: IPv4-mapped or IPv6). */
 struct wp_gid {
-	uint32_t seq; /* echoed in the reply */
+	uint32_t seq;	   /* echoed in the reply */
 	uint32_t gid_type; /* enum wp_gid_type */
 	uint8_t gid[16];
 };
@@ -77,9 +77,9 @@ _Static_assert(sizeof(struct wp_gid) == 24, "wp_gid");
 
 struct wp_gid_reply {
 	uint32_t seq;
-	int32_t status;	     /* 0 or a positive errno */
-	uint32_t host_index; /* GID_ADD: the host GID table index */
-	uint32_t pad;	     /* 0 */
+	int32_t status;		 /* 0 or a positive errno */
+	uint32_t host_index;	 /* GID_ADD: the host GID table index */
+	uint32_t pad;		 /* 0 */
 	char text[WP_TEXT_SIZE]; /* why, when status != 0 */
 };
 _Static_assert(sizeof(struct wp_gid_reply) == 176, "wp_gid_reply");
@@ -101,25 +101,25 @@ struct wp_mux_channel {
  * broker reports them, it never acts on them.
  */
 struct wp_counters {
-	uint64_t connects;	   /* vhost-user frontends accepted */
-	uint64_t commands;	   /* control commands */
-	uint64_t command_errors;   /* ... refused */
-	uint64_t sends;		   /* send work requests posted to the host */
-	uint64_t send_errors;	   /* ... refused or failed to post */
-	uint64_t send_bytes;	   /* bytes in posted sends */
-	uint64_t recvs;		   /* receive buffers posted (QP or SRQ) */
-	uint64_t recv_errors;	   /* ... refused or failed to post */
-	uint64_t srq_recvs;	   /* of recvs, posted to an SRQ */
-	uint64_t completions;	   /* CQEs delivered to the guest */
+	uint64_t connects;	    /* vhost-user frontends accepted */
+	uint64_t commands;	    /* control commands */
+	uint64_t command_errors;    /* ... refused */
+	uint64_t sends;		    /* send work requests posted to the host */
+	uint64_t send_errors;	    /* ... refused or failed to post */
+	uint64_t send_bytes;	    /* bytes in posted sends */
+	uint64_t recvs;		    /* receive buffers posted (QP or SRQ) */
+	uint64_t recv_errors;	    /* ... refused or failed to post */
+	uint64_t srq_recvs;	    /* of recvs, posted to an SRQ */
+	uint64_t completions;	    /* CQEs delivered to the guest */
 	uint64_t completion_errors; /* ... with a status other than success */
-	uint64_t cq_overflows;	   /* CQEs with no guest buffer: QP to error */
+	uint64_t cq_overflows;	    /* CQEs with no guest buffer: QP to error */
 	uint64_t missing_completions; /* host CQEs for a gone work request */
-	uint64_t mads_sent;	   /* QP1 MADs sent for the guest */
-	uint64_t mads_received;	   /* QP1 MADs delivered to the guest */
-	uint64_t mad_errors;	   /* QP1 MADs refused or dropped */
-	uint64_t gid_adds;	   /* GIDs granted */
-	uint64_t gid_errors;	   /* GID requests refused */
-	uint64_t async_events;	   /* host async events on the guest's objects */
+	uint64_t mads_sent;	      /* QP1 MADs sent for the guest */
+	uint64_t mads_received;	      /* QP1 MADs delivered to the guest */
+	uint64_t mad_errors;	      /* QP1 MADs refused or dropped */
+	uint64_t gid_adds;	      /* GIDs granted */
+	uint64_t gid_errors;	      /* GID requests refused */
+	uint64_t async_events; /* host async events on the guest's objects */
 };
 #define WP_COUNTERS_N (sizeof(struct wp_counters) / sizeof(uint64_t))
 
@@ -133,7 +133,7 @@ struct wp_msg {
 	struct msg_header h;
 	union {
 		struct wp_hello hello;
-		struct wp_gid gid; /* GID_ADD, GID_DEL */
+		struct wp_gid gid;	       /* GID_ADD, GID_DEL */
 		struct wp_gid_reply gid_reply; /* both replies */
 		struct wp_stats_req stats;
 		struct wp_mux_channel mux_channel;

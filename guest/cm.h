@@ -28,7 +28,7 @@
 #define CM_MAD_DATA_LEN 232 /* the CM message after the header */
 #define CM_GRH_LEN	40  /* GRH area before a UD receive's payload */
 
-#define CM_BASE_VERSION	 1
+#define CM_BASE_VERSION	  1
 #define CM_LID_PERMISSIVE 0xffff
 
 /* Private data of each message: what is left of the 232 bytes. */

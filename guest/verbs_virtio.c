@@ -58,12 +58,11 @@ int gv_command(struct gv_context *ctx, uint8_t code, const void *req,
 					       rsp_len };
 	}
 	ctx->commands++;
-	r = guest_dev_exchange(&ctx->dev, ctx->ctrl, out, nout, in, nin,
-			       ctx->indirect,
-			       ctx->timeout_ms > GUEST_CMD_TIMEOUT_MS
-				       ? ctx->timeout_ms
-				       : GUEST_CMD_TIMEOUT_MS,
-			       &len);
+	r = guest_dev_exchange(
+		&ctx->dev, ctx->ctrl, out, nout, in, nin, ctx->indirect,
+		ctx->timeout_ms > GUEST_CMD_TIMEOUT_MS ? ctx->timeout_ms
+						       : GUEST_CMD_TIMEOUT_MS,
+		&len);
 	if (r)
 		return r;
 	status = __atomic_load_n(&ctx->cmd[CMD_ST_OFF], __ATOMIC_ACQUIRE);

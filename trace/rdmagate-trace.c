@@ -232,7 +232,8 @@ static void default_bin(enum role r, char *buf, size_t len)
 		  "../libexec/rdmagate/rdmagate-worker" },
 		{ "rdmagate-broker", "../broker/rdmagate-broker",
 		  "../sbin/rdmagate-broker" },
-		{ "rdmagate-mux", "../mux/rdmagate-mux", "../sbin/rdmagate-mux" },
+		{ "rdmagate-mux", "../mux/rdmagate-mux",
+		  "../sbin/rdmagate-mux" },
 	};
 	char self[PATH_MAX], *slash;
 	ssize_t n;

@@ -20,9 +20,9 @@
 #define BROKER_LINK_GID_TIMEOUT_MS 5000
 
 struct broker_link {
-	int lfd;  /* the listening socket; -1: no broker (standalone) */
-	int cfd;  /* the current broker connection, or -1 */
-	int ep;	  /* the worker's epoll set */
+	int lfd; /* the listening socket; -1: no broker (standalone) */
+	int cfd; /* the current broker connection, or -1 */
+	int ep;	 /* the worker's epoll set */
 	uint64_t conn_tag; /* epoll tag of cfd */
 	const char *vm;
 	struct wp_counters *counters;
@@ -38,7 +38,10 @@ struct broker_link {
 
 /* No broker: GID requests fail with -ENOTCONN (the device then uses the
  * host's GID table as it is). */
-#define BROKER_LINK_NONE { .lfd = -1, .cfd = -1, .ep = -1 }
+#define BROKER_LINK_NONE                                                       \
+	{                                                                      \
+		.lfd = -1, .cfd = -1, .ep = -1                                 \
+	}
 
 static inline bool broker_link_on(const struct broker_link *bl)
 {

@@ -27,8 +27,8 @@
 #define ECHO_KICK_BUDGET 64u
 
 struct echo {
-	struct vq_elem elem;	     /* 16 KiB of iovecs: not on the stack */
-	struct iovec in[VQ_MAX_IOV]; /* advancing copy of elem's in[] */
+	struct vq_elem elem;	      /* 16 KiB of iovecs: not on the stack */
+	struct iovec in[VQ_MAX_IOV];  /* advancing copy of elem's in[] */
 	struct vq *more[ECHO_QUEUES]; /* budget spent, chains may remain */
 	unsigned int nmore;
 };

@@ -46,8 +46,15 @@
 /* Device fds (completion channels) watched at once. */
 #define MAX_DEV_WATCHES 8
 
-enum tag { TAG_LISTEN = 1, TAG_CONN, TAG_KICK, TAG_DEV, TAG_BROKER_LISTEN,
-	   TAG_BROKER, TAG_MUX };
+enum tag {
+	TAG_LISTEN = 1,
+	TAG_CONN,
+	TAG_KICK,
+	TAG_DEV,
+	TAG_BROKER_LISTEN,
+	TAG_BROKER,
+	TAG_MUX
+};
 
 struct dev_watch {
 	int fd; /* -1: free */
@@ -563,8 +570,9 @@ static uint32_t parse_uint(const char *opt, const char *s, uint32_t min,
 /* The limit of option --max-* number i (in the option table's order). */
 static uint32_t *limit_ptr(struct be_limits *lim, int i)
 {
-	uint32_t *const p[] = { &lim->max_qp,	  &lim->max_cq,	 &lim->max_mr,
-				&lim->max_pd,	  &lim->max_srq, &lim->max_ah,
+	uint32_t *const p[] = { &lim->max_qp,	  &lim->max_cq,
+				&lim->max_mr,	  &lim->max_pd,
+				&lim->max_srq,	  &lim->max_ah,
 				&lim->max_cqe,	  &lim->max_qp_wr,
 				&lim->max_srq_wr, &lim->max_sge };
 
@@ -868,8 +876,7 @@ static void test_forbidden_syscall(const char *name)
 		fatalx("--test-forbidden-syscall: unknown syscall '%s'", name);
 	log_warnx("TEST HOOK: calling %s (%d) under the sandbox", name, nr);
 	r = syscall(nr, 0, 0, 0, 0, 0, 0);
-	log_warnx("TEST HOOK: %s returned %ld: the filter allowed it", name,
-		  r);
+	log_warnx("TEST HOOK: %s returned %ld: the filter allowed it", name, r);
 	_exit(3);
 }
 
@@ -939,8 +946,7 @@ static void test_selinux_probe(const char *name)
 		if (strcmp(name, selinux_probes[i].name))
 			continue;
 		r = selinux_probes[i].fn();
-		log_warnx("TEST HOOK: %s: %s: %s", name,
-			  selinux_probes[i].what,
+		log_warnx("TEST HOOK: %s: %s: %s", name, selinux_probes[i].what,
 			  r < 0 ? strerror(-r) : "ALLOWED");
 		_exit(r < 0 ? 0 : 3);
 	}

@@ -768,8 +768,7 @@ static int signal_fd_ok(int fd, char *why, size_t n)
 		bad(why, n, "cannot inspect it: %s", strerror(errno));
 		return -EBADF;
 	}
-	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
-	    S_ISBLK(st.st_mode)) {
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)) {
 		bad(why, n, "a file or block device, not an eventfd");
 		return -EINVAL;
 	}

@@ -106,7 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		default:
 			vu_poll(dev);
-			if (dev->ops->wants_poll && dev->ops->wants_poll(dev->priv))
+			if (dev->ops->wants_poll &&
+			    dev->ops->wants_poll(dev->priv))
 				dev->ops->poll(dev->priv);
 			break;
 		}

@@ -735,8 +735,7 @@ static int attack_replies_never_read(struct hostile *h)
 		CHECK(n == (ssize_t)sizeof(hdr));
 		CHECK(++sent < 10000000);
 	}
-	printf("# %u requests sent before the worker stopped reading\n",
-	       sent);
+	printf("# %u requests sent before the worker stopped reading\n", sent);
 	/* Its send timeout is 5 s: it hangs up within that; our socket
 	 * reads EOF once we drain the replies we left unread. */
 	sleep(7);

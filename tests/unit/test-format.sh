@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # unit suite, TAP: every tracked C file matches .clang-format
-# (`clang-format --dry-run -Werror`), except those on format-pending.txt
-# (files not yet reformatted: the list only shrinks), and .clang-format is
-# a fixed point: formatting the formatted tree changes nothing, so
+# (`clang-format --dry-run -Werror`), and .clang-format is a fixed point: formatting the formatted tree changes nothing, so
 # `clang-format -i` of every file leaves this test green.
 # Usage: test-format.sh SRC
 set -u
 SRC=$1
 here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../tap.sh"
-PENDING=$here/format-pending.txt
 
 command -v clang-format > /dev/null ||
 	skip_all "no clang-format (Debian package clang-format)"
@@ -29,18 +26,14 @@ nfiles=$(tr -cd '\0' < "$T/files" | wc -c)
 # every file in one run; the names of those with a difference
 xargs -0 clang-format --dry-run -Werror < "$T/files" > "$T/out" 2>&1
 sed -nE 's/^([^:]+):[0-9]+:[0-9]+: error: .*/\1/p' "$T/out" | sort -u > "$T/bad"
-grep -v -e '^#' -e '^$' "$PENDING" 2>/dev/null | sort -u > "$T/pending"
-comm -23 "$T/bad" "$T/pending" > "$T/new"
-if [ -s "$T/new" ]; then
-	not_ok "$(wc -l < "$T/new") of $nfiles files do not match .clang-format (run clang-format -i on them)"
+if [ -s "$T/bad" ]; then
+	not_ok "$(wc -l < "$T/bad") of $nfiles files do not match .clang-format (run clang-format -i on them)"
 	while read -r f; do
 		clang-format "$f" | diff -u "$f" - | head -n 20
-	done < "$T/new" | diag
+	done < "$T/bad" | diag
 else
-	ok "the $nfiles tracked C files match .clang-format ($(wc -l < "$T/bad") on format-pending.txt)"
+	ok "the $nfiles tracked C files match .clang-format"
 fi
-# (a listed file that matches now, or is gone, only wants its line removed)
-comm -13 "$T/bad" "$T/pending" | sed 's/^/formatted now, drop from format-pending.txt: /' | diag
 
 # A fixed point: format a copy twice; the second pass must change nothing.
 mkdir "$T/tree"

@@ -370,9 +370,9 @@ static void test_shrunk_file_is_survived_and_counted(void **state)
 	p[0] = 7;
 	p[3 * 4096] = 9;
 	assert_int_equal(ftruncate(fd, 4096), 0);
-	assert_int_equal(p[0], 7);	   /* still in the file */
+	assert_int_equal(p[0], 7);	  /* still in the file */
 	assert_int_equal(p[3 * 4096], 0); /* lost: a zero page */
-	p[2 * 4096 + 5] = 1;		   /* lost: written, not fatal */
+	p[2 * 4096 + 5] = 1;		  /* lost: written, not fatal */
 	assert_int_equal(p[2 * 4096 + 5], 1);
 	assert_int_equal(gm_sigbus_lost(), 2);
 	assert_int_equal(gm_sigbus_lost(), 0);
@@ -422,9 +422,9 @@ static void test_sigbus_elsewhere_still_kills(void **state)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		volatile uint8_t *q = mmap(NULL, 2 * 4096,
-					   PROT_READ | PROT_WRITE, MAP_SHARED,
-					   fd, 0);
+		volatile uint8_t *q =
+			mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			     fd, 0);
 
 		if (q == MAP_FAILED || gm_sigbus_install() < 0 ||
 		    ftruncate(fd, 0) < 0)
@@ -454,7 +454,8 @@ int main(void)
 		cmocka_unit_test(test_region_keeps_its_own_cloexec_fd),
 		cmocka_unit_test(
 			test_hugetlb_memfd_region_maps_at_unaligned_offset),
-		cmocka_unit_test(test_region_mapping_is_excluded_from_core_dumps),
+		cmocka_unit_test(
+			test_region_mapping_is_excluded_from_core_dumps),
 		cmocka_unit_test(test_shrunk_file_is_survived_and_counted),
 		cmocka_unit_test(test_many_guards_and_a_shrink_under_the_last),
 		cmocka_unit_test(test_sigbus_elsewhere_still_kills),

@@ -145,7 +145,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log_warn_carries_tag_and_errno),
 		cmocka_unit_test(test_log_warnx_has_no_errno_and_levels_filter),
-		cmocka_unit_test(test_log_long_line_is_truncated_not_overflowed),
+		cmocka_unit_test(
+			test_log_long_line_is_truncated_not_overflowed),
 		cmocka_unit_test(test_ratelimit_passes_burst_then_counts_drops),
 		cmocka_unit_test(
 			test_peer_lines_are_rate_limited_and_drops_reported),

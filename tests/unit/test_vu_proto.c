@@ -827,9 +827,9 @@ static void full_pipe(int p[2])
 	size = fcntl(p[1], F_SETPIPE_SZ, 4096);
 	assert_true(size >= 4096);
 	while (size > 0) {
-		ssize_t n = write(p[1], page, (size_t)size < sizeof(page)
-						      ? (size_t)size
-						      : sizeof(page));
+		ssize_t n = write(p[1], page,
+				  (size_t)size < sizeof(page) ? (size_t)size
+							      : sizeof(page));
 		assert_true(n > 0);
 		size -= (int)n;
 	}
@@ -912,8 +912,7 @@ static void test_kick_serves_a_bounded_number_of_chains(void **state)
 	send_state(f, VHOST_USER_SET_VRING_NUM, 0, BIG);
 	send_msg(f, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0);
 	expect_ok(f);
-	send_msg(f, VHOST_USER_SET_VRING_KICK, &(uint64_t){ 0 }, 8, &kickfd,
-		 1);
+	send_msg(f, VHOST_USER_SET_VRING_KICK, &(uint64_t){ 0 }, 8, &kickfd, 1);
 	send_state(f, VHOST_USER_SET_VRING_ENABLE, 0, 1);
 	expect_ok(f);
 	for (i = 0; i < BIG; i++) {
@@ -962,9 +961,8 @@ static void test_violation_logging_is_rate_limited_per_vm(void **state)
 
 	for (conn = 0; conn < 3; conn++) {
 		vu_dev_free(f->dev);
-		assert_int_equal(vu_dev_new(&echo_device_ops, &host, f,
-					    &f->dev),
-				 0);
+		assert_int_equal(
+			vu_dev_new(&echo_device_ops, &host, f, &f->dev), 0);
 		negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
 		for (i = 0; i < 30; i++)
 			refused_request(f);

@@ -369,7 +369,8 @@ int be_mr_reg_dma(struct be *be, uint32_t pdh, unsigned int access,
 		return -EFAULT;
 	/* never more regions than an MR holds parts (a table's limit moves) */
 	if (be->mem->nregions > GM_TABLE_REGIONS) {
-		be_refused(be, "GET_DMA_MR: %u guest memory regions, at most %u",
+		be_refused(be,
+			   "GET_DMA_MR: %u guest memory regions, at most %u",
 			   be->mem->nregions, GM_TABLE_REGIONS);
 		return -E2BIG;
 	}

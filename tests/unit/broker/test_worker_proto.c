@@ -24,8 +24,9 @@ static size_t wire(const struct wp_msg *m, uint8_t *buf)
 	return sizeof(m->h) + m->h.len;
 }
 
-static const uint8_t v4gid[16] = { [10] = 0xff, [11] = 0xff, [12] = 10,
-				   [13] = 99,	[14] = 0,    [15] = 10 };
+static const uint8_t v4gid[16] = {
+	[10] = 0xff, [11] = 0xff, [12] = 10, [13] = 99, [14] = 0, [15] = 10
+};
 static const uint8_t v6gid[16] = { 0xfd, 0x99, [15] = 0x10 };
 
 static void good_gid(struct wp_msg *m)
@@ -119,7 +120,8 @@ static void test_bad_gids(void **state)
 		{ { 0xff, 0x02, [15] = 1 }, "multicast" },
 		{ { [12] = 10, [15] = 1 }, "IPv4-compatible" },
 		{ { [10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1 }, "127/8" },
-		{ { [10] = 0xff, [11] = 0xff, [12] = 224, [15] = 1 }, "multicast" },
+		{ { [10] = 0xff, [11] = 0xff, [12] = 224, [15] = 1 },
+		  "multicast" },
 		{ { [10] = 0xff, [11] = 0xff, [12] = 0 }, "0/8" },
 	};
 	uint8_t buf[WP_MSG_MAX];

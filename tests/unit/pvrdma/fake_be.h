@@ -37,7 +37,7 @@ struct be {
 	struct be_sge last_send_sge[BE_MAX_SGE];
 	struct be_recv_wr last_recv;
 	unsigned int last_mr_access; /* of the last MR registered */
-	int gid_add_result; /* 0, BE_PENDING or -errno */
+	int gid_add_result;	     /* 0, BE_PENDING or -errno */
 	enum be_post post_result;
 	enum ibv_wc_status post_status;
 };

@@ -60,7 +60,7 @@ static void test_every_allocation_failure_is_refused(void **state)
 		priv = (void *)&priv;
 		assert_int_equal(rdma_device_ops.create(&env, &priv), -ENOMEM);
 		assert_ptr_equal(priv, (void *)&priv); /* untouched */
-		assert_true(calls >= fail_at); /* it was reached */
+		assert_true(calls >= fail_at);	       /* it was reached */
 	}
 	fail_at = 0;
 }

@@ -615,8 +615,7 @@ struct side {
 static struct side sa, sb;
 
 /* A receive of 64 bytes at the start of A's MR; kick as post_el(). */
-static int post_recv_64(struct g *g, struct gqp *qp, uint64_t wr_id,
-			bool kick)
+static int post_recv_64(struct g *g, struct gqp *qp, uint64_t wr_id, bool kick)
 {
 	struct {
 		struct virtio_rdma_rq_wqe h;
@@ -636,8 +635,7 @@ static int to_init(struct g *g, uint32_t qpn)
 	a.qp_access_flags = VIRTIO_RDMA_ACCESS_LOCAL_WRITE;
 	return modify(g, qpn,
 		      VIRTIO_RDMA_QP_STATE | VIRTIO_RDMA_QP_PKEY_INDEX |
-			      VIRTIO_RDMA_QP_PORT |
-			      VIRTIO_RDMA_QP_ACCESS_FLAGS,
+			      VIRTIO_RDMA_QP_PORT | VIRTIO_RDMA_QP_ACCESS_FLAGS,
 		      &a);
 }
 
@@ -1478,8 +1476,8 @@ static int t_dma_mr_local(void)
 	s.h.wr_id = 0xd1;
 	s.h.wr.rdma.remote_addr = gpa;
 	s.h.wr.rdma.rkey = r.lkey;
-	s.s[0] = (struct virtio_rdma_sge){ sb.mr.iova, sizeof(got),
-					   sb.mr.lkey };
+	s.s[0] =
+		(struct virtio_rdma_sge){ sb.mr.iova, sizeof(got), sb.mr.lkey };
 	CHECK_EQ(post_send(&gb, &qb, &s, 1), 0);
 	CHECK_EQ(reap_cqe(&gb, &sb.cq, &e), 0);
 	CHECK_EQ(e.wr_id, 0xd1);
@@ -1513,17 +1511,17 @@ static int t_modify_pending_recv(void)
 	 * messages, which travel on another fd than the control kicks: a
 	 * round trip and a pause make sure the receive ring is running.
 	 */
-	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_QUERY_PORT, &port, 4, &pa,
-		     sizeof(pa)),
-		 0);
+	CHECK_EQ(
+		cmd(&ga, VIRTIO_RDMA_CMD_QUERY_PORT, &port, 4, &pa, sizeof(pa)),
+		0);
 	sleep_ms(100);
 	for (i = 0; i < 3; i++)
 		CHECK_EQ(post_recv_64(&ga, &qp, 0xc0 + i, false), 0);
 	CHECK_EQ(to_init(&ga, qp.qpn), 0);
 	/* the control queue answers in order, each command its own chain */
-	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_QUERY_PORT, &port, 4, &pa,
-		     sizeof(pa)),
-		 0);
+	CHECK_EQ(
+		cmd(&ga, VIRTIO_RDMA_CMD_QUERY_PORT, &port, 4, &pa, sizeof(pa)),
+		0);
 	/* the three were taken: destroying the QP returns them */
 	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DESTROY_QP, &qp.qpn, 4, NULL, 0), 0);
 	for (i = 0; i < 100 && n < 3; i++) {
