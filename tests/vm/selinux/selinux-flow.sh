@@ -20,7 +20,7 @@ set -u
 BROKER_SRC=$1 CTL_SRC=$2 WORKER_SRC=$3 GUEST=$4 MUX_SRC=$5 TRACE_SRC=$6
 here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../../tap.sh"
-. "$here/../host-gid.sh"
+. "$here/../two-vms.sh" # A, B, two_vm_policy; host-gid.sh
 . "$here/../../lib.sh" # wait_for, elapsed
 
 [ "${RDMAGATE_VM_SELINUX:-}" = 1 ] || skip_all "not inside rdmagate-vm --selinux"
@@ -81,25 +81,10 @@ elapsed "restorecon"
 # the policy, and /run/rdmagate as systemd's RuntimeDirectory= makes it
 mkdir -p /etc/rdmagate /run/rdmagate
 chmod 755 /run/rdmagate
-A=10.99.0.10 B=10.99.0.11
-cat > /etc/rdmagate/policy.conf <<EOP
-[broker]
-cgroup_parent = /rdmagate
-
-[defaults]
-max_qp = 8
-max_cq = 8
-max_mr = 16
-max_pinned = 64M
-
-[vm vm-a]
-device = $RDMAGATE_VM_DEV0
-addresses = $A
-
-[vm vm-b]
-device = $RDMAGATE_VM_DEV1
-addresses = $B
-EOP
+{
+	printf '[broker]\ncgroup_parent = /rdmagate\n\n'
+	two_vm_policy
+} > /etc/rdmagate/policy.conf
 chmod 644 /etc/rdmagate/policy.conf
 restorecon -RF $BROKER /usr/local/libexec/rdmagate $MUX $TRACE $CTL /etc/rdmagate /run/rdmagate
 for f in $BROKER:rdmagate_broker_exec_t $WORKER:rdmagate_worker_exec_t \
