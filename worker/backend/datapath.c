@@ -250,7 +250,13 @@ static enum ibv_wc_status check_send(struct be *be, const struct be_qp *q,
 		return IBV_WC_LOC_QP_OP_ERR;
 	}
 	if (w->send_flags & IBV_SEND_INLINE) {
+		/*
+		 * q->cap is what the host's provider returned, which may
+		 * exceed what the guest asked for: the stage's inline
+		 * buffer bounds it too.
+		 */
 		if (w->inline_len > q->cap.max_inline_data ||
+		    w->inline_len > BE_BATCH_INLINE ||
 		    (w->inline_len && !w->inline_data)) {
 			*why = "inline data longer than the QP allows";
 			return IBV_WC_LOC_LEN_ERR;
