@@ -168,29 +168,29 @@ static void hdr_put(uint8_t *p, const struct cm_mad_hdr *h)
 }
 
 /* err: -EPROTO when decoding, -EINVAL when encoding */
-static int hdr_check(const struct cm_mad_hdr *h, int err,
-		     struct rdma_reason *why)
+static int hdr_check(const struct cm_mad_hdr *h, int err, struct reason *why)
 {
 	if (h->base_version != CM_BASE_VERSION)
-		return rdma_fail(why, err, "MAD: base version %u, needs %u",
-				 h->base_version, CM_BASE_VERSION);
+		return reason_fail(why, err, "MAD: base version %u, needs %u",
+				   h->base_version, CM_BASE_VERSION);
 	if (h->mgmt_class != CM_MGMT_CLASS)
-		return rdma_fail(
+		return reason_fail(
 			why, err,
 			"MAD: management class 0x%02x, not CM (0x%02x)",
 			h->mgmt_class, CM_MGMT_CLASS);
 	if (h->class_version != CM_CLASS_VERSION)
-		return rdma_fail(why, err, "MAD: CM class version %u, needs %u",
-				 h->class_version, CM_CLASS_VERSION);
+		return reason_fail(why, err,
+				   "MAD: CM class version %u, needs %u",
+				   h->class_version, CM_CLASS_VERSION);
 	if (h->method != CM_METHOD_SEND)
-		return rdma_fail(why, err,
-				 "MAD: method 0x%02x, CM messages are SEND "
-				 "(0x%02x)",
-				 h->method, CM_METHOD_SEND);
+		return reason_fail(why, err,
+				   "MAD: method 0x%02x, CM messages are SEND "
+				   "(0x%02x)",
+				   h->method, CM_METHOD_SEND);
 	if (h->status)
-		return rdma_fail(why, err,
-				 "MAD: status 0x%04x, a CM SEND carries 0",
-				 h->status);
+		return reason_fail(why, err,
+				   "MAD: status 0x%04x, a CM SEND carries 0",
+				   h->status);
 	return 0;
 }
 
@@ -199,17 +199,17 @@ static int hdr_check(const struct cm_mad_hdr *h, int err,
 #define CHECK_BITS(v, bits, what)                                              \
 	do {                                                                   \
 		if ((uint64_t)(v) >> (bits))                                   \
-			return rdma_fail(why, -EINVAL,                         \
-					 "%s: %s 0x%llx does not fit in %u "   \
-					 "bits",                               \
-					 msg, what, (unsigned long long)(v),   \
-					 (unsigned int)(bits));                \
+			return reason_fail(why, -EINVAL,                       \
+					   "%s: %s 0x%llx does not fit in %u " \
+					   "bits",                             \
+					   msg, what, (unsigned long long)(v), \
+					   (unsigned int)(bits));              \
 	} while (0)
 
 /* ---- paths (REQ) ---- */
 
 static int path_check(const char *msg, const struct cm_path *p,
-		      struct rdma_reason *why)
+		      struct reason *why)
 {
 	CHECK_BITS(p->flow_label, 20, "flow label");
 	CHECK_BITS(p->packet_rate, 6, "packet rate");
@@ -249,7 +249,7 @@ static void path_get(const uint8_t *p, struct cm_path *path)
 
 /* ---- REQ (IBTA table 106 in the kernel's numbering) ---- */
 
-static int req_check(const struct cm_req *r, struct rdma_reason *why)
+static int req_check(const struct cm_req *r, struct reason *why)
 {
 	const char *msg = "REQ";
 	int e;
@@ -302,7 +302,7 @@ static void req_put(uint8_t *d, const struct cm_req *r)
 	memcpy(d + 140, r->private_data, CM_REQ_PRIVATE_LEN);
 }
 
-static int req_get(const uint8_t *d, struct cm_req *r, struct rdma_reason *why)
+static int req_get(const uint8_t *d, struct cm_req *r, struct reason *why)
 {
 	r->local_comm_id = get32(d + 0);
 	r->service_id = get64(d + 8);
@@ -337,32 +337,32 @@ static int req_get(const uint8_t *d, struct cm_req *r, struct rdma_reason *why)
 	memcpy(r->private_data, d + 140, CM_REQ_PRIVATE_LEN);
 
 	if (r->transport == CM_TRANSPORT_RD)
-		return rdma_fail(why, -EINVAL,
-				 "REQ: transport service type 2 (RD) is not "
-				 "supported");
+		return reason_fail(why, -EINVAL,
+				   "REQ: transport service type 2 (RD) is not "
+				   "supported");
 	if (r->transport == CM_TRANSPORT_EXT &&
 	    r->ext_transport != CM_EXT_TRANSPORT_XRC)
-		return rdma_fail(why, -EINVAL,
-				 "REQ: extended transport type %u, only 1 "
-				 "(XRC) exists",
-				 r->ext_transport);
+		return reason_fail(why, -EINVAL,
+				   "REQ: extended transport type %u, only 1 "
+				   "(XRC) exists",
+				   r->ext_transport);
 	if (r->transport != CM_TRANSPORT_EXT && r->ext_transport)
-		return rdma_fail(why, -EINVAL,
-				 "REQ: extended transport type %u without "
-				 "transport service type 3",
-				 r->ext_transport);
+		return reason_fail(why, -EINVAL,
+				   "REQ: extended transport type %u without "
+				   "transport service type 3",
+				   r->ext_transport);
 	if (r->local_qpn <= 1)
-		return rdma_fail(why, -EINVAL,
-				 "REQ: local QPN %u is a special QP",
-				 r->local_qpn);
+		return reason_fail(why, -EINVAL,
+				   "REQ: local QPN %u is a special QP",
+				   r->local_qpn);
 	if (r->path_mtu < 1 || r->path_mtu > 5)
-		return rdma_fail(why, -EINVAL,
-				 "REQ: path MTU %u, valid are 1 (256) to 5 "
-				 "(4096)",
-				 r->path_mtu);
+		return reason_fail(why, -EINVAL,
+				   "REQ: path MTU %u, valid are 1 (256) to 5 "
+				   "(4096)",
+				   r->path_mtu);
 	if (is_zero(r->primary.local_gid, 16) ||
 	    is_zero(r->primary.remote_gid, 16))
-		return rdma_fail(
+		return reason_fail(
 			why, -EINVAL, "REQ: primary path %s port GID is zero",
 			is_zero(r->primary.local_gid, 16) ? "local" : "remote");
 	return 0;
@@ -370,14 +370,14 @@ static int req_get(const uint8_t *d, struct cm_req *r, struct rdma_reason *why)
 
 /* ---- MRA, REJ ---- */
 
-static int mra_check(const struct cm_mra *m, struct rdma_reason *why)
+static int mra_check(const struct cm_mra *m, struct reason *why)
 {
 	const char *msg = "MRA";
 
 	CHECK_BITS(m->service_timeout, 5, "service timeout");
 	if (m->msg_mraed > CM_MSG_RESPONSE_OTHER)
-		return rdma_fail(why, -EINVAL, "MRA: message MRAed %u",
-				 m->msg_mraed);
+		return reason_fail(why, -EINVAL, "MRA: message MRAed %u",
+				   m->msg_mraed);
 	return 0;
 }
 
@@ -390,7 +390,7 @@ static void mra_put(uint8_t *d, const struct cm_mra *m)
 	memcpy(d + 10, m->private_data, CM_MRA_PRIVATE_LEN);
 }
 
-static int mra_get(const uint8_t *d, struct cm_mra *m, struct rdma_reason *why)
+static int mra_get(const uint8_t *d, struct cm_mra *m, struct reason *why)
 {
 	m->local_comm_id = get32(d);
 	m->remote_comm_id = get32(d + 4);
@@ -398,20 +398,20 @@ static int mra_get(const uint8_t *d, struct cm_mra *m, struct rdma_reason *why)
 	m->service_timeout = d[9] >> 3;
 	memcpy(m->private_data, d + 10, CM_MRA_PRIVATE_LEN);
 	if (m->msg_mraed > CM_MSG_RESPONSE_OTHER)
-		return rdma_fail(why, -EINVAL,
-				 "MRA: message MRAed 3 is reserved");
+		return reason_fail(why, -EINVAL,
+				   "MRA: message MRAed 3 is reserved");
 	return 0;
 }
 
-static int rej_check(const struct cm_rej *r, struct rdma_reason *why)
+static int rej_check(const struct cm_rej *r, struct reason *why)
 {
 	if (r->msg_rejected > CM_MSG_RESPONSE_OTHER)
-		return rdma_fail(why, -EINVAL, "REJ: message rejected %u",
-				 r->msg_rejected);
+		return reason_fail(why, -EINVAL, "REJ: message rejected %u",
+				   r->msg_rejected);
 	if (r->ari_length > CM_REJ_ARI_LEN)
-		return rdma_fail(why, -EINVAL,
-				 "REJ: rejection info length %u, at most %u",
-				 r->ari_length, CM_REJ_ARI_LEN);
+		return reason_fail(why, -EINVAL,
+				   "REJ: rejection info length %u, at most %u",
+				   r->ari_length, CM_REJ_ARI_LEN);
 	return 0;
 }
 
@@ -426,7 +426,7 @@ static void rej_put(uint8_t *d, const struct cm_rej *r)
 	memcpy(d + 84, r->private_data, CM_REJ_PRIVATE_LEN);
 }
 
-static int rej_get(const uint8_t *d, struct cm_rej *r, struct rdma_reason *why)
+static int rej_get(const uint8_t *d, struct cm_rej *r, struct reason *why)
 {
 	r->local_comm_id = get32(d);
 	r->remote_comm_id = get32(d + 4);
@@ -436,18 +436,18 @@ static int rej_get(const uint8_t *d, struct cm_rej *r, struct rdma_reason *why)
 	memcpy(r->ari, d + 12, CM_REJ_ARI_LEN);
 	memcpy(r->private_data, d + 84, CM_REJ_PRIVATE_LEN);
 	if (r->msg_rejected > CM_MSG_RESPONSE_OTHER)
-		return rdma_fail(why, -EINVAL,
-				 "REJ: message rejected 3 is reserved");
+		return reason_fail(why, -EINVAL,
+				   "REJ: message rejected 3 is reserved");
 	if (r->ari_length > CM_REJ_ARI_LEN)
-		return rdma_fail(why, -EINVAL,
-				 "REJ: rejection info length %u, at most %u",
-				 r->ari_length, CM_REJ_ARI_LEN);
+		return reason_fail(why, -EINVAL,
+				   "REJ: rejection info length %u, at most %u",
+				   r->ari_length, CM_REJ_ARI_LEN);
 	return 0;
 }
 
 /* ---- REP ---- */
 
-static int rep_check(const struct cm_rep *r, struct rdma_reason *why)
+static int rep_check(const struct cm_rep *r, struct reason *why)
 {
 	const char *msg = "REP";
 
@@ -457,8 +457,8 @@ static int rep_check(const struct cm_rep *r, struct rdma_reason *why)
 	CHECK_BITS(r->target_ack_delay, 5, "target ACK delay");
 	CHECK_BITS(r->rnr_retry_count, 3, "RNR retry count");
 	if (r->failover_accepted > 2)
-		return rdma_fail(why, -EINVAL, "REP: failover accepted %u",
-				 r->failover_accepted);
+		return reason_fail(why, -EINVAL, "REP: failover accepted %u",
+				   r->failover_accepted);
 	return 0;
 }
 
@@ -479,7 +479,7 @@ static void rep_put(uint8_t *d, const struct cm_rep *r)
 	memcpy(d + 36, r->private_data, CM_REP_PRIVATE_LEN);
 }
 
-static int rep_get(const uint8_t *d, struct cm_rep *r, struct rdma_reason *why)
+static int rep_get(const uint8_t *d, struct cm_rep *r, struct reason *why)
 {
 	r->local_comm_id = get32(d);
 	r->remote_comm_id = get32(d + 4);
@@ -497,12 +497,12 @@ static int rep_get(const uint8_t *d, struct cm_rep *r, struct rdma_reason *why)
 	r->local_ca_guid = get64(d + 28);
 	memcpy(r->private_data, d + 36, CM_REP_PRIVATE_LEN);
 	if (r->failover_accepted == 3)
-		return rdma_fail(why, -EINVAL,
-				 "REP: failover accepted 3 is reserved");
+		return reason_fail(why, -EINVAL,
+				   "REP: failover accepted 3 is reserved");
 	if (r->local_qpn <= 1)
-		return rdma_fail(why, -EINVAL,
-				 "REP: local QPN %u is a special QP",
-				 r->local_qpn);
+		return reason_fail(why, -EINVAL,
+				   "REP: local QPN %u is a special QP",
+				   r->local_qpn);
 	return 0;
 }
 
@@ -514,7 +514,7 @@ static void ids_put(uint8_t *d, uint32_t local, uint32_t remote)
 	put32(d + 4, remote);
 }
 
-static int dreq_check(const struct cm_dreq *r, struct rdma_reason *why)
+static int dreq_check(const struct cm_dreq *r, struct reason *why)
 {
 	const char *msg = "DREQ";
 
@@ -524,19 +524,19 @@ static int dreq_check(const struct cm_dreq *r, struct rdma_reason *why)
 
 /* ---- SIDR ---- */
 
-static int sidr_rep_check(const struct cm_sidr_rep *r, struct rdma_reason *why)
+static int sidr_rep_check(const struct cm_sidr_rep *r, struct reason *why)
 {
 	const char *msg = "SIDR_REP";
 
 	CHECK_BITS(r->qpn, 24, "QPN");
 	if (r->status > 5)
-		return rdma_fail(why, -EINVAL, "SIDR_REP: status %u",
-				 r->status);
+		return reason_fail(why, -EINVAL, "SIDR_REP: status %u",
+				   r->status);
 	if (r->info_length > CM_SIDR_REP_INFO_LEN)
-		return rdma_fail(why, -EINVAL,
-				 "SIDR_REP: additional info length %u, at "
-				 "most %u",
-				 r->info_length, CM_SIDR_REP_INFO_LEN);
+		return reason_fail(why, -EINVAL,
+				   "SIDR_REP: additional info length %u, at "
+				   "most %u",
+				   r->info_length, CM_SIDR_REP_INFO_LEN);
 	return 0;
 }
 
@@ -553,7 +553,7 @@ static void sidr_rep_put(uint8_t *d, const struct cm_sidr_rep *r)
 }
 
 static int sidr_rep_get(const uint8_t *d, struct cm_sidr_rep *r,
-			struct rdma_reason *why)
+			struct reason *why)
 {
 	r->request_id = get32(d);
 	r->status = d[4];
@@ -569,7 +569,7 @@ static int sidr_rep_get(const uint8_t *d, struct cm_sidr_rep *r,
 /* ---- encode / decode ---- */
 
 int cm_encode(const struct cm_msg *m, uint8_t out[CM_MAD_LEN],
-	      struct rdma_reason *why)
+	      struct reason *why)
 {
 	uint8_t *d = out + CM_MAD_HDR_LEN;
 	int e = hdr_check(&m->hdr, -EINVAL, why);
@@ -600,10 +600,11 @@ int cm_encode(const struct cm_msg *m, uint8_t out[CM_MAD_LEN],
 	case CM_ATTR_SIDR_REQ:
 		break;
 	default:
-		return rdma_fail(why, -EINVAL,
-				 "encode: attribute 0x%04x (%s) is not a CM "
-				 "message this codec writes",
-				 m->hdr.attr_id, cm_attr_name(m->hdr.attr_id));
+		return reason_fail(why, -EINVAL,
+				   "encode: attribute 0x%04x (%s) is not a CM "
+				   "message this codec writes",
+				   m->hdr.attr_id,
+				   cm_attr_name(m->hdr.attr_id));
 	}
 	if (e)
 		return e;
@@ -650,15 +651,15 @@ int cm_encode(const struct cm_msg *m, uint8_t out[CM_MAD_LEN],
 }
 
 int cm_decode(const uint8_t *buf, size_t len, struct cm_msg *ret,
-	      struct rdma_reason *why)
+	      struct reason *why)
 {
 	const uint8_t *d = buf + CM_MAD_HDR_LEN;
 	struct cm_msg m;
 	int e;
 
 	if (len != CM_MAD_LEN)
-		return rdma_fail(why, -EMSGSIZE, "MAD: %zu bytes, needs %u",
-				 len, CM_MAD_LEN);
+		return reason_fail(why, -EMSGSIZE, "MAD: %zu bytes, needs %u",
+				   len, CM_MAD_LEN);
 	memset(&m, 0, sizeof(m));
 	m.hdr.base_version = buf[0];
 	m.hdr.mgmt_class = buf[1];
@@ -714,14 +715,14 @@ int cm_decode(const uint8_t *buf, size_t len, struct cm_msg *ret,
 	case CM_ATTR_CLASS_PORT_INFO:
 	case CM_ATTR_LAP:
 	case CM_ATTR_APR:
-		return rdma_fail(why, -EOPNOTSUPP,
-				 "MAD: CM attribute 0x%04x (%s) is not "
-				 "supported",
-				 m.hdr.attr_id, cm_attr_name(m.hdr.attr_id));
+		return reason_fail(why, -EOPNOTSUPP,
+				   "MAD: CM attribute 0x%04x (%s) is not "
+				   "supported",
+				   m.hdr.attr_id, cm_attr_name(m.hdr.attr_id));
 	default:
-		return rdma_fail(why, -EINVAL,
-				 "MAD: unknown CM attribute 0x%04x",
-				 m.hdr.attr_id);
+		return reason_fail(why, -EINVAL,
+				   "MAD: unknown CM attribute 0x%04x",
+				   m.hdr.attr_id);
 	}
 	if (e)
 		return e;
@@ -760,35 +761,36 @@ uint64_t cm_ip_service_id(uint16_t port_space, uint16_t port)
 }
 
 int cm_ip_service_port(uint64_t service_id, uint16_t *ret_ps,
-		       uint16_t *ret_port, struct rdma_reason *why)
+		       uint16_t *ret_port, struct reason *why)
 {
 	if ((service_id & CM_IP_SID_MASK) != CM_IP_SID_PREFIX)
-		return rdma_fail(why, -EINVAL,
-				 "service id 0x%016llx is not an RDMA IP "
-				 "service (0x0000000001PPpppp)",
-				 (unsigned long long)service_id);
+		return reason_fail(why, -EINVAL,
+				   "service id 0x%016llx is not an RDMA IP "
+				   "service (0x0000000001PPpppp)",
+				   (unsigned long long)service_id);
 	*ret_ps = (uint16_t)(service_id >> 16);
 	*ret_port = (uint16_t)service_id;
 	return 0;
 }
 
 int cm_ip_encode(const struct cm_ip_hdr *h, const void *user, size_t user_len,
-		 uint8_t pd[CM_REQ_PRIVATE_LEN], struct rdma_reason *why)
+		 uint8_t pd[CM_REQ_PRIVATE_LEN], struct reason *why)
 {
 	if (h->ip_version != 4 && h->ip_version != 6)
-		return rdma_fail(why, -EINVAL,
-				 "CMA header: IP version %u, needs 4 or 6",
-				 h->ip_version);
+		return reason_fail(why, -EINVAL,
+				   "CMA header: IP version %u, needs 4 or 6",
+				   h->ip_version);
 	if (h->ip_version == 4 &&
 	    (!is_zero(h->src, 12) || !is_zero(h->dst, 12)))
-		return rdma_fail(why, -EINVAL,
-				 "CMA header: IPv4 address with bytes before "
-				 "its last 4");
+		return reason_fail(why, -EINVAL,
+				   "CMA header: IPv4 address with bytes before "
+				   "its last 4");
 	if (user_len > CM_IP_USER_LEN)
-		return rdma_fail(why, -EINVAL,
-				 "CMA header: %zu bytes of user data, at most "
-				 "%u",
-				 user_len, (unsigned int)CM_IP_USER_LEN);
+		return reason_fail(
+			why, -EINVAL,
+			"CMA header: %zu bytes of user data, at most "
+			"%u",
+			user_len, (unsigned int)CM_IP_USER_LEN);
 	memset(pd, 0, CM_REQ_PRIVATE_LEN);
 	pd[0] = CM_IP_CMA_VERSION;
 	pd[1] = (uint8_t)(h->ip_version << 4);
@@ -801,18 +803,18 @@ int cm_ip_encode(const struct cm_ip_hdr *h, const void *user, size_t user_len,
 }
 
 int cm_ip_decode(const uint8_t pd[CM_REQ_PRIVATE_LEN], struct cm_ip_hdr *ret,
-		 struct rdma_reason *why)
+		 struct reason *why)
 {
 	uint8_t ver = pd[1] >> 4;
 
 	if (pd[0] != CM_IP_CMA_VERSION)
-		return rdma_fail(why, -EINVAL,
-				 "CMA header: version 0x%02x, needs 0x%02x",
-				 pd[0], CM_IP_CMA_VERSION);
+		return reason_fail(why, -EINVAL,
+				   "CMA header: version 0x%02x, needs 0x%02x",
+				   pd[0], CM_IP_CMA_VERSION);
 	if (ver != 4 && ver != 6)
-		return rdma_fail(why, -EINVAL,
-				 "CMA header: IP version %u, needs 4 or 6",
-				 ver);
+		return reason_fail(why, -EINVAL,
+				   "CMA header: IP version %u, needs 4 or 6",
+				   ver);
 	ret->ip_version = ver;
 	ret->src_port = get16(pd + 2);
 	memset(ret->src, 0, 16);
@@ -864,7 +866,7 @@ uint32_t cm_ip_flow_label(uint16_t src_port, uint16_t dst_port)
 int cm_grh_parse(const uint8_t grh[CM_GRH_LEN], uint8_t ret_sgid[16],
 		 uint8_t ret_dgid[16], uint8_t *ret_hop_limit,
 		 uint8_t *ret_traffic_class, uint32_t *ret_flow_label,
-		 struct rdma_reason *why)
+		 struct reason *why)
 {
 	uint32_t w = get32(grh);
 
@@ -886,8 +888,8 @@ int cm_grh_parse(const uint8_t grh[CM_GRH_LEN], uint8_t ret_sgid[16],
 		memcpy(ret_dgid + 12, grh + 36, 4);
 		return 0;
 	}
-	return rdma_fail(why, -EINVAL,
-			 "GRH area: neither an IPv6 header (first byte "
-			 "0x%02x) nor an IPv4 one at byte 20 (0x%02x)",
-			 grh[0], grh[20]);
+	return reason_fail(why, -EINVAL,
+			   "GRH area: neither an IPv6 header (first byte "
+			   "0x%02x) nor an IPv4 one at byte 20 (0x%02x)",
+			   grh[0], grh[20]);
 }

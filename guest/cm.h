@@ -21,7 +21,7 @@
 
 #include "common/ib_cm.h"
 
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 #define CM_MAD_LEN	256 /* every MAD of base version 1 */
 #define CM_MAD_HDR_LEN	24  /* common MAD header */
@@ -237,7 +237,7 @@ void cm_mad_hdr_init(struct cm_mad_hdr *h, uint16_t attr_id, uint64_t tid);
  * silently truncated). Returns CM_MAD_LEN.
  */
 int cm_encode(const struct cm_msg *m, uint8_t out[CM_MAD_LEN],
-	      struct rdma_reason *why);
+	      struct reason *why);
 
 /*
  * Decodes len bytes. Errors: -EMSGSIZE (len is not 256), -EPROTO (base
@@ -247,7 +247,7 @@ int cm_encode(const struct cm_msg *m, uint8_t out[CM_MAD_LEN],
  * on success.
  */
 int cm_decode(const uint8_t *buf, size_t len, struct cm_msg *ret,
-	      struct rdma_reason *why);
+	      struct reason *why);
 
 /* "REQ", "DREP", ...; "UNKNOWN" otherwise. */
 const char *cm_attr_name(uint16_t attr_id);
@@ -281,7 +281,7 @@ struct cm_ip_hdr {
 uint64_t cm_ip_service_id(uint16_t port_space, uint16_t port);
 /* The port space and port of an IP service id; -EINVAL if it is not one. */
 int cm_ip_service_port(uint64_t service_id, uint16_t *ret_ps,
-		       uint16_t *ret_port, struct rdma_reason *why);
+		       uint16_t *ret_port, struct reason *why);
 
 /*
  * Writes the CMA header and user_len bytes of user data (at most 56) into
@@ -289,10 +289,10 @@ int cm_ip_service_port(uint64_t service_id, uint16_t *ret_ps,
  * IPv4 address with bytes before the last 4, too much user data).
  */
 int cm_ip_encode(const struct cm_ip_hdr *h, const void *user, size_t user_len,
-		 uint8_t pd[CM_REQ_PRIVATE_LEN], struct rdma_reason *why);
+		 uint8_t pd[CM_REQ_PRIVATE_LEN], struct reason *why);
 /* Reads it back: CMA version 0 and IP version 4 or 6, else -EINVAL. */
 int cm_ip_decode(const uint8_t pd[CM_REQ_PRIVATE_LEN], struct cm_ip_hdr *ret,
-		 struct rdma_reason *why);
+		 struct reason *why);
 
 /*
  * An address as rdma_cm's rdma_ip2gid() turns it into a RoCE v2 GID:
@@ -320,6 +320,6 @@ uint32_t cm_ip_flow_label(uint16_t src_port, uint16_t dst_port);
 int cm_grh_parse(const uint8_t grh[CM_GRH_LEN], uint8_t ret_sgid[16],
 		 uint8_t ret_dgid[16], uint8_t *ret_hop_limit,
 		 uint8_t *ret_traffic_class, uint32_t *ret_flow_label,
-		 struct rdma_reason *why);
+		 struct reason *why);
 
 #endif

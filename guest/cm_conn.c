@@ -101,7 +101,7 @@ static int send_raw(struct cm_conn *c, const struct cm_peer *to,
 static int send_msg(struct cm_conn *c, const struct cm_peer *to,
 		    const struct cm_msg *m, uint8_t buf[CM_MAD_LEN])
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	int r = cm_encode(m, buf, &why);
 
 	if (r < 0) {
@@ -245,7 +245,7 @@ int cm_conn_connect(struct cm_conn *c, const struct cm_ip_hdr *ip,
 		    uint16_t dst_port, uint32_t qpn, uint32_t psn,
 		    const void *user, size_t user_len, uint64_t now_ms)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct cm_msg m;
 	struct cm_req *r = &m.req;
 	int e;
@@ -392,10 +392,10 @@ static int ip_hdr_ours(struct cm_conn *c, const uint8_t *pd, const char *what)
 		return -EINVAL;
 	ver = cm_gid_to_ip(c->cfg.gid, addr);
 	if (c->ip.ip_version != ver || memcmp(c->ip.dst, addr, 16)) {
-		rdma_fail(&c->why, -EINVAL,
-			  "%s: CMA header's destination is not our IPv%u "
-			  "address",
-			  what, ver);
+		reason_fail(&c->why, -EINVAL,
+			    "%s: CMA header's destination is not our IPv%u "
+			    "address",
+			    what, ver);
 		return -EINVAL;
 	}
 	return 0;
@@ -452,26 +452,26 @@ static int on_sidr_req(struct cm_conn *c, const struct cm_peer *from,
 static uint16_t req_refusal(struct cm_conn *c, const struct cm_req *r,
 			    const uint8_t **ari, uint8_t *ari_len)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	uint16_t ps, port;
 
 	if (cm_ip_service_port(r->service_id, &ps, &port, &why) ||
 	    ps != CM_IP_PS_TCP || port != c->port) {
-		rdma_fail(&c->why, -EINVAL,
-			  "REQ for service 0x%016" PRIx64 ": we listen on "
-			  "port %u of RDMA_PS_TCP",
-			  r->service_id, c->port);
+		reason_fail(&c->why, -EINVAL,
+			    "REQ for service 0x%016" PRIx64 ": we listen on "
+			    "port %u of RDMA_PS_TCP",
+			    r->service_id, c->port);
 		return CM_REJ_INVALID_SERVICE_ID;
 	}
 	if (r->transport != CM_TRANSPORT_RC) {
-		rdma_fail(&c->why, -EINVAL,
-			  "REQ: transport service type %u, we accept RC",
-			  r->transport);
+		reason_fail(&c->why, -EINVAL,
+			    "REQ: transport service type %u, we accept RC",
+			    r->transport);
 		return CM_REJ_INVALID_TRANSPORT_TYPE;
 	}
 	if (memcmp(r->primary.remote_gid, c->cfg.gid, 16)) {
-		rdma_fail(&c->why, -EINVAL,
-			  "REQ: primary path remote GID is not ours");
+		reason_fail(&c->why, -EINVAL,
+			    "REQ: primary path remote GID is not ours");
 		*ari = c->cfg.gid;
 		*ari_len = 16;
 		return CM_REJ_INVALID_GID;
@@ -768,7 +768,7 @@ static int stray(struct cm_conn *c, const struct cm_peer *from,
 int cm_conn_input(struct cm_conn *c, const struct cm_peer *from,
 		  const uint8_t *mad, size_t len, uint64_t now_ms)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct cm_msg m;
 	int r;
 

@@ -145,7 +145,7 @@ struct cm_conn {
 	int error;	     /* CM_FAILED: -ECONNREFUSED, -ETIMEDOUT, ... */
 	uint16_t rej_reason; /* the REJ received (or sent) */
 	int last_send_error;
-	struct rdma_reason why; /* the last refusal, for the log */
+	struct reason why; /* the last refusal, for the log */
 	struct cm_conn_stats stats;
 };
 

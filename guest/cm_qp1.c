@@ -171,7 +171,7 @@ static int qp1_send(void *arg, const struct cm_peer *to,
 static int qp1_recv(void *arg, struct cm_peer *from, uint8_t mad[CM_MAD_LEN],
 		    size_t *len, int timeout_ms)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct cm_qp1 *t = arg;
 	uint8_t dgid[16];
 	struct gv_wc wc;
@@ -187,12 +187,12 @@ static int qp1_recv(void *arg, struct cm_peer *from, uint8_t mad[CM_MAD_LEN],
 		s = slot(t, (uint32_t)wc.wr_id);
 		r = -EINVAL;
 		if (wc.status != VIRTIO_RDMA_WC_SUCCESS)
-			rdma_fail(&why, r, "status %s",
-				  gv_wc_status_str(wc.status));
+			reason_fail(&why, r, "status %s",
+				    gv_wc_status_str(wc.status));
 		else if (!(wc.wc_flags & VIRTIO_RDMA_WC_GRH))
-			rdma_fail(&why, r, "no GRH");
+			reason_fail(&why, r, "no GRH");
 		else if (wc.byte_len < CM_GRH_LEN || wc.byte_len > CM_QP1_SLOT)
-			rdma_fail(&why, r, "%u bytes", wc.byte_len);
+			reason_fail(&why, r, "%u bytes", wc.byte_len);
 		else
 			r = cm_grh_parse(s, from->gid, dgid, &from->hop_limit,
 					 &from->traffic_class,

@@ -87,7 +87,7 @@ static void walk_buf(struct gv_context *ctx, uint8_t *va, size_t len,
 	struct rdma_mr_pt_ops ops = { read_gpa, check_gpa };
 	struct rdma_mr_pt_args a;
 	struct rdma_mr_layout lay;
-	struct rdma_reason why;
+	struct reason why;
 	uint8_t *page0 = (uint8_t *)((uintptr_t)va & ~(uintptr_t)4095);
 
 	assert_non_null(pages);
@@ -178,7 +178,7 @@ static void decode_send(const void *buf, int len,
 			const struct rdma_sq_limits *lim,
 			struct rdma_send_wr *wr)
 {
-	struct rdma_reason why;
+	struct reason why;
 	int r;
 
 	assert_true(len > 0);
@@ -334,7 +334,7 @@ static void recv_element_decodes(void **state)
 				{ 0x30, 3, 3 } };
 	struct gv_recv_wr wr = { .wr_id = 77, .sg_list = sg, .num_sge = 3 };
 	struct rdma_recv_wr d;
-	struct rdma_reason why;
+	struct reason why;
 	uint8_t buf[128];
 	int len = gv_encode_recv(&wr, 4, buf, sizeof(buf));
 

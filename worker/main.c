@@ -722,7 +722,7 @@ static void backend_cfg(const struct options *o, struct loop *l,
 			struct be_cfg *be, int *ret_cmd_fd)
 {
 	static struct rdma_hca hca;
-	struct rdma_reason why;
+	struct reason why;
 
 	if (rdma_hca_open(o->device, o->port, &hca, &why) < 0)
 		fatalx("cannot serve verbs device '%s' port %u: %s", o->device,

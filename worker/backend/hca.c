@@ -22,7 +22,7 @@ static void list_devices(struct ibv_device **list, int n, char *buf, size_t len)
 }
 
 static int open_by_name(const char *name, struct ibv_context **ret_ctx,
-			struct rdma_reason *why)
+			struct reason *why)
 {
 	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
@@ -31,24 +31,25 @@ static int open_by_name(const char *name, struct ibv_context **ret_ctx,
 
 	list = ibv_get_device_list(&n);
 	if (!list)
-		return rdma_fail(why, -ENODEV,
-				 "no verbs device named '%s' (cannot list "
-				 "verbs devices: %s)",
-				 name, strerror(errno));
+		return reason_fail(why, -ENODEV,
+				   "no verbs device named '%s' (cannot list "
+				   "verbs devices: %s)",
+				   name, strerror(errno));
 	for (i = 0; i < n; i++) {
 		if (strcmp(ibv_get_device_name(list[i]), name) != 0)
 			continue;
 		ctx = ibv_open_device(list[i]);
 		ret = ctx ? 0 : -(errno ? errno : EIO);
 		if (!ctx)
-			rdma_fail(why, ret, "cannot open verbs device %s: %s",
-				  name, strerror(-ret));
+			reason_fail(why, ret, "cannot open verbs device %s: %s",
+				    name, strerror(-ret));
 		break;
 	}
 	if (i == n) {
 		list_devices(list, n, names, sizeof(names));
-		rdma_fail(why, ret, "no verbs device named '%s' (present: %s)",
-			  name, names);
+		reason_fail(why, ret,
+			    "no verbs device named '%s' (present: %s)", name,
+			    names);
 	}
 	ibv_free_device_list(list);
 	if (ret == 0)
@@ -56,15 +57,15 @@ static int open_by_name(const char *name, struct ibv_context **ret_ctx,
 	return ret;
 }
 
-static int cache_gids(struct rdma_hca *hca, struct rdma_reason *why)
+static int cache_gids(struct rdma_hca *hca, struct reason *why)
 {
 	struct ibv_gid_entry ent[RDMA_HCA_MAX_GIDS];
 	ssize_t n, i;
 
 	n = ibv_query_gid_table(hca->ctx, ent, RDMA_HCA_MAX_GIDS, 0);
 	if (n < 0)
-		return rdma_fail(why, (int)n, "cannot read the GID table: %s",
-				 strerror((int)-n));
+		return reason_fail(why, (int)n, "cannot read the GID table: %s",
+				   strerror((int)-n));
 	hca->ngids = 0;
 	for (i = 0; i < n; i++) {
 		struct rdma_hca_gid *g = &hca->gids[hca->ngids];
@@ -80,7 +81,7 @@ static int cache_gids(struct rdma_hca *hca, struct rdma_reason *why)
 }
 
 int rdma_hca_open(const char *name, uint8_t port, struct rdma_hca *ret_hca,
-		  struct rdma_reason *why)
+		  struct reason *why)
 {
 	struct rdma_hca *h = ret_hca;
 	int ret;
@@ -93,25 +94,25 @@ int rdma_hca_open(const char *name, uint8_t port, struct rdma_hca *ret_hca,
 		return ret;
 	ret = ibv_query_device(h->ctx, &h->dev);
 	if (ret) {
-		rdma_fail(why, -ret, "ibv_query_device: %s", strerror(ret));
+		reason_fail(why, -ret, "ibv_query_device: %s", strerror(ret));
 		goto fail;
 	}
 	if (port < 1 || port > h->dev.phys_port_cnt) {
 		ret = EINVAL;
-		rdma_fail(why, -ret, "%s has no port %u (ports 1..%u)", name,
-			  port, h->dev.phys_port_cnt);
+		reason_fail(why, -ret, "%s has no port %u (ports 1..%u)", name,
+			    port, h->dev.phys_port_cnt);
 		goto fail;
 	}
 	ret = ibv_query_port(h->ctx, port, &h->port_attr);
 	if (ret) {
-		rdma_fail(why, -ret, "ibv_query_port %u: %s", port,
-			  strerror(ret));
+		reason_fail(why, -ret, "ibv_query_port %u: %s", port,
+			    strerror(ret));
 		goto fail;
 	}
 	ret = ibv_query_pkey(h->ctx, port, 0, &h->pkey0);
 	if (ret) {
 		ret = EIO;
-		rdma_fail(why, -ret, "cannot read P_Key 0 of port %u", port);
+		reason_fail(why, -ret, "cannot read P_Key 0 of port %u", port);
 		goto fail;
 	}
 	h->pkey0 = be16toh(h->pkey0);

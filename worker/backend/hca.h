@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 /* Host GID table entries we cache (rxe has 16..32; mlx5 up to 255). */
 #define RDMA_HCA_MAX_GIDS 256
@@ -40,7 +40,7 @@ struct rdma_hca {
  * reason in *why.
  */
 int rdma_hca_open(const char *name, uint8_t port, struct rdma_hca *ret_hca,
-		  struct rdma_reason *why);
+		  struct reason *why);
 void rdma_hca_close(struct rdma_hca *hca);
 
 /* Host GID table index of a GID with this value and type, or -ENOENT. */

@@ -56,36 +56,36 @@ void rdma_mr_layout_finish(struct rdma_mr_run_builder *b, uint64_t start,
 }
 
 static int check_geometry(uint32_t npages, uint64_t start, uint64_t length,
-			  uint64_t virt_addr, struct rdma_reason *why)
+			  uint64_t virt_addr, struct reason *why)
 {
 	uint64_t span;
 
 	if (length == 0)
-		return rdma_fail(why, -EINVAL, "MR: length 0");
+		return reason_fail(why, -EINVAL, "MR: length 0");
 	if (virt_addr > UINT64_MAX - length)
-		return rdma_fail(why, -EINVAL,
-				 "MR: address 0x%llx + length 0x%llx "
-				 "overflows",
-				 (unsigned long long)virt_addr,
-				 (unsigned long long)length);
+		return reason_fail(why, -EINVAL,
+				   "MR: address 0x%llx + length 0x%llx "
+				   "overflows",
+				   (unsigned long long)virt_addr,
+				   (unsigned long long)length);
 	if (length > UINT64_MAX - PG)
-		return rdma_fail(why, -EINVAL, "MR: length 0x%llx too large",
-				 (unsigned long long)length);
+		return reason_fail(why, -EINVAL, "MR: length 0x%llx too large",
+				   (unsigned long long)length);
 	span = ((start & PG_MASK) + length + PG - 1) / PG;
 	if (span != npages)
-		return rdma_fail(why, -EINVAL,
-				 "MR: %u pages given, offset %llu + length "
-				 "%llu needs %llu",
-				 npages, (unsigned long long)(start & PG_MASK),
-				 (unsigned long long)length,
-				 (unsigned long long)span);
+		return reason_fail(
+			why, -EINVAL,
+			"MR: %u pages given, offset %llu + length "
+			"%llu needs %llu",
+			npages, (unsigned long long)(start & PG_MASK),
+			(unsigned long long)length, (unsigned long long)span);
 	return 0;
 }
 
 int rdma_mr_layout_from_pages(const uint64_t *pages, uint32_t npages,
 			      uint64_t start, uint64_t length,
 			      uint64_t virt_addr, struct rdma_mr_layout *ret,
-			      struct rdma_reason *why)
+			      struct reason *why)
 {
 	struct rdma_mr_run_builder b = { .limit = npages };
 	uint32_t i;
@@ -99,14 +99,14 @@ int rdma_mr_layout_from_pages(const uint64_t *pages, uint32_t npages,
 
 		if (g == 0 || (g & PG_MASK) || g > UINT64_MAX - PG + 1) {
 			free(b.runs);
-			return rdma_fail(why, -EINVAL,
-					 "MR: page %u is at 0x%llx, not a "
-					 "non-zero 4 KiB-aligned GPA",
-					 i, (unsigned long long)g);
+			return reason_fail(why, -EINVAL,
+					   "MR: page %u is at 0x%llx, not a "
+					   "non-zero 4 KiB-aligned GPA",
+					   i, (unsigned long long)g);
 		}
 		if (rdma_mr_run_add(&b, i, g)) {
 			free(b.runs);
-			return rdma_fail(why, -ENOMEM, "MR: out of memory");
+			return reason_fail(why, -ENOMEM, "MR: out of memory");
 		}
 	}
 	rdma_mr_layout_finish(&b, start, length, virt_addr, npages, ret);

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 /* MR pages are 4 KiB whatever the guest's page size. */
 #define RDMA_MR_PAGE_SIZE 4096u
@@ -63,7 +63,7 @@ void rdma_mr_layout_finish(struct rdma_mr_run_builder *b, uint64_t start,
 int rdma_mr_layout_from_pages(const uint64_t *pages, uint32_t npages,
 			      uint64_t start, uint64_t length,
 			      uint64_t virt_addr, struct rdma_mr_layout *ret,
-			      struct rdma_reason *why);
+			      struct reason *why);
 
 /* Frees the runs; the layout is empty afterwards. */
 void rdma_mr_layout_release(struct rdma_mr_layout *layout);

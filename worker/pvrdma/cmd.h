@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "common/pvrdma_abi.h"
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 /* The device's limits the decoder checks against (its caps). */
 struct pvrdma_cmd_limits {
@@ -36,7 +36,7 @@ struct pvrdma_cmd_limits {
  */
 int pvrdma_cmd_decode(const void *slot, size_t len,
 		      const struct pvrdma_cmd_limits *lim,
-		      union pvrdma_cmd_req *ret, struct rdma_reason *why);
+		      union pvrdma_cmd_req *ret, struct reason *why);
 
 /*
  * The access flags a decoded CREATE_MR's access_flags ask of the host: the

@@ -63,7 +63,7 @@ int pvrdma_map_pages(struct pvrdma_dev *d, uint64_t pdir, uint32_t npages,
 		     struct pvrdma_pages *ret)
 {
 	static const struct pvrdma_pdir_ops ops = { .read_gpa = dma_read_cb };
-	struct rdma_reason why;
+	struct reason why;
 	int r;
 
 	r = pvrdma_pdir_walk(pdir, npages, max, &ops, d, ret, &why);
@@ -125,7 +125,7 @@ static int check_slots(struct pvrdma_dev *d, const struct pvrdma_dsr_info *i)
 static int load_dsr(struct pvrdma_dev *d, uint64_t gpa)
 {
 	struct pvrdma_device_shared_region dsr;
-	struct rdma_reason why;
+	struct reason why;
 	struct pvrdma_dsr_info info;
 	int r;
 

@@ -157,7 +157,7 @@ static int reg_user_mr(struct pvrdma_dev *d,
 {
 	struct pvrdma_pages pages;
 	struct rdma_mr_layout lay;
-	struct rdma_reason why;
+	struct reason why;
 	int r;
 
 	r = pvrdma_map_pages(d, m->pdir_dma, m->nchunks, d->lim.max_mr_pages,
@@ -706,7 +706,7 @@ void pvrdma_exec_cmd(struct pvrdma_dev *d)
 {
 	union pvrdma_cmd_req raw, req;
 	union pvrdma_cmd_resp resp;
-	struct rdma_reason why;
+	struct reason why;
 	int code, r;
 
 	d->stats.commands++;

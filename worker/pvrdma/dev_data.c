@@ -256,7 +256,7 @@ static void post_one_send(struct pvrdma_dev *d, struct pvrdma_qp *qp,
 					d->caps.gid_tbl_len };
 	struct pvrdma_sq_wqe_hdr h;
 	struct pvrdma_send s;
-	struct rdma_reason why;
+	struct reason why;
 	enum ibv_wc_status st;
 	uint64_t wr_id = 0;
 	const char *bwhy = NULL;
@@ -281,7 +281,7 @@ static void post_one_recv(struct pvrdma_dev *d, struct pvrdma_qp *qp,
 			  const uint8_t *slot)
 {
 	struct pvrdma_recv rv;
-	struct rdma_reason why;
+	struct reason why;
 	enum ibv_wc_status st;
 	uint64_t wr_id = 0;
 	const char *bwhy = NULL;
@@ -341,7 +341,7 @@ static void drain_srq(struct pvrdma_dev *d, struct pvrdma_srq *srq)
 {
 	uint8_t slot[PVRDMA_PAGE_SIZE];
 	struct pvrdma_recv rv;
-	struct rdma_reason why;
+	struct reason why;
 	enum ibv_wc_status st;
 	const char *bwhy = NULL;
 	uint32_t n, head;

@@ -24,16 +24,16 @@ uint32_t pvrdma_dev_ring_nelems(uint32_t num_pages, uint32_t esize)
 
 static int check_ring(const struct pvrdma_ring_page_info *in, uint32_t esize,
 		      const char *name, struct pvrdma_dsr_ring *out,
-		      struct rdma_reason *why)
+		      struct reason *why)
 {
 	if (in->num_pages < 2 || in->num_pages > PVRDMA_DEV_RING_MAX_PAGES)
-		return rdma_fail(why, -EINVAL,
-				 "%s ring has %u pages (allowed 2..%u)", name,
-				 in->num_pages, PVRDMA_DEV_RING_MAX_PAGES);
+		return reason_fail(why, -EINVAL,
+				   "%s ring has %u pages (allowed 2..%u)", name,
+				   in->num_pages, PVRDMA_DEV_RING_MAX_PAGES);
 	if (!pvrdma_page_addr_ok(in->pdir_dma))
-		return rdma_fail(why, -EINVAL,
-				 "%s ring directory 0x%llx is not a page", name,
-				 (unsigned long long)in->pdir_dma);
+		return reason_fail(why, -EINVAL,
+				   "%s ring directory 0x%llx is not a page",
+				   name, (unsigned long long)in->pdir_dma);
 	out->pdir_dma = in->pdir_dma;
 	out->num_pages = in->num_pages;
 	out->nelems = pvrdma_dev_ring_nelems(in->num_pages, esize);
@@ -41,7 +41,7 @@ static int check_ring(const struct pvrdma_ring_page_info *in, uint32_t esize,
 }
 
 int pvrdma_dsr_decode(const void *buf, size_t len, uint32_t dev_version,
-		      struct pvrdma_dsr_info *ret, struct rdma_reason *why)
+		      struct pvrdma_dsr_info *ret, struct reason *why)
 {
 	struct pvrdma_device_shared_region d;
 	struct pvrdma_ring_page_info async, cqn;
@@ -49,25 +49,25 @@ int pvrdma_dsr_decode(const void *buf, size_t len, uint32_t dev_version,
 	int r;
 
 	if (len < sizeof(d))
-		return rdma_fail(why, -EINVAL, "DSR of %zu bytes (need %zu)",
-				 len, sizeof(d));
+		return reason_fail(why, -EINVAL, "DSR of %zu bytes (need %zu)",
+				   len, sizeof(d));
 	memcpy(&d, buf, sizeof(d));
 	memset(&info, 0, sizeof(info));
 	if (d.driver_version < PVRDMA_ROCEV1_VERSION)
-		return rdma_fail(why, -EINVAL,
-				 "driver version %u (need >= %u): DSR not "
-				 "initialised",
-				 d.driver_version, PVRDMA_ROCEV1_VERSION);
+		return reason_fail(why, -EINVAL,
+				   "driver version %u (need >= %u): DSR not "
+				   "initialised",
+				   d.driver_version, PVRDMA_ROCEV1_VERSION);
 	if (!pvrdma_page_addr_ok(d.cmd_slot_dma) ||
 	    !pvrdma_page_addr_ok(d.resp_slot_dma))
-		return rdma_fail(why, -EINVAL,
-				 "command slot 0x%llx / response slot 0x%llx "
-				 "are not pages",
-				 (unsigned long long)d.cmd_slot_dma,
-				 (unsigned long long)d.resp_slot_dma);
+		return reason_fail(why, -EINVAL,
+				   "command slot 0x%llx / response slot 0x%llx "
+				   "are not pages",
+				   (unsigned long long)d.cmd_slot_dma,
+				   (unsigned long long)d.resp_slot_dma);
 	if (d.cmd_slot_dma == d.resp_slot_dma)
-		return rdma_fail(why, -EINVAL,
-				 "command and response slot are one page");
+		return reason_fail(why, -EINVAL,
+				   "command and response slot are one page");
 	/* Copies: the DSR is packed, the checks take aligned structs. */
 	async = d.async_ring_pages;
 	cqn = d.cq_ring_pages;

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "common/pvrdma_abi.h"
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 struct pvrdma_dsr_ring {
 	uint64_t pdir_dma;
@@ -41,7 +41,7 @@ struct pvrdma_dsr_info {
  * -EINVAL with *why filled and *ret untouched.
  */
 int pvrdma_dsr_decode(const void *buf, size_t len, uint32_t dev_version,
-		      struct pvrdma_dsr_info *ret, struct rdma_reason *why);
+		      struct pvrdma_dsr_info *ret, struct reason *why);
 
 /* What the device tells the guest, beyond the backend's attributes. */
 struct pvrdma_caps_in {

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 struct pvrdma_pdir_ops {
 	/*
@@ -41,7 +41,7 @@ struct pvrdma_pages {
  */
 int pvrdma_pdir_walk(uint64_t pdir_dma, uint32_t npages, uint32_t max_pages,
 		     const struct pvrdma_pdir_ops *ops, void *ctx,
-		     struct pvrdma_pages *ret, struct rdma_reason *why);
+		     struct pvrdma_pages *ret, struct reason *why);
 
 void pvrdma_pages_release(struct pvrdma_pages *p);
 

@@ -57,17 +57,17 @@ static unsigned int send_flags(uint32_t f)
 }
 
 static int copy_sges(const uint8_t *p, size_t len, size_t hdr, uint32_t n,
-		     uint32_t max, struct be_sge *out, struct rdma_reason *why)
+		     uint32_t max, struct be_sge *out, struct reason *why)
 {
 	struct pvrdma_sge s;
 	uint32_t i;
 
 	if (n > max || n > BE_MAX_SGE)
-		return rdma_fail(why, -EINVAL, "%u SGEs (the queue has %u)", n,
-				 max);
+		return reason_fail(why, -EINVAL, "%u SGEs (the queue has %u)",
+				   n, max);
 	if ((uint64_t)n * sizeof(s) > len - hdr)
-		return rdma_fail(why, -EINVAL,
-				 "%u SGEs overrun the %zu-byte WQE", n, len);
+		return reason_fail(why, -EINVAL,
+				   "%u SGEs overrun the %zu-byte WQE", n, len);
 	for (i = 0; i < n; i++) {
 		memcpy(&s, p + hdr + (size_t)i * sizeof(s), sizeof(s));
 		out[i].addr = s.addr;
@@ -78,14 +78,14 @@ static int copy_sges(const uint8_t *p, size_t len, size_t hdr, uint32_t n,
 }
 
 static int decode_av(const struct pvrdma_av *av, uint32_t gid_tbl_len,
-		     struct be_ah_attr *out, struct rdma_reason *why)
+		     struct be_ah_attr *out, struct reason *why)
 {
 	if ((av->port_pd >> 24) != 1)
-		return rdma_fail(why, -EINVAL, "address vector on port %u",
-				 av->port_pd >> 24);
+		return reason_fail(why, -EINVAL, "address vector on port %u",
+				   av->port_pd >> 24);
 	if (av->gid_index >= gid_tbl_len)
-		return rdma_fail(why, -EINVAL, "address vector GID index %u",
-				 av->gid_index);
+		return reason_fail(why, -EINVAL, "address vector GID index %u",
+				   av->gid_index);
 	memset(out, 0, sizeof(*out));
 	memcpy(out->dgid, av->dgid, sizeof(out->dgid));
 	out->flow_label = av->sl_tclass_flowlabel & 0xfffff;
@@ -101,14 +101,14 @@ static int decode_av(const struct pvrdma_av *av, uint32_t gid_tbl_len,
 static int decode_send_body(const struct pvrdma_sq_wqe_hdr *h,
 			    const struct op_desc *d,
 			    const struct pvrdma_sq_limits *lim,
-			    struct be_send_wr *wr, struct rdma_reason *why)
+			    struct be_send_wr *wr, struct reason *why)
 {
 	if (d->kind == K_RDMA) {
 		wr->wr.rdma.remote_addr = h->wr.rdma.remote_addr;
 		wr->wr.rdma.rkey = h->wr.rdma.rkey;
 	} else if (d->kind == K_ATOMIC) {
 		if (h->wr.atomic.remote_addr & 7)
-			return rdma_fail(
+			return reason_fail(
 				why, -EINVAL, "atomic at unaligned 0x%llx",
 				(unsigned long long)h->wr.atomic.remote_addr);
 		wr->wr.atomic.remote_addr = h->wr.atomic.remote_addr;
@@ -126,7 +126,7 @@ static int decode_send_body(const struct pvrdma_sq_wqe_hdr *h,
 int pvrdma_sq_wqe_decode(const void *buf, size_t len,
 			 const struct pvrdma_sq_limits *lim,
 			 struct pvrdma_send *ret, uint64_t *ret_wr_id,
-			 struct rdma_reason *why)
+			 struct reason *why)
 {
 	struct pvrdma_sq_wqe_hdr h;
 	struct pvrdma_send s;
@@ -134,20 +134,21 @@ int pvrdma_sq_wqe_decode(const void *buf, size_t len,
 	int r;
 
 	if (len < sizeof(h))
-		return rdma_fail(why, -EINVAL, "send WQE slot of %zu bytes",
-				 len);
+		return reason_fail(why, -EINVAL, "send WQE slot of %zu bytes",
+				   len);
 	memcpy(&h, buf, sizeof(h));
 	*ret_wr_id = h.wr_id;
 	if (h.opcode >= N_OPS || !ops[h.opcode].qp_types)
-		return rdma_fail(why, -EOPNOTSUPP, "send opcode %u", h.opcode);
+		return reason_fail(why, -EOPNOTSUPP, "send opcode %u",
+				   h.opcode);
 	d = &ops[h.opcode];
 	if (!(d->qp_types & QPT(lim->qp_type)))
-		return rdma_fail(why, -EOPNOTSUPP,
-				 "send opcode %u on QP type %u", h.opcode,
-				 lim->qp_type);
+		return reason_fail(why, -EOPNOTSUPP,
+				   "send opcode %u on QP type %u", h.opcode,
+				   lim->qp_type);
 	if (h.send_flags & ~SEND_FLAGS_OK)
-		return rdma_fail(why, -EOPNOTSUPP, "send flags 0x%x",
-				 h.send_flags);
+		return reason_fail(why, -EOPNOTSUPP, "send flags 0x%x",
+				   h.send_flags);
 	memset(&s, 0, sizeof(s));
 	r = copy_sges(buf, len, sizeof(h), h.num_sge, lim->max_send_sge, s.sge,
 		      why);
@@ -170,15 +171,15 @@ int pvrdma_sq_wqe_decode(const void *buf, size_t len,
 
 int pvrdma_rq_wqe_decode(const void *buf, size_t len, uint32_t max_sge,
 			 struct pvrdma_recv *ret, uint64_t *ret_wr_id,
-			 struct rdma_reason *why)
+			 struct reason *why)
 {
 	struct pvrdma_rq_wqe_hdr h;
 	struct pvrdma_recv rv;
 	int r;
 
 	if (len < sizeof(h))
-		return rdma_fail(why, -EINVAL, "receive WQE slot of %zu bytes",
-				 len);
+		return reason_fail(why, -EINVAL,
+				   "receive WQE slot of %zu bytes", len);
 	memcpy(&h, buf, sizeof(h));
 	*ret_wr_id = h.wr_id;
 	memset(&rv, 0, sizeof(rv));

@@ -14,7 +14,7 @@
 
 #include "common/pvrdma_abi.h"
 #include "worker/backend/backend.h"
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 /* The QP's fixed properties a send WQE is checked against. */
 struct pvrdma_sq_limits {
@@ -45,12 +45,12 @@ struct pvrdma_recv {
 int pvrdma_sq_wqe_decode(const void *buf, size_t len,
 			 const struct pvrdma_sq_limits *lim,
 			 struct pvrdma_send *ret, uint64_t *ret_wr_id,
-			 struct rdma_reason *why);
+			 struct reason *why);
 
 /* The same for a receive WQE (RQ or SRQ) with the queue's max_sge. */
 int pvrdma_rq_wqe_decode(const void *buf, size_t len, uint32_t max_sge,
 			 struct pvrdma_recv *ret, uint64_t *ret_wr_id,
-			 struct rdma_reason *why);
+			 struct reason *why);
 
 /*
  * Encodes a completion as the guest's CQE. wr_id is the guest's,

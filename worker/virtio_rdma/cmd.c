@@ -9,7 +9,7 @@
 #include "worker/virtio_rdma/mr_pt.h"
 
 typedef int (*cmd_check_fn)(const struct rdma_cmd *c, const char *name,
-			    struct rdma_reason *why);
+			    struct reason *why);
 
 /* Refused with EOPNOTSUPP before any other check. */
 #define CMD_F_UNSUPPORTED 1u
@@ -28,78 +28,77 @@ struct cmd_desc {
 /* ---- field checks shared by several commands ---- */
 
 static int check_port(const char *name, const char *field, uint32_t port,
-		      struct rdma_reason *why)
+		      struct reason *why)
 {
 	if (port != VIRTIO_RDMA_PORT)
-		return rdma_fail(why, -EINVAL, "%s: %s %u, the only port is 1",
-				 name, field, port);
+		return reason_fail(why, -EINVAL,
+				   "%s: %s %u, the only port is 1", name, field,
+				   port);
 	return 0;
 }
 
 static int check_handle(const char *name, const char *field, uint32_t h,
-			struct rdma_reason *why)
+			struct reason *why)
 {
 	if (h == 0)
-		return rdma_fail(why, -EINVAL, "%s: %s 0 is never allocated",
-				 name, field);
+		return reason_fail(why, -EINVAL, "%s: %s 0 is never allocated",
+				   name, field);
 	return 0;
 }
 
-static int check_mr_access(const char *name, uint32_t acc,
-			   struct rdma_reason *why)
+static int check_mr_access(const char *name, uint32_t acc, struct reason *why)
 {
 	uint32_t needs_lw = VIRTIO_RDMA_ACCESS_REMOTE_WRITE |
 			    VIRTIO_RDMA_ACCESS_REMOTE_ATOMIC;
 
 	if (acc & ~VIRTIO_RDMA_ACCESS_MR_SUPPORTED)
-		return rdma_fail(why, -EINVAL,
-				 "%s: access flags 0x%x have unsupported bits "
-				 "0x%x",
-				 name, acc,
-				 acc & ~VIRTIO_RDMA_ACCESS_MR_SUPPORTED);
+		return reason_fail(
+			why, -EINVAL,
+			"%s: access flags 0x%x have unsupported bits "
+			"0x%x",
+			name, acc, acc & ~VIRTIO_RDMA_ACCESS_MR_SUPPORTED);
 	/* IB: remote write or atomic access needs local write. */
 	if ((acc & needs_lw) && !(acc & VIRTIO_RDMA_ACCESS_LOCAL_WRITE))
-		return rdma_fail(why, -EINVAL,
-				 "%s: access flags 0x%x give remote write or "
-				 "atomic without local write",
-				 name, acc);
+		return reason_fail(why, -EINVAL,
+				   "%s: access flags 0x%x give remote write or "
+				   "atomic without local write",
+				   name, acc);
 	return 0;
 }
 
-static int check_gid_index(const char *name, uint32_t index,
-			   struct rdma_reason *why)
+static int check_gid_index(const char *name, uint32_t index, struct reason *why)
 {
 	if (index >= VIRTIO_RDMA_GID_TBL_LEN)
-		return rdma_fail(why, -EINVAL,
-				 "%s: GID index %u, table has %u entries", name,
-				 index, VIRTIO_RDMA_GID_TBL_LEN);
+		return reason_fail(why, -EINVAL,
+				   "%s: GID index %u, table has %u entries",
+				   name, index, VIRTIO_RDMA_GID_TBL_LEN);
 	return 0;
 }
 
 /* ---- per-command checks ---- */
 
 static int check_query_port(const struct rdma_cmd *c, const char *name,
-			    struct rdma_reason *why)
+			    struct reason *why)
 {
 	return check_port(name, "port", c->u.query_port.port, why);
 }
 
 static int check_create_cq(const struct rdma_cmd *c, const char *name,
-			   struct rdma_reason *why)
+			   struct reason *why)
 {
 	if (c->u.create_cq.cqe == 0)
-		return rdma_fail(why, -EINVAL, "%s: cqe 0", name);
+		return reason_fail(why, -EINVAL, "%s: cqe 0", name);
 	return 0;
 }
 
 static int check_destroy_pd(const struct rdma_cmd *c, const char *name,
-			    struct rdma_reason *why)
+			    struct reason *why)
 {
 	return check_handle(name, "pdn", c->u.destroy_pd.pdn, why);
 }
 
 static int check_get_dma_mr(const struct rdma_cmd *c, const char *name,
-			    struct rdma_reason *why)
+			    struct reason *why)
 {
 	int r = check_handle(name, "pdn", c->u.get_dma_mr.pdn, why);
 
@@ -107,7 +106,7 @@ static int check_get_dma_mr(const struct rdma_cmd *c, const char *name,
 }
 
 static int check_reg_user_mr(const struct rdma_cmd *c, const char *name,
-			     struct rdma_reason *why)
+			     struct reason *why)
 {
 	const struct virtio_rdma_cmd_reg_user_mr *m = &c->u.reg_user_mr;
 	struct rdma_mr_pt_args pt = {
@@ -126,35 +125,35 @@ static int check_reg_user_mr(const struct rdma_cmd *c, const char *name,
 }
 
 static int check_dereg_mr(const struct rdma_cmd *c, const char *name,
-			  struct rdma_reason *why)
+			  struct reason *why)
 {
 	return check_handle(name, "mrn", c->u.dereg_mr.mrn, why);
 }
 
 static int check_create_qp_ext(const struct rdma_cmd *c, const char *name,
-			       struct rdma_reason *why)
+			       struct reason *why)
 {
 	const struct virtio_rdma_cmd_create_qp_ext *q = &c->u.create_qp;
 
 	if (q->flags & ~VIRTIO_RDMA_CREATE_QP_F_SRQ)
-		return rdma_fail(why, -EINVAL, "%s: unknown flags 0x%x", name,
-				 q->flags & ~VIRTIO_RDMA_CREATE_QP_F_SRQ);
+		return reason_fail(why, -EINVAL, "%s: unknown flags 0x%x", name,
+				   q->flags & ~VIRTIO_RDMA_CREATE_QP_F_SRQ);
 	if (!(q->flags & VIRTIO_RDMA_CREATE_QP_F_SRQ)) {
 		if (q->srq_handle)
-			return rdma_fail(why, -EINVAL,
-					 "%s: srq_handle %u without the SRQ "
-					 "flag",
-					 name, q->srq_handle);
+			return reason_fail(why, -EINVAL,
+					   "%s: srq_handle %u without the SRQ "
+					   "flag",
+					   name, q->srq_handle);
 		return 0;
 	}
 	if (q->base.qp_type == VIRTIO_RDMA_QPT_GSI)
-		return rdma_fail(why, -EINVAL,
-				 "%s: the GSI QP cannot use an SRQ", name);
+		return reason_fail(why, -EINVAL,
+				   "%s: the GSI QP cannot use an SRQ", name);
 	return check_handle(name, "srq_handle", q->srq_handle, why);
 }
 
 static int check_create_qp(const struct rdma_cmd *c, const char *name,
-			   struct rdma_reason *why)
+			   struct reason *why)
 {
 	const struct virtio_rdma_cmd_create_qp *q = &c->u.create_qp.base;
 	int r = check_handle(name, "pdn", q->pdn, why);
@@ -168,42 +167,45 @@ static int check_create_qp(const struct rdma_cmd *c, const char *name,
 	case VIRTIO_RDMA_QPT_UD:
 		break;
 	case VIRTIO_RDMA_QPT_SMI:
-		return rdma_fail(why, -EINVAL, "%s: qp_type SMI (0) refused",
-				 name);
+		return reason_fail(why, -EINVAL, "%s: qp_type SMI (0) refused",
+				   name);
 	default:
-		return rdma_fail(why, -EINVAL, "%s: unknown qp_type %u", name,
-				 q->qp_type);
+		return reason_fail(why, -EINVAL, "%s: unknown qp_type %u", name,
+				   q->qp_type);
 	}
 	if (q->sq_sig_type > VIRTIO_RDMA_SIG_REQ_WR)
-		return rdma_fail(why, -EINVAL, "%s: sq_sig_type %u not 0 or 1",
-				 name, q->sq_sig_type);
+		return reason_fail(why, -EINVAL,
+				   "%s: sq_sig_type %u not 0 or 1", name,
+				   q->sq_sig_type);
 	if (q->max_send_sge > VIRTIO_RDMA_MAX_SGE ||
 	    q->max_recv_sge > VIRTIO_RDMA_MAX_SGE)
-		return rdma_fail(why, -EINVAL,
-				 "%s: max_send_sge %u / max_recv_sge %u above "
-				 "%u",
-				 name, q->max_send_sge, q->max_recv_sge,
-				 VIRTIO_RDMA_MAX_SGE);
+		return reason_fail(
+			why, -EINVAL,
+			"%s: max_send_sge %u / max_recv_sge %u above "
+			"%u",
+			name, q->max_send_sge, q->max_recv_sge,
+			VIRTIO_RDMA_MAX_SGE);
 	return check_create_qp_ext(c, name, why);
 }
 
 static int check_ah(const char *name, const struct virtio_rdma_ah_attr *ah,
-		    struct rdma_reason *why)
+		    struct reason *why)
 {
 	if (ah->port_num > VIRTIO_RDMA_PORT)
-		return rdma_fail(why, -EINVAL,
-				 "%s: ah_attr.port_num %u, the only port is 1",
-				 name, ah->port_num);
+		return reason_fail(
+			why, -EINVAL,
+			"%s: ah_attr.port_num %u, the only port is 1", name,
+			ah->port_num);
 	if (ah->ah_flags & ~VIRTIO_RDMA_AH_GRH)
-		return rdma_fail(why, -EINVAL, "%s: ah_flags 0x%x unknown",
-				 name, ah->ah_flags);
+		return reason_fail(why, -EINVAL, "%s: ah_flags 0x%x unknown",
+				   name, ah->ah_flags);
 	if (ah->sl > 15)
-		return rdma_fail(why, -EINVAL, "%s: sl %u above 15", name,
-				 ah->sl);
+		return reason_fail(why, -EINVAL, "%s: sl %u above 15", name,
+				   ah->sl);
 	if (ah->grh.flow_label > VIRTIO_RDMA_FLOW_LABEL_MAX)
-		return rdma_fail(why, -EINVAL,
-				 "%s: flow_label 0x%x above 20 bits", name,
-				 ah->grh.flow_label);
+		return reason_fail(why, -EINVAL,
+				   "%s: flow_label 0x%x above 20 bits", name,
+				   ah->grh.flow_label);
 	/* A u8 sgid_index is always inside the 512-entry GID table. */
 	return 0;
 }
@@ -268,7 +270,7 @@ static uint32_t qp_field(const struct virtio_rdma_qp_attr *a,
 
 static int check_qp_ranges(const char *name, uint32_t mask,
 			   const struct virtio_rdma_qp_attr *a,
-			   struct rdma_reason *why)
+			   struct reason *why)
 {
 	const struct qp_range *r;
 	uint32_t v;
@@ -280,26 +282,27 @@ static int check_qp_ranges(const char *name, uint32_t mask,
 			continue;
 		v = qp_field(a, r);
 		if (r->is_mask ? (v & ~r->max) != 0 : v < r->min || v > r->max)
-			return rdma_fail(why, -EINVAL, "%s: %s %u out of range",
-					 name, r->field, v);
+			return reason_fail(why, -EINVAL,
+					   "%s: %s %u out of range", name,
+					   r->field, v);
 	}
 	return 0;
 }
 
 static int check_modify_qp(const struct rdma_cmd *c, const char *name,
-			   struct rdma_reason *why)
+			   struct reason *why)
 {
 	const struct virtio_rdma_cmd_modify_qp *m = &c->u.modify_qp;
 	int r;
 
 	if (m->attr_mask & ~VIRTIO_RDMA_QP_ATTR_MASK_MODIFY)
-		return rdma_fail(why, -EINVAL,
-				 "%s: attr_mask 0x%x has unsupported bits 0x%x",
-				 name, m->attr_mask,
-				 m->attr_mask &
-					 ~VIRTIO_RDMA_QP_ATTR_MASK_MODIFY);
+		return reason_fail(
+			why, -EINVAL,
+			"%s: attr_mask 0x%x has unsupported bits 0x%x", name,
+			m->attr_mask,
+			m->attr_mask & ~VIRTIO_RDMA_QP_ATTR_MASK_MODIFY);
 	if (m->attr_mask == 0)
-		return rdma_fail(why, -EINVAL, "%s: attr_mask 0", name);
+		return reason_fail(why, -EINVAL, "%s: attr_mask 0", name);
 	r = check_qp_ranges(name, m->attr_mask, &m->attr, why);
 	if (!r && (m->attr_mask & VIRTIO_RDMA_QP_AV))
 		r = check_ah(name, &m->attr.ah_attr, why);
@@ -307,34 +310,34 @@ static int check_modify_qp(const struct rdma_cmd *c, const char *name,
 }
 
 static int check_query_qp(const struct rdma_cmd *c, const char *name,
-			  struct rdma_reason *why)
+			  struct reason *why)
 {
 	uint32_t mask = c->u.query_qp.attr_mask;
 
 	if (mask & ~VIRTIO_RDMA_QP_ATTR_MASK_KNOWN)
-		return rdma_fail(why, -EINVAL,
-				 "%s: attr_mask 0x%x has unknown "
-				 "bits 0x%x",
-				 name, mask,
-				 mask & ~VIRTIO_RDMA_QP_ATTR_MASK_KNOWN);
+		return reason_fail(why, -EINVAL,
+				   "%s: attr_mask 0x%x has unknown "
+				   "bits 0x%x",
+				   name, mask,
+				   mask & ~VIRTIO_RDMA_QP_ATTR_MASK_KNOWN);
 	return 0;
 }
 
 static int check_query_pkey(const struct rdma_cmd *c, const char *name,
-			    struct rdma_reason *why)
+			    struct reason *why)
 {
 	int r = check_port(name, "port", c->u.query_pkey.port, why);
 
 	if (!r && c->u.query_pkey.index >= VIRTIO_RDMA_PKEY_TBL_LEN)
-		r = rdma_fail(why, -EINVAL,
-			      "%s: index %u, the table has 1 "
-			      "entry",
-			      name, c->u.query_pkey.index);
+		r = reason_fail(why, -EINVAL,
+				"%s: index %u, the table has 1 "
+				"entry",
+				name, c->u.query_pkey.index);
 	return r;
 }
 
 static int check_add_gid(const struct rdma_cmd *c, const char *name,
-			 struct rdma_reason *why)
+			 struct reason *why)
 {
 	const struct virtio_rdma_cmd_add_gid *g = &c->u.add_gid;
 	int r = check_port(name, "port_num", g->port_num, why);
@@ -343,15 +346,15 @@ static int check_add_gid(const struct rdma_cmd *c, const char *name,
 		r = check_gid_index(name, g->index, why);
 	if (!r && g->gid_type != VIRTIO_RDMA_GID_TYPE_ROCE_V1 &&
 	    g->gid_type != VIRTIO_RDMA_GID_TYPE_ROCE_V2)
-		r = rdma_fail(why, -EINVAL,
-			      "%s: gid_type %u is not RoCE v1 (1) "
-			      "or v2 (2)",
-			      name, g->gid_type);
+		r = reason_fail(why, -EINVAL,
+				"%s: gid_type %u is not RoCE v1 (1) "
+				"or v2 (2)",
+				name, g->gid_type);
 	return r;
 }
 
 static int check_del_gid(const struct rdma_cmd *c, const char *name,
-			 struct rdma_reason *why)
+			 struct reason *why)
 {
 	int r = check_port(name, "port_num", c->u.del_gid.port_num, why);
 
@@ -359,34 +362,34 @@ static int check_del_gid(const struct rdma_cmd *c, const char *name,
 }
 
 static int check_req_notify(const struct rdma_cmd *c, const char *name,
-			    struct rdma_reason *why)
+			    struct reason *why)
 {
 	uint32_t f = c->u.req_notify_cq.flags;
 
 	if (f != VIRTIO_RDMA_NOTIFY_SOLICITED &&
 	    f != VIRTIO_RDMA_NOTIFY_NEXT_COMP)
-		return rdma_fail(why, -EINVAL,
-				 "%s: flags %u, not 1 (SOLICITED) or 2 "
-				 "(NEXT_COMP)",
-				 name, f);
+		return reason_fail(why, -EINVAL,
+				   "%s: flags %u, not 1 (SOLICITED) or 2 "
+				   "(NEXT_COMP)",
+				   name, f);
 	return 0;
 }
 
 static int check_srq_sizes(const char *name, uint32_t max_wr,
-			   uint32_t srq_limit, struct rdma_reason *why)
+			   uint32_t srq_limit, struct reason *why)
 {
 	if (max_wr == 0)
-		return rdma_fail(why, -EINVAL, "%s: max_wr 0", name);
+		return reason_fail(why, -EINVAL, "%s: max_wr 0", name);
 	if (srq_limit > max_wr)
-		return rdma_fail(why, -EINVAL,
-				 "%s: srq_limit %u above max_wr "
-				 "%u",
-				 name, srq_limit, max_wr);
+		return reason_fail(why, -EINVAL,
+				   "%s: srq_limit %u above max_wr "
+				   "%u",
+				   name, srq_limit, max_wr);
 	return 0;
 }
 
 static int check_create_srq(const struct rdma_cmd *c, const char *name,
-			    struct rdma_reason *why)
+			    struct reason *why)
 {
 	const struct virtio_rdma_cmd_create_srq *s = &c->u.create_srq;
 	int r = check_handle(name, "pdn", s->pdn, why);
@@ -394,13 +397,13 @@ static int check_create_srq(const struct rdma_cmd *c, const char *name,
 	if (r)
 		return r;
 	if (s->max_sge == 0 || s->max_sge > VIRTIO_RDMA_MAX_SGE)
-		return rdma_fail(why, -EINVAL, "%s: max_sge %u not in 1..%u",
-				 name, s->max_sge, VIRTIO_RDMA_MAX_SGE);
+		return reason_fail(why, -EINVAL, "%s: max_sge %u not in 1..%u",
+				   name, s->max_sge, VIRTIO_RDMA_MAX_SGE);
 	return check_srq_sizes(name, s->max_wr, s->srq_limit, why);
 }
 
 static int check_modify_srq(const struct rdma_cmd *c, const char *name,
-			    struct rdma_reason *why)
+			    struct reason *why)
 {
 	const struct virtio_rdma_cmd_modify_srq *s = &c->u.modify_srq;
 	int r = check_handle(name, "srq_handle", s->srq_handle, why);
@@ -409,19 +412,19 @@ static int check_modify_srq(const struct rdma_cmd *c, const char *name,
 		return r;
 	if (s->attr_mask == 0 ||
 	    (s->attr_mask & ~VIRTIO_RDMA_SRQ_ATTR_MASK_KNOWN))
-		return rdma_fail(why, -EINVAL,
-				 "%s: attr_mask 0x%x not a "
-				 "non-empty subset of 0x3",
-				 name, s->attr_mask);
+		return reason_fail(why, -EINVAL,
+				   "%s: attr_mask 0x%x not a "
+				   "non-empty subset of 0x3",
+				   name, s->attr_mask);
 	if (s->attr_mask == VIRTIO_RDMA_SRQ_ATTR_MASK_KNOWN)
 		return check_srq_sizes(name, s->max_wr, s->srq_limit, why);
 	if ((s->attr_mask & VIRTIO_RDMA_SRQ_MAX_WR) && s->max_wr == 0)
-		return rdma_fail(why, -EINVAL, "%s: max_wr 0", name);
+		return reason_fail(why, -EINVAL, "%s: max_wr 0", name);
 	return 0;
 }
 
 static int check_srq_handle(const struct rdma_cmd *c, const char *name,
-			    struct rdma_reason *why)
+			    struct reason *why)
 {
 	return check_handle(name, "srq_handle", c->u.query_srq.srq_handle, why);
 }
@@ -511,35 +514,36 @@ size_t rdma_cmd_rsp_len(uint32_t code, size_t rsp_space)
 /* Framing checks: header, status room, known and supported code. */
 static int decode_frame(const uint8_t *out, size_t out_len, size_t first_len,
 			size_t in_len, const struct cmd_desc **ret_d,
-			struct rdma_reason *why)
+			struct reason *why)
 {
 	const struct cmd_desc *d;
 
 	if (in_len == 0)
-		return rdma_fail(why, -ENOBUFS,
-				 "control chain has no writable byte for the "
-				 "status");
+		return reason_fail(why, -ENOBUFS,
+				   "control chain has no writable byte for the "
+				   "status");
 	if (out_len == 0 || first_len == 0)
-		return rdma_fail(why, -EBADMSG, "control chain has no header");
+		return reason_fail(why, -EBADMSG,
+				   "control chain has no header");
 	if (first_len != VIRTIO_RDMA_CMD_HDR_LEN || first_len > out_len)
-		return rdma_fail(why, -EBADMSG,
-				 "control header element is %zu bytes, must be "
-				 "1",
-				 first_len);
+		return reason_fail(
+			why, -EBADMSG,
+			"control header element is %zu bytes, must be "
+			"1",
+			first_len);
 	d = cmd_lookup(out[0]);
 	if (!d)
-		return rdma_fail(why, -EOPNOTSUPP, "unknown command code %u",
-				 out[0]);
+		return reason_fail(why, -EOPNOTSUPP, "unknown command code %u",
+				   out[0]);
 	if (d->flags & CMD_F_UNSUPPORTED)
-		return rdma_fail(why, -EOPNOTSUPP, "%s: %s", d->name,
-				 d->why_unsupported);
+		return reason_fail(why, -EOPNOTSUPP, "%s: %s", d->name,
+				   d->why_unsupported);
 	*ret_d = d;
 	return 0;
 }
 
 int rdma_cmd_decode(const void *out, size_t out_len, size_t first_len,
-		    size_t in_len, struct rdma_cmd *ret_cmd,
-		    struct rdma_reason *why)
+		    size_t in_len, struct rdma_cmd *ret_cmd, struct reason *why)
 {
 	const uint8_t *bytes = out;
 	const struct cmd_desc *d = NULL;
@@ -552,14 +556,14 @@ int rdma_cmd_decode(const void *out, size_t out_len, size_t first_len,
 		return r;
 	req_len = out_len - VIRTIO_RDMA_CMD_HDR_LEN;
 	if (req_len < d->req_size)
-		return rdma_fail(why, -EINVAL,
-				 "%s: request is %zu bytes, needs "
-				 "%u",
-				 d->name, req_len, d->req_size);
+		return reason_fail(why, -EINVAL,
+				   "%s: request is %zu bytes, needs "
+				   "%u",
+				   d->name, req_len, d->req_size);
 	if (in_len - 1 < d->rsp_min)
-		return rdma_fail(why, -ENOSPC,
-				 "%s: response space is %zu bytes, needs %u",
-				 d->name, in_len - 1, d->rsp_min);
+		return reason_fail(why, -ENOSPC,
+				   "%s: response space is %zu bytes, needs %u",
+				   d->name, in_len - 1, d->rsp_min);
 	memset(&c, 0, sizeof(c));
 	c.code = bytes[0];
 	c.req_len = req_len > UINT32_MAX ? UINT32_MAX : (uint32_t)req_len;

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "common/virtio_rdma.h"
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 /* Arguments of a decoded command; the member is named after the command. */
 union rdma_cmd_args {
@@ -83,7 +83,7 @@ union rdma_cmd_rsp {
  */
 int rdma_cmd_decode(const void *out, size_t out_len, size_t first_len,
 		    size_t in_len, struct rdma_cmd *ret_cmd,
-		    struct rdma_reason *why);
+		    struct reason *why);
 
 /* "CREATE_CQ"; "UNKNOWN" for codes not in the table. */
 const char *rdma_cmd_name(uint32_t code);

@@ -350,7 +350,7 @@ static int do_reg_user_mr(struct vrdma *d, const union rdma_cmd_args *a,
 		.virt_addr = req->virt_addr,
 	};
 	struct rdma_mr_layout lay;
-	struct rdma_reason why;
+	struct reason why;
 	struct be_mr_info mi;
 	int ret;
 
@@ -767,7 +767,7 @@ static uint32_t ctrl_one(struct vrdma *d, struct ctrl_trace *t)
 	uint8_t req[CTRL_REQ_MAX];
 	uint8_t rsp[1 + sizeof(union rdma_cmd_rsp)];
 	union rdma_cmd_rsp r;
-	struct rdma_reason why;
+	struct reason why;
 	struct rdma_cmd cmd;
 	size_t out_len = MIN(el->out_len, (uint64_t)sizeof(req));
 	size_t first = el->out_num ? vq_elem_out(el)[0].iov_len : 0;

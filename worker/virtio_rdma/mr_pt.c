@@ -14,76 +14,78 @@
 #define MAX_PGS VIRTIO_RDMA_MR_MAX_PAGES
 #define WHAT	"REG_USER_MR"
 
-int rdma_mr_pt_check_args(const struct rdma_mr_pt_args *a,
-			  struct rdma_reason *why)
+int rdma_mr_pt_check_args(const struct rdma_mr_pt_args *a, struct reason *why)
 {
 	uint64_t need;
 
 	if (a->length == 0)
-		return rdma_fail(why, -EINVAL, WHAT ": length 0");
+		return reason_fail(why, -EINVAL, WHAT ": length 0");
 	if (a->start + a->length < a->start)
-		return rdma_fail(why, -EINVAL,
-				 WHAT ": start 0x%llx + length 0x%llx wraps",
-				 (unsigned long long)a->start,
-				 (unsigned long long)a->length);
+		return reason_fail(why, -EINVAL,
+				   WHAT ": start 0x%llx + length 0x%llx wraps",
+				   (unsigned long long)a->start,
+				   (unsigned long long)a->length);
 	if (a->virt_addr + a->length < a->virt_addr)
-		return rdma_fail(why, -EINVAL,
-				 WHAT
-				 ": virt_addr 0x%llx + length 0x%llx wraps",
-				 (unsigned long long)a->virt_addr,
-				 (unsigned long long)a->length);
+		return reason_fail(why, -EINVAL,
+				   WHAT
+				   ": virt_addr 0x%llx + length 0x%llx wraps",
+				   (unsigned long long)a->virt_addr,
+				   (unsigned long long)a->length);
 	if (a->npages == 0 || a->npages > MAX_PGS)
-		return rdma_fail(why, -EINVAL, WHAT ": npages %u not in 1..%u",
-				 a->npages, MAX_PGS);
+		return reason_fail(why, -EINVAL,
+				   WHAT ": npages %u not in 1..%u", a->npages,
+				   MAX_PGS);
 	if (a->length > (uint64_t)MAX_PGS * PG)
-		return rdma_fail(why, -EINVAL,
-				 WHAT ": length 0x%llx above 1 GiB",
-				 (unsigned long long)a->length);
+		return reason_fail(why, -EINVAL,
+				   WHAT ": length 0x%llx above 1 GiB",
+				   (unsigned long long)a->length);
 	/* No wrap: length <= 1 GiB. */
 	need = ((a->start & PG_MASK) + a->length + PG - 1) / PG;
 	if (need != a->npages)
-		return rdma_fail(why, -EINVAL,
-				 WHAT ": npages %u, but start and length span "
-				      "%llu pages",
-				 a->npages, (unsigned long long)need);
+		return reason_fail(why, -EINVAL,
+				   WHAT
+				   ": npages %u, but start and length span "
+				   "%llu pages",
+				   a->npages, (unsigned long long)need);
 	if (a->root == 0 || (a->root & PG_MASK))
-		return rdma_fail(why, -EINVAL,
-				 WHAT ": page table root 0x%llx is not a "
-				      "non-zero 4 KiB-aligned GPA",
-				 (unsigned long long)a->root);
+		return reason_fail(why, -EINVAL,
+				   WHAT ": page table root 0x%llx is not a "
+					"non-zero 4 KiB-aligned GPA",
+				   (unsigned long long)a->root);
 	return 0;
 }
 
 /* A table entry names a whole 4 KiB page: non-zero, aligned, no wrap. */
 static int check_entry(const char *level, uint32_t idx, uint64_t e,
-		       struct rdma_reason *why)
+		       struct reason *why)
 {
 	if (e == 0 || (e & PG_MASK) || e > UINT64_MAX - PG + 1 - PG)
-		return rdma_fail(why, -EINVAL,
-				 WHAT ": %s entry %u is 0x%llx, not a non-zero "
-				      "4 KiB-aligned GPA",
-				 level, idx, (unsigned long long)e);
+		return reason_fail(why, -EINVAL,
+				   WHAT
+				   ": %s entry %u is 0x%llx, not a non-zero "
+				   "4 KiB-aligned GPA",
+				   level, idx, (unsigned long long)e);
 	return 0;
 }
 
 static int read_table(const struct rdma_mr_pt_ops *ops, void *ctx,
 		      const char *level, uint32_t idx, uint64_t gpa,
-		      uint64_t *ent, uint32_t n, struct rdma_reason *why)
+		      uint64_t *ent, uint32_t n, struct reason *why)
 {
 	int r = ops->read_gpa(ctx, gpa, ent, (size_t)n * sizeof(*ent));
 
 	if (r)
-		return rdma_fail(why, r < 0 ? r : -EFAULT,
-				 WHAT ": %s page %u at GPA 0x%llx is outside "
-				      "guest RAM",
-				 level, idx, (unsigned long long)gpa);
+		return reason_fail(why, r < 0 ? r : -EFAULT,
+				   WHAT ": %s page %u at GPA 0x%llx is outside "
+					"guest RAM",
+				   level, idx, (unsigned long long)gpa);
 	return 0;
 }
 
 /* Reads level-2 page i (only the entries npages needs) into b. */
 static int walk_l2(const struct rdma_mr_pt_ops *ops, void *ctx, uint32_t npages,
 		   uint32_t i, uint64_t gpa, struct rdma_mr_run_builder *b,
-		   struct rdma_reason *why)
+		   struct reason *why)
 {
 	uint64_t ent[NENT];
 	uint32_t n = npages - i * NENT, j;
@@ -99,14 +101,14 @@ static int walk_l2(const struct rdma_mr_pt_ops *ops, void *ctx, uint32_t npages,
 		if (r)
 			return r;
 		if (rdma_mr_run_add(b, i * NENT + j, ent[j]))
-			return rdma_fail(why, -ENOMEM, WHAT ": out of memory");
+			return reason_fail(why, -ENOMEM,
+					   WHAT ": out of memory");
 	}
 	return 0;
 }
 
 static int check_runs(const struct rdma_mr_pt_ops *ops, void *ctx,
-		      const struct rdma_mr_run_builder *b,
-		      struct rdma_reason *why)
+		      const struct rdma_mr_run_builder *b, struct reason *why)
 {
 	const struct rdma_mr_run *run;
 	uint32_t i;
@@ -116,20 +118,20 @@ static int check_runs(const struct rdma_mr_pt_ops *ops, void *ctx,
 		run = &b->runs[i];
 		r = ops->check_gpa(ctx, run->gpa, (uint64_t)run->npages * PG);
 		if (r)
-			return rdma_fail(why, r < 0 ? r : -EFAULT,
-					 WHAT
-					 ": pages %u..%u at GPA 0x%llx are "
-					 "outside guest RAM",
-					 run->first_page,
-					 run->first_page + run->npages - 1,
-					 (unsigned long long)run->gpa);
+			return reason_fail(why, r < 0 ? r : -EFAULT,
+					   WHAT
+					   ": pages %u..%u at GPA 0x%llx are "
+					   "outside guest RAM",
+					   run->first_page,
+					   run->first_page + run->npages - 1,
+					   (unsigned long long)run->gpa);
 	}
 	return 0;
 }
 
 static int walk(const struct rdma_mr_pt_args *a,
 		const struct rdma_mr_pt_ops *ops, void *ctx,
-		struct rdma_mr_run_builder *b, struct rdma_reason *why)
+		struct rdma_mr_run_builder *b, struct reason *why)
 {
 	uint64_t l1[NENT];
 	uint32_t n_l2 = (a->npages + NENT - 1) / NENT, i;
@@ -150,7 +152,7 @@ static int walk(const struct rdma_mr_pt_args *a,
 
 int rdma_mr_pt_walk(const struct rdma_mr_pt_args *args,
 		    const struct rdma_mr_pt_ops *ops, void *ctx,
-		    struct rdma_mr_layout *ret_layout, struct rdma_reason *why)
+		    struct rdma_mr_layout *ret_layout, struct reason *why)
 {
 	struct rdma_mr_run_builder b = { 0 };
 	int r;

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "worker/backend/mr_layout.h"
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 struct rdma_mr_pt_ops {
 	/*
@@ -51,7 +51,7 @@ struct rdma_mr_pt_args {
  */
 int rdma_mr_pt_walk(const struct rdma_mr_pt_args *args,
 		    const struct rdma_mr_pt_ops *ops, void *ctx,
-		    struct rdma_mr_layout *ret_layout, struct rdma_reason *why);
+		    struct rdma_mr_layout *ret_layout, struct reason *why);
 
 /* Where an IOVA of the MR sits in the page table. */
 struct rdma_mr_pt_pos {
@@ -76,6 +76,6 @@ int rdma_mr_iova_to_gpa(const struct rdma_mr_layout *layout, uint64_t iova,
 
 /* Checks the REG_USER_MR arguments alone (used by the walk). */
 int rdma_mr_pt_check_args(const struct rdma_mr_pt_args *args,
-			  struct rdma_reason *why);
+			  struct reason *why);
 
 #endif

@@ -296,7 +296,7 @@ static void send_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 	struct vq_elem *el = &d->elem;
 	struct be_sge sge[VIRTIO_RDMA_MAX_SGE];
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
-	struct rdma_reason why;
+	struct reason why;
 	struct be_send_wr bw;
 	const char *reason = NULL;
 
@@ -342,7 +342,7 @@ static void recv_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 	uint32_t max_sge =
 		q->kind == VR_SLOT_SRQ ? q->srq_max_sge : q->max_recv_sge;
 	struct be_recv_wr bw;
-	struct rdma_reason why;
+	struct reason why;
 	const char *reason = NULL;
 	enum be_post r;
 

@@ -81,66 +81,67 @@ static uint32_t sge_cap(uint32_t limit)
 static int take_sges(const char *what, const uint8_t *buf, size_t desc_len,
 		     size_t off, uint32_t num_sge, uint32_t max_sge,
 		     struct virtio_rdma_sge *sge, uint64_t *ret_total,
-		     struct rdma_reason *why)
+		     struct reason *why)
 {
 	uint64_t need = off + (uint64_t)num_sge * sizeof(*sge);
 	uint64_t total = 0;
 	uint32_t i;
 
 	if (num_sge > sge_cap(max_sge))
-		return rdma_fail(why, -EINVAL,
-				 "%s: num_sge %u above the limit "
-				 "%u",
-				 what, num_sge, sge_cap(max_sge));
+		return reason_fail(why, -EINVAL,
+				   "%s: num_sge %u above the limit "
+				   "%u",
+				   what, num_sge, sge_cap(max_sge));
 	if (need > desc_len)
-		return rdma_fail(why, -EINVAL,
-				 "%s: %u SGEs need %llu bytes, "
-				 "descriptor has %zu",
-				 what, num_sge, (unsigned long long)need,
-				 desc_len);
+		return reason_fail(why, -EINVAL,
+				   "%s: %u SGEs need %llu bytes, "
+				   "descriptor has %zu",
+				   what, num_sge, (unsigned long long)need,
+				   desc_len);
 	memcpy(sge, buf + off, num_sge * sizeof(*sge));
 	for (i = 0; i < num_sge; i++) {
 		if (sge[i].addr + sge[i].length < sge[i].addr)
-			return rdma_fail(why, -EINVAL,
-					 "%s: SGE %u address "
-					 "0x%llx + length %u wraps",
-					 what, i,
-					 (unsigned long long)sge[i].addr,
-					 sge[i].length);
+			return reason_fail(why, -EINVAL,
+					   "%s: SGE %u address "
+					   "0x%llx + length %u wraps",
+					   what, i,
+					   (unsigned long long)sge[i].addr,
+					   sge[i].length);
 		total += sge[i].length;
 	}
 	if (total > UINT32_MAX)
-		return rdma_fail(why, -EINVAL,
-				 "%s: message of %llu bytes "
-				 "exceeds 4 GiB",
-				 what, (unsigned long long)total);
+		return reason_fail(why, -EINVAL,
+				   "%s: message of %llu bytes "
+				   "exceeds 4 GiB",
+				   what, (unsigned long long)total);
 	*ret_total = total;
 	return 0;
 }
 
 static int check_opcode(const struct virtio_rdma_sq_wqe *h,
 			const struct rdma_sq_limits *lim,
-			const struct op_desc **ret_op, struct rdma_reason *why)
+			const struct op_desc **ret_op, struct reason *why)
 {
 	const struct op_desc *op = op_lookup(h->opcode);
 
 	if (!op)
-		return rdma_fail(why, -EINVAL, "SQ element: unknown opcode %u",
-				 h->opcode);
+		return reason_fail(why, -EINVAL,
+				   "SQ element: unknown opcode %u", h->opcode);
 	if (op->refused)
-		return rdma_fail(why, -EOPNOTSUPP, "SQ element: %s refused: %s",
-				 op->name, op->refused);
+		return reason_fail(why, -EOPNOTSUPP,
+				   "SQ element: %s refused: %s", op->name,
+				   op->refused);
 	if (lim->qp_type >= 8 || !(op->qp_types & (1u << lim->qp_type)))
-		return rdma_fail(why, -EOPNOTSUPP,
-				 "SQ element: %s not allowed on a %s QP",
-				 op->name, qpt_name(lim->qp_type));
+		return reason_fail(why, -EOPNOTSUPP,
+				   "SQ element: %s not allowed on a %s QP",
+				   op->name, qpt_name(lim->qp_type));
 	if (h->send_flags & ~VIRTIO_RDMA_SEND_FLAGS_SUPPORTED)
-		return rdma_fail(why, -EOPNOTSUPP,
-				 "SQ element: send_flags 0x%x has unsupported "
-				 "bits 0x%x",
-				 h->send_flags,
-				 h->send_flags &
-					 ~VIRTIO_RDMA_SEND_FLAGS_SUPPORTED);
+		return reason_fail(
+			why, -EOPNOTSUPP,
+			"SQ element: send_flags 0x%x has unsupported "
+			"bits 0x%x",
+			h->send_flags,
+			h->send_flags & ~VIRTIO_RDMA_SEND_FLAGS_SUPPORTED);
 	*ret_op = op;
 	return 0;
 }
@@ -148,20 +149,20 @@ static int check_opcode(const struct virtio_rdma_sq_wqe *h,
 /* Inline payload: everything after the header, bounded by max_inline. */
 static int take_inline(const struct op_desc *op, const uint8_t *buf,
 		       size_t desc_len, const struct rdma_sq_limits *lim,
-		       struct rdma_send_wr *wr, struct rdma_reason *why)
+		       struct rdma_send_wr *wr, struct reason *why)
 {
 	size_t len = desc_len - sizeof(struct virtio_rdma_sq_wqe);
 
 	if (op->kind != WR_SEND && op->kind != WR_WRITE)
-		return rdma_fail(why, -EINVAL,
-				 "SQ element: %s cannot be "
-				 "inline",
-				 op->name);
+		return reason_fail(why, -EINVAL,
+				   "SQ element: %s cannot be "
+				   "inline",
+				   op->name);
 	if (len > lim->max_inline)
-		return rdma_fail(why, -EINVAL,
-				 "SQ element: inline payload of "
-				 "%zu bytes, max_inline is %u",
-				 len, lim->max_inline);
+		return reason_fail(why, -EINVAL,
+				   "SQ element: inline payload of "
+				   "%zu bytes, max_inline is %u",
+				   len, lim->max_inline);
 	wr->inline_data = len ? buf + sizeof(struct virtio_rdma_sq_wqe) : NULL;
 	wr->inline_len = (uint32_t)len;
 	wr->total_len = len;
@@ -169,19 +170,19 @@ static int take_inline(const struct op_desc *op, const uint8_t *buf,
 }
 
 static int check_av(const struct virtio_rdma_av *av, uint32_t remote_qpn,
-		    struct rdma_reason *why)
+		    struct reason *why)
 {
 	if (av->port != VIRTIO_RDMA_PORT)
-		return rdma_fail(why, -EINVAL,
-				 "SQ element: AV port %u, the "
-				 "only port is 1",
-				 av->port);
+		return reason_fail(why, -EINVAL,
+				   "SQ element: AV port %u, the "
+				   "only port is 1",
+				   av->port);
 	/* A u8 gid_index is always inside the 512-entry GID table. */
 	if (remote_qpn > VIRTIO_RDMA_QPN_MASK)
-		return rdma_fail(why, -EINVAL,
-				 "SQ element: remote_qpn 0x%x "
-				 "above 24 bits",
-				 remote_qpn);
+		return reason_fail(why, -EINVAL,
+				   "SQ element: remote_qpn 0x%x "
+				   "above 24 bits",
+				   remote_qpn);
 	return 0;
 }
 
@@ -189,7 +190,7 @@ static int check_av(const struct virtio_rdma_av *av, uint32_t remote_qpn,
 static int take_remote(const struct op_desc *op,
 		       const struct virtio_rdma_sq_wqe *h,
 		       const struct rdma_sq_limits *lim,
-		       struct rdma_send_wr *wr, struct rdma_reason *why)
+		       struct rdma_send_wr *wr, struct reason *why)
 {
 	switch (op->kind) {
 	case WR_SEND:
@@ -205,7 +206,7 @@ static int take_remote(const struct op_desc *op,
 		wr->wr.rdma.rkey = h->wr.rdma.rkey;
 		if (h->wr.rdma.remote_addr + wr->total_len <
 		    h->wr.rdma.remote_addr)
-			return rdma_fail(
+			return reason_fail(
 				why, -EINVAL,
 				"SQ element: %s "
 				"remote_addr 0x%llx + %llu wraps",
@@ -221,22 +222,22 @@ static int take_remote(const struct op_desc *op,
 	wr->wr.atomic.swap = h->wr.atomic.swap;
 	wr->wr.atomic.rkey = h->wr.atomic.rkey;
 	if (h->wr.atomic.remote_addr % 8)
-		return rdma_fail(why, -EINVAL,
-				 "SQ element: %s remote_addr "
-				 "0x%llx is not 8-byte aligned",
-				 op->name,
-				 (unsigned long long)h->wr.atomic.remote_addr);
+		return reason_fail(
+			why, -EINVAL,
+			"SQ element: %s remote_addr "
+			"0x%llx is not 8-byte aligned",
+			op->name, (unsigned long long)h->wr.atomic.remote_addr);
 	if (wr->num_sge != 1 || wr->sge[0].length != 8)
-		return rdma_fail(why, -EINVAL,
-				 "SQ element: %s needs one SGE "
-				 "of 8 bytes",
-				 op->name);
+		return reason_fail(why, -EINVAL,
+				   "SQ element: %s needs one SGE "
+				   "of 8 bytes",
+				   op->name);
 	return 0;
 }
 
 int rdma_sq_wqe_decode(const void *buf, size_t desc_len,
 		       const struct rdma_sq_limits *lim,
-		       struct rdma_send_wr *ret_wr, struct rdma_reason *why)
+		       struct rdma_send_wr *ret_wr, struct reason *why)
 {
 	const size_t hlen = sizeof(struct virtio_rdma_sq_wqe);
 	struct virtio_rdma_sq_wqe h;
@@ -246,10 +247,10 @@ int rdma_sq_wqe_decode(const void *buf, size_t desc_len,
 	int r;
 
 	if (desc_len < hlen)
-		return rdma_fail(why, -EINVAL,
-				 "SQ element is %zu bytes, the "
-				 "header needs %zu",
-				 desc_len, hlen);
+		return reason_fail(why, -EINVAL,
+				   "SQ element is %zu bytes, the "
+				   "header needs %zu",
+				   desc_len, hlen);
 	memcpy(&h, buf, hlen);
 	r = check_opcode(&h, lim, &op, why);
 	if (r)
@@ -276,7 +277,7 @@ int rdma_sq_wqe_decode(const void *buf, size_t desc_len,
 }
 
 int rdma_rq_wqe_decode(const void *buf, size_t desc_len, uint32_t max_recv_sge,
-		       struct rdma_recv_wr *ret_wr, struct rdma_reason *why)
+		       struct rdma_recv_wr *ret_wr, struct reason *why)
 {
 	const size_t hlen = sizeof(struct virtio_rdma_rq_wqe);
 	struct virtio_rdma_rq_wqe h;
@@ -284,10 +285,10 @@ int rdma_rq_wqe_decode(const void *buf, size_t desc_len, uint32_t max_recv_sge,
 	int r;
 
 	if (desc_len < hlen)
-		return rdma_fail(why, -EINVAL,
-				 "RQ element is %zu bytes, the "
-				 "header needs %zu",
-				 desc_len, hlen);
+		return reason_fail(why, -EINVAL,
+				   "RQ element is %zu bytes, the "
+				   "header needs %zu",
+				   desc_len, hlen);
 	memcpy(&h, buf, hlen);
 	memset(&wr, 0, sizeof(wr));
 	r = take_sges("RQ element", buf, desc_len, hlen, h.num_sge,

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "common/virtio_rdma.h"
-#include "worker/backend/reason.h"
+#include "common/reason.h"
 
 /* The QP's fixed properties a send element is checked against. */
 struct rdma_sq_limits {
@@ -74,14 +74,14 @@ struct rdma_recv_wr {
  */
 int rdma_sq_wqe_decode(const void *buf, size_t desc_len,
 		       const struct rdma_sq_limits *lim,
-		       struct rdma_send_wr *ret_wr, struct rdma_reason *why);
+		       struct rdma_send_wr *ret_wr, struct reason *why);
 
 /*
  * Decodes a receive element (RQ or SRQ) likewise; max_recv_sge is the
  * QP's (or SRQ's) limit, capped at VIRTIO_RDMA_MAX_SGE.
  */
 int rdma_rq_wqe_decode(const void *buf, size_t desc_len, uint32_t max_recv_sge,
-		       struct rdma_recv_wr *ret_wr, struct rdma_reason *why);
+		       struct rdma_recv_wr *ret_wr, struct reason *why);
 
 /* "RDMA_WRITE"; "UNKNOWN" for other values. */
 const char *rdma_wr_opcode_name(uint32_t opcode);

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void mad_one(const uint8_t *buf, size_t len)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct cm_msg m, again;
 	uint8_t out[CM_MAD_LEN];
 	struct cm_ip_hdr ip;
@@ -56,7 +56,7 @@ static void mad_one(const uint8_t *buf, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t sgid[16], dgid[16], hop, tc;
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	uint32_t fl;
 	uint8_t *copy;
 

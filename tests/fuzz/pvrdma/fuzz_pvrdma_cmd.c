@@ -35,7 +35,7 @@ static const struct pvrdma_cmd_limits lim = {
 static void check_dsr(const uint8_t *data, size_t size)
 {
 	struct pvrdma_dsr_info info;
-	struct rdma_reason why;
+	struct reason why;
 
 	memset(&info, 0xa5, sizeof(info));
 	if (pvrdma_dsr_decode(data, size, PVRDMA_DEVICE_VERSION, &info, &why) <
@@ -54,7 +54,7 @@ static void check_dsr(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	union pvrdma_cmd_req out;
-	struct rdma_reason why;
+	struct reason why;
 	int r;
 
 	check_dsr(data, size);

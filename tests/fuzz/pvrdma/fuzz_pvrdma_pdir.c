@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct pvrdma_pdir_ops ops = { .read_gpa = ram_read };
 	struct pvrdma_pages p;
-	struct rdma_reason why;
+	struct reason why;
 	struct ram ram;
 	uint32_t npages, max_pages, i;
 	uint64_t dir, gpa;

@@ -49,7 +49,7 @@ static void wqes(const uint8_t *data, size_t size)
 	struct pvrdma_sq_limits lim = { BE_QPT_RC, 8, 16 };
 	struct pvrdma_send s;
 	struct pvrdma_recv r;
-	struct rdma_reason why;
+	struct reason why;
 	uint64_t wr_id;
 
 	if (size && (data[0] & 1))

@@ -20,7 +20,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_reason(const struct rdma_reason *why)
+static void check_reason(const struct reason *why)
 {
 	size_t n = strnlen(why->msg, sizeof(why->msg));
 
@@ -47,7 +47,7 @@ static void encode(const struct rdma_cmd *cmd, size_t in_len,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct rdma_cmd cmd;
 	size_t first_len, in_len, out_len;
 	uint8_t *out, status[1];

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint64_t pages[MAX_PAGES];
 	struct rdma_mr_layout l = { .nruns = 0xdead };
-	struct rdma_reason why;
+	struct reason why;
 	uint16_t start;
 	uint32_t length, n, i, r, page = 0;
 	uint64_t va;

@@ -85,7 +85,7 @@ static void verify(struct ram *r, const struct rdma_mr_pt_args *a,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rdma_mr_pt_ops ops = { ram_read, ram_check };
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct rdma_mr_pt_args a;
 	struct rdma_mr_layout l;
 	struct ram ram;

@@ -34,7 +34,7 @@ static uint64_t sge_sum(const struct virtio_rdma_sge *sge, uint32_t n)
 static void send_one(const uint8_t *buf, size_t len,
 		     const struct rdma_sq_limits *lim)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct rdma_send_wr wr;
 	int r = rdma_sq_wqe_decode(buf, len, lim, &wr, &why);
 
@@ -60,7 +60,7 @@ static void send_one(const uint8_t *buf, size_t len,
 
 static void recv_one(const uint8_t *buf, size_t len, uint32_t max_sge)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct rdma_recv_wr wr;
 	int r = rdma_rq_wqe_decode(buf, len, max_sge, &wr, &why);
 

@@ -27,7 +27,7 @@ static const uint8_t gid2[16] = { 0, 0, 0,    0,    0,	0,  0, 0,
 
 /* Decodes a guarded copy of exactly len bytes. */
 static int dec(const uint8_t *b, size_t len, struct cm_msg *m,
-	       struct rdma_reason *why)
+	       struct reason *why)
 {
 	struct guarded g = { 0 };
 	int r;
@@ -348,7 +348,7 @@ static void check_bad(const uint8_t *good, const struct bad *t, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint8_t b[CM_MAD_LEN];
-		struct rdma_reason why = { "" };
+		struct reason why = { "" };
 		struct cm_msg m;
 
 		memcpy(b, good, CM_MAD_LEN);
@@ -365,7 +365,7 @@ static void check_bad(const uint8_t *good, const struct bad *t, size_t n)
 static void decode_refuses_bad_lengths(void **state)
 {
 	uint8_t b[CM_MAD_LEN + 1];
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct cm_msg m;
 
 	(void)state;
@@ -418,7 +418,7 @@ static void decode_refuses_bad_req_fields(void **state)
 		{ "MTU 15", M(50), 0xf0, 0xf0, -EINVAL, "path MTU 15" },
 	};
 	uint8_t b[CM_MAD_LEN];
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	struct cm_msg m;
 
 	(void)state;
@@ -487,7 +487,7 @@ static void decode_refuses_bad_fields_of_other_messages(void **state)
 
 static void encode_refuses_wide_fields(void **state)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	uint8_t b[CM_MAD_LEN];
 	struct cm_msg m;
 
@@ -538,7 +538,7 @@ static void ip_header_ipv6_with_user_data(void **state)
 {
 	struct cm_ip_hdr h = { .ip_version = 6, .src_port = 40000 }, out;
 	uint8_t pd[CM_REQ_PRIVATE_LEN], user[CM_IP_USER_LEN];
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 
 	(void)state;
 	for (int i = 0; i < 16; i++) {
@@ -562,7 +562,7 @@ static void ip_header_refusals(void **state)
 {
 	struct cm_ip_hdr h = { .ip_version = 4 }, out;
 	uint8_t pd[CM_REQ_PRIVATE_LEN];
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 
 	(void)state;
 	h.dst[3] = 1; /* an IPv4 address must be in the last 4 bytes */
@@ -589,7 +589,7 @@ static void ip_header_refusals(void **state)
 
 static void service_ids_and_addresses(void **state)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	uint8_t gid[16], addr[16], v4[16] = { 0 };
 	uint16_t ps, port;
 
@@ -645,7 +645,7 @@ static void timers_as_ib_cm(void **state)
 static void grh_ipv6_and_ipv4(void **state)
 {
 	uint8_t grh[CM_GRH_LEN] = { 0 }, sgid[16], dgid[16], hop, tc;
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	uint32_t fl;
 
 	(void)state;

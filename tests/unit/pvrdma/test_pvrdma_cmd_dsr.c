@@ -23,7 +23,7 @@ static const struct pvrdma_cmd_limits lim = {
 };
 
 static int decode(const union pvrdma_cmd_req *c, size_t len,
-		  union pvrdma_cmd_req *out, struct rdma_reason *why)
+		  union pvrdma_cmd_req *out, struct reason *why)
 {
 	return pvrdma_cmd_decode(c, len, &lim, out, why);
 }
@@ -51,7 +51,7 @@ static void make_qp(union pvrdma_cmd_req *c, uint32_t swr, uint32_t ssge,
 static void test_every_command_needs_its_bytes(void **state)
 {
 	union pvrdma_cmd_req c, out;
-	struct rdma_reason why;
+	struct reason why;
 	uint32_t code;
 
 	(void)state;
@@ -75,7 +75,7 @@ static void test_every_command_needs_its_bytes(void **state)
 static void test_decode_copies_only_the_command(void **state)
 {
 	union pvrdma_cmd_req c, out;
-	struct rdma_reason why;
+	struct reason why;
 
 	(void)state;
 	memset(&c, 0xee, sizeof(c));
@@ -91,7 +91,7 @@ static void test_decode_copies_only_the_command(void **state)
 static void test_create_qp_as_the_driver_sends_it(void **state)
 {
 	union pvrdma_cmd_req c, out;
-	struct rdma_reason why;
+	struct reason why;
 
 	(void)state;
 	make_qp(&c, 64, 4, 128, 2);
@@ -107,7 +107,7 @@ static void test_create_qp_as_the_driver_sends_it(void **state)
 static void test_create_qp_refusals(void **state)
 {
 	union pvrdma_cmd_req c, out;
-	struct rdma_reason why;
+	struct reason why;
 
 	(void)state;
 	make_qp(&c, 64, 9, 16, 1); /* max_sge 8 */
@@ -137,7 +137,7 @@ static void test_create_qp_refusals(void **state)
 static void test_create_cq_and_mr(void **state)
 {
 	union pvrdma_cmd_req c, out;
-	struct rdma_reason why;
+	struct reason why;
 
 	(void)state;
 	memset(&c, 0, sizeof(c));
@@ -207,7 +207,7 @@ static void test_create_cq_and_mr(void **state)
 static void test_modify_qp_bind_srq(void **state)
 {
 	union pvrdma_cmd_req c, out;
-	struct rdma_reason why;
+	struct reason why;
 
 	(void)state;
 	memset(&c, 0, sizeof(c));
@@ -273,7 +273,7 @@ static void test_dsr_checks(void **state)
 {
 	struct pvrdma_device_shared_region d;
 	struct pvrdma_dsr_info info;
-	struct rdma_reason why;
+	struct reason why;
 
 	(void)state;
 	make_dsr(&d);

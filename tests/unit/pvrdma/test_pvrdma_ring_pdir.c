@@ -114,7 +114,7 @@ static void test_pdir_walk_two_tables(void **state)
 {
 	struct fake_ram r;
 	struct pvrdma_pages p;
-	struct rdma_reason why;
+	struct reason why;
 	uint64_t dir, gpa;
 
 	(void)state;
@@ -140,7 +140,7 @@ static void test_pdir_counts_bounded_before_reading(void **state)
 {
 	struct fake_ram r;
 	struct pvrdma_pages p = { NULL, 77 };
-	struct rdma_reason why;
+	struct reason why;
 	uint64_t dir;
 
 	(void)state;
@@ -164,7 +164,7 @@ static void test_pdir_bad_entries_refused(void **state)
 {
 	struct fake_ram r;
 	struct pvrdma_pages p = { NULL, 77 };
-	struct rdma_reason why;
+	struct reason why;
 	uint64_t dir;
 
 	(void)state;

@@ -39,7 +39,7 @@ static void test_rc_write_and_atomic(void **state)
 {
 	struct slot s;
 	struct pvrdma_send out;
-	struct rdma_reason why;
+	struct reason why;
 	uint64_t wr_id = 0;
 	size_t len = pvrdma_sq_wqe_size(4);
 
@@ -77,7 +77,7 @@ static void test_num_sge_bounded(void **state)
 	struct slot s;
 	struct pvrdma_send out;
 	struct pvrdma_recv rv;
-	struct rdma_reason why;
+	struct reason why;
 	uint64_t wr_id = 0;
 
 	(void)state;
@@ -118,7 +118,7 @@ static void test_opcodes_per_qp_type(void **state)
 {
 	struct slot s;
 	struct pvrdma_send out;
-	struct rdma_reason why;
+	struct reason why;
 	uint64_t wr_id;
 	size_t len = pvrdma_sq_wqe_size(4);
 	uint32_t op;
@@ -144,7 +144,7 @@ static void test_ud_address_vector(void **state)
 {
 	struct slot s;
 	struct pvrdma_send out;
-	struct rdma_reason why;
+	struct reason why;
 	uint64_t wr_id;
 	size_t len = pvrdma_sq_wqe_size(4);
 

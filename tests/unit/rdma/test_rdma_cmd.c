@@ -36,8 +36,7 @@ static struct chain mk(uint8_t code, const void *req, size_t req_len,
 }
 
 /* Decodes from a guarded copy: reading past out_len would crash. */
-static int dec(const struct chain *c, struct rdma_cmd *cmd,
-	       struct rdma_reason *why)
+static int dec(const struct chain *c, struct rdma_cmd *cmd, struct reason *why)
 {
 	struct guarded g = { 0 };
 	int r;
@@ -52,7 +51,7 @@ static int dec(const struct chain *c, struct rdma_cmd *cmd,
 static void expect_fail(const struct chain *c, int err, const char *msg)
 {
 	struct rdma_cmd cmd;
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 
 	memset(&cmd, 0xa5, sizeof(cmd));
 	assert_int_equal(dec(c, &cmd, &why), err);
@@ -65,7 +64,7 @@ static void expect_fail(const struct chain *c, int err, const char *msg)
 static struct rdma_cmd expect_ok(const struct chain *c)
 {
 	struct rdma_cmd cmd;
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	int r = dec(c, &cmd, &why);
 
 	if (r)
@@ -336,8 +335,7 @@ static struct virtio_rdma_cmd_modify_qp good_modify(void)
 	return m;
 }
 
-static int modify(const struct virtio_rdma_cmd_modify_qp *m,
-		  struct rdma_reason *why)
+static int modify(const struct virtio_rdma_cmd_modify_qp *m, struct reason *why)
 {
 	struct chain c = mk(VIRTIO_RDMA_CMD_MODIFY_QP, m, sizeof(*m), 1);
 	struct rdma_cmd cmd;
@@ -348,7 +346,7 @@ static int modify(const struct virtio_rdma_cmd_modify_qp *m,
 static void expect_modify_fail(const struct virtio_rdma_cmd_modify_qp *m,
 			       const char *msg)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 
 	assert_int_equal(modify(m, &why), -EINVAL);
 	if (!strstr(why.msg, msg))

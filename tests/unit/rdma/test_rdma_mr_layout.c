@@ -17,7 +17,7 @@ static void test_contiguous_pages_are_one_run(void **state)
 {
 	uint64_t pages[3] = { 0x10000, 0x11000, 0x12000 };
 	struct rdma_mr_layout l;
-	struct rdma_reason why;
+	struct reason why;
 
 	assert_int_equal(rdma_mr_layout_from_pages(pages, 3, 0x10, 2 * PG,
 						   0x7f0000000010, &l, &why),
@@ -37,7 +37,7 @@ static void test_scattered_pages_split_runs(void **state)
 {
 	uint64_t pages[4] = { 0x20000, 0x10000, 0x11000, 0x40000 };
 	struct rdma_mr_layout l;
-	struct rdma_reason why;
+	struct reason why;
 
 	assert_int_equal(
 		rdma_mr_layout_from_pages(pages, 4, 0, 4 * PG, 0, &l, &why), 0);
@@ -53,7 +53,7 @@ static void test_bad_geometry_refused(void **state)
 {
 	uint64_t pages[2] = { 0x10000, 0x11000 };
 	struct rdma_mr_layout l = { .nruns = 77 };
-	struct rdma_reason why;
+	struct reason why;
 
 	/* length 0 */
 	assert_int_equal(rdma_mr_layout_from_pages(pages, 1, 0, 0, 0, &l, &why),
@@ -83,7 +83,7 @@ static void test_bad_pages_refused(void **state)
 	uint64_t unaligned[2] = { 0x10000, 0x11008 };
 	uint64_t wrapping[1] = { UINT64_MAX & ~(PG - 1) };
 	struct rdma_mr_layout l;
-	struct rdma_reason why;
+	struct reason why;
 
 	assert_int_equal(
 		rdma_mr_layout_from_pages(zero, 2, 0, 2 * PG, 0, &l, &why),

@@ -128,7 +128,7 @@ static void walk_fail(struct fake_ram *r, const struct rdma_mr_pt_args *a,
 		      int err, const char *msg)
 {
 	struct rdma_mr_layout l;
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 
 	memset(&l, 0x77, sizeof(l));
 	assert_int_equal(rdma_mr_pt_walk(a, &ops, r, &l, &why), err);
@@ -141,7 +141,7 @@ static struct rdma_mr_layout walk_ok(struct fake_ram *r,
 				     const struct rdma_mr_pt_args *a)
 {
 	struct rdma_mr_layout l;
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	int ret = rdma_mr_pt_walk(a, &ops, r, &l, &why);
 
 	if (ret)

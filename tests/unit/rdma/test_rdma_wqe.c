@@ -49,7 +49,7 @@ static const struct rdma_sq_limits ud = { VIRTIO_RDMA_QPT_UD, 4, 64 };
 
 /* Decodes from a guarded copy of exactly s->len bytes. */
 static int sq_dec(const struct sq_buf *s, const struct rdma_sq_limits *lim,
-		  struct rdma_send_wr *wr, struct rdma_reason *why)
+		  struct rdma_send_wr *wr, struct reason *why)
 {
 	struct guarded g = { 0 };
 	int r;
@@ -69,7 +69,7 @@ static void sq_fail(const struct sq_buf *s, const struct rdma_sq_limits *lim,
 		    int err, const char *msg)
 {
 	struct rdma_send_wr wr;
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 
 	memset(&wr, 0x5a, sizeof(wr));
 	assert_int_equal(sq_dec(s, lim, &wr, &why), err);
@@ -82,7 +82,7 @@ static struct rdma_send_wr sq_ok(const struct sq_buf *s,
 				 const struct rdma_sq_limits *lim)
 {
 	struct rdma_send_wr wr;
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	int r = sq_dec(s, lim, &wr, &why);
 
 	if (r)
@@ -386,7 +386,7 @@ static void test_gsi_allows_only_sends(void **state)
 /* ---- receive elements ---- */
 
 static int rq_dec(const void *b, size_t len, uint32_t max,
-		  struct rdma_recv_wr *wr, struct rdma_reason *why)
+		  struct rdma_recv_wr *wr, struct reason *why)
 {
 	struct guarded g = { 0 };
 	int r;
@@ -418,7 +418,7 @@ static void test_rq_malformed_refused(void **state)
 	uint8_t b[16 + 32] = { 0 };
 	struct virtio_rdma_rq_wqe h = { .num_sge = 3, .wr_id = 1 };
 	struct rdma_recv_wr wr;
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 
 	memcpy(b, &h, sizeof(h));
 	assert_int_equal(rq_dec(b, sizeof(b), 4, &wr, &why), -EINVAL);

@@ -535,7 +535,7 @@ static int repost(uint64_t i)
 /* Checks one delivered MAD_RECV r: the CQE and the slot's bytes. */
 static int check_delivered(const struct mp_mad_recv *r, bool reap_repost)
 {
-	struct rdma_reason why = { "" };
+	struct reason why = { "" };
 	uint8_t sgid[16], dgid[16], hop, tc;
 	uint32_t fl;
 	struct gv_wc wc;

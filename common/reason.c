@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Formatting of the reasons the pure decoders give for refusing input. */
+/* Formatting of a refusal reason (common/reason.h). */
 #include "reason.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-int rdma_fail(struct rdma_reason *why, int err, const char *fmt, ...)
+int reason_fail(struct reason *why, int err, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one way a refusal reason travels: the human-readable reason a callee
+ * refused its input (guest memory, a peer's message, a policy file), filled
+ * by the callee and logged or sent on by its caller (pure code does not log).
+ */
+#ifndef RDMAGATE_COMMON_REASON_H
+#define RDMAGATE_COMMON_REASON_H
+
+#define REASON_LEN 160
+
+struct reason {
+	char msg[REASON_LEN];
+};
+
+/*
+ * Formats the reason into *why (if not NULL) and returns `err` (a negative
+ * errno), so that callees can write `return reason_fail(why, -EINVAL, ...)`.
+ */
+int reason_fail(struct reason *why, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif
