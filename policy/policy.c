@@ -25,6 +25,7 @@
 
 #include "common/broker_proto.h"
 #include "common/cleanup.h"
+#include "common/reason.h"
 #include "policy/policy.h"
 
 #define COUNT_LIMIT 65536 /* objects of one kind: generous but finite */
@@ -735,8 +736,9 @@ void policy_format_addr(const struct policy_addr *a,
 	}
 }
 
-/* Syntax only; why is set on failure. */
-static int addr_value(const char *s, struct policy_addr *ret, const char **why)
+/* Syntax only; *why says what is wrong on failure. */
+static int addr_value(const char *s, struct policy_addr *ret,
+		      struct reason *why)
 {
 	char buf[INET6_ADDRSTRLEN + 8], *slash;
 	struct policy_addr a = { 0 };
@@ -744,24 +746,24 @@ static int addr_value(const char *s, struct policy_addr *ret, const char **why)
 	uint64_t len;
 
 	if (strlen(s) >= sizeof(buf))
-		return *why = "too long", -EINVAL;
+		return reason_fail(why, -EINVAL, "too long");
 	strcpy(buf, s);
 	slash = strchr(buf, '/');
 	if (slash)
 		*slash = '\0';
 	a.family = strchr(buf, ':') ? AF_INET6 : AF_INET;
 	if (inet_pton(a.family, buf, a.addr) != 1)
-		return *why = "not an IPv4 or IPv6 address", -EINVAL;
+		return reason_fail(why, -EINVAL, "not an IPv4 or IPv6 address");
 	a.prefix_len = (uint8_t)(addr_bytes(a.family) * 8);
 	if (slash) {
 		if (parse_u64(slash + 1, &end, &len) < 0 || *end ||
 		    end - slash > 4 || len > a.prefix_len)
-			return *why = "bad prefix length", -EINVAL;
+			return reason_fail(why, -EINVAL, "bad prefix length");
 		a.prefix_len = (uint8_t)len;
 		if (!host_bits_clear(&a))
-			return *why = "host bits set beyond the prefix "
-				      "length",
-			       -EINVAL;
+			return reason_fail(
+				why, -EINVAL,
+				"host bits set beyond the prefix length");
 	}
 	*ret = a;
 	return 0;
@@ -769,9 +771,7 @@ static int addr_value(const char *s, struct policy_addr *ret, const char **why)
 
 int policy_parse_addr(const char *s, struct policy_addr *ret)
 {
-	const char *why;
-
-	return addr_value(s, ret, &why);
+	return addr_value(s, ret, NULL);
 }
 
 static const struct reserved *addr_reserved(const struct policy_addr *a)
@@ -789,14 +789,14 @@ static int addr_item(struct parser *ps, const char *item,
 {
 	char net[POLICY_ADDR_STRLEN];
 	const struct reserved *r;
-	const char *why;
+	struct reason why;
 
 	if (addr_value(item, ret, &why) < 0) {
 		perr(ps, ps->lineno,
 		     "addresses: %s: %s (expected an address "
 		     "such as 10.99.0.10 or fd99::10, or a prefix such as "
 		     "fd99:0:0:1::/64)",
-		     show(item).s, why);
+		     show(item).s, why.msg);
 		return -1;
 	}
 	r = addr_reserved(ret);
