@@ -20,4 +20,11 @@ struct reason {
 int reason_fail(struct reason *why, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * The same for a callee whose return value is not an errno (a work
+ * completion status, a bool): formats the reason into *why, if not NULL.
+ */
+void reason_set(struct reason *why, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif

@@ -46,6 +46,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/reason.h"
 #include "common/worker_proto.h"
 #include "worker/backend/hca.h"
 #include "worker/backend/mr_layout.h"
@@ -490,13 +491,14 @@ enum be_post {
  */
 enum be_post be_post_send(struct be *be, uint32_t qp,
 			  const struct be_send_wr *wr,
-			  enum ibv_wc_status *ret_status, const char **why);
+			  enum ibv_wc_status *ret_status, struct reason *why);
 /* A receive on QP qp's own receive queue (QP1: held until a MAD comes). */
 enum be_post be_post_recv(struct be *be, uint32_t qp,
 			  const struct be_recv_wr *wr,
-			  enum ibv_wc_status *ret_status, const char **why);
+			  enum ibv_wc_status *ret_status, struct reason *why);
 enum be_post be_post_srq_recv(struct be *be, uint32_t srq,
 			      const struct be_recv_wr *wr,
-			      enum ibv_wc_status *ret_status, const char **why);
+			      enum ibv_wc_status *ret_status,
+			      struct reason *why);
 
 #endif

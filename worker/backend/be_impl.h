@@ -251,7 +251,7 @@ void be_chan_ready(void *arg);
 enum ibv_wc_status be_sge_copy(const struct be *be, uint32_t pd,
 			       const struct be_sge *sge, uint32_t num_sge,
 			       void *buf, uint32_t len, bool to_guest,
-			       const char **why);
+			       struct reason *why);
 /*
  * Delivers a received datagram (data, len bytes: the GRH area and the
  * MAD) into the GSI QP's oldest posted receive, completing it through

@@ -139,14 +139,15 @@ uint32_t be_ah_count(const struct be *be, uint32_t pd)
 
 /* The cached host AH for an AV on PD pd, created on first use. */
 static struct ibv_ah *ah_get(struct be *be, uint32_t pd,
-			     const struct be_ah_attr *av, const char **why)
+			     const struct be_ah_attr *av, struct reason *why)
 {
 	struct ibv_ah_attr key;
 	struct be_ah *free_e = NULL;
 	int i;
 
 	if (be_ah_to_host(be, av, &key) < 0) {
-		*why = "address vector names a GID index the guest never added";
+		reason_set(why, "address vector names a GID index the guest "
+				"never added");
 		return NULL;
 	}
 	for (i = 0; i < be->attr.max_ah; i++) {
@@ -161,12 +162,14 @@ static struct ibv_ah *ah_get(struct be *be, uint32_t pd,
 			return a->ah;
 	}
 	if (!free_e) {
-		*why = "address handle cache full (--max-ah)";
+		reason_set(why, "address handle cache full (--max-ah)");
 		return NULL;
 	}
 	free_e->ah = ibv_create_ah(be->pd[pd].pd, &key);
 	if (!free_e->ah) {
-		*why = "the host refused the address vector (ibv_create_ah)";
+		reason_set(
+			why,
+			"the host refused the address vector (ibv_create_ah)");
 		return NULL;
 	}
 	free_e->used = true;
@@ -239,14 +242,14 @@ static int map_sges(const struct be *be, uint32_t pd, const struct be_sge *in,
 
 static enum ibv_wc_status check_send(struct be *be, const struct be_qp *q,
 				     const struct be_send_wr *w,
-				     const char **why)
+				     struct reason *why)
 {
 	if (!send_opcode_ok(w->opcode, q->type)) {
-		*why = "opcode not allowed on this QP type";
+		reason_set(why, "opcode not allowed on this QP type");
 		return IBV_WC_LOC_QP_OP_ERR;
 	}
 	if (w->send_flags & ~(unsigned int)SEND_FLAGS) {
-		*why = "unknown send flags";
+		reason_set(why, "unknown send flags");
 		return IBV_WC_LOC_QP_OP_ERR;
 	}
 	if (w->send_flags & IBV_SEND_INLINE) {
@@ -258,12 +261,13 @@ static enum ibv_wc_status check_send(struct be *be, const struct be_qp *q,
 		if (w->inline_len > q->cap.max_inline_data ||
 		    w->inline_len > BE_BATCH_INLINE ||
 		    (w->inline_len && !w->inline_data)) {
-			*why = "inline data longer than the QP allows";
+			reason_set(why,
+				   "inline data longer than the QP allows");
 			return IBV_WC_LOC_LEN_ERR;
 		}
 	} else if (w->num_sge > q->cap.max_send_sge ||
 		   w->num_sge > BE_MAX_SGE || (w->num_sge && !w->sge)) {
-		*why = "more SGEs than the QP allows";
+		reason_set(why, "more SGEs than the QP allows");
 		return IBV_WC_LOC_LEN_ERR;
 	}
 	return IBV_WC_SUCCESS;
@@ -494,7 +498,7 @@ static unsigned int batch_slot(struct be *be, enum be_wr_kind kind, uint32_t h,
  * Outside a batch: posts the one WR just staged at once.  Returns
  * IBV_WC_SUCCESS, or LOC_QP_OP_ERR (refused: the caller drops its entry).
  */
-static enum ibv_wc_status post_now(struct be *be, const char **why)
+static enum ibv_wc_status post_now(struct be *be, struct reason *why)
 {
 	uint64_t id;
 
@@ -502,14 +506,14 @@ static enum ibv_wc_status post_now(struct be *be, const char **why)
 		return IBV_WC_SUCCESS;
 	if (batch_flush(be, &id) == 0)
 		return IBV_WC_SUCCESS;
-	*why = "the host refused it (QP state, or its queue is full)";
+	reason_set(why, "the host refused it (QP state, or its queue is full)");
 	return IBV_WC_LOC_QP_OP_ERR;
 }
 
 /* Fills the host WR of a send in the stage's next slot (not yet counted). */
 static enum ibv_wc_status stage_send(struct be *be, uint32_t h, struct be_qp *q,
 				     const struct be_send_wr *w, int k,
-				     const char **why)
+				     struct reason *why)
 {
 	bool inl = w->send_flags & IBV_SEND_INLINE;
 	struct be_batch *b = &be->batch;
@@ -535,8 +539,9 @@ static enum ibv_wc_status stage_send(struct be *be, uint32_t h, struct be_qp *q,
 		wr->num_sge = w->inline_len ? 1 : 0;
 	} else {
 		if (map_sges(be, q->pd, w->sge, w->num_sge, sge) < 0) {
-			*why = "an SGE with the DMA key is not inside one "
-			       "guest RAM region";
+			reason_set(why,
+				   "an SGE with the DMA key is not inside one "
+				   "guest RAM region");
 			return IBV_WC_LOC_PROT_ERR;
 		}
 		wr->num_sge = (int)w->num_sge;
@@ -572,14 +577,14 @@ static enum ibv_wc_status stage_send(struct be *be, uint32_t h, struct be_qp *q,
 }
 
 enum be_post be_post_send(struct be *be, uint32_t h, const struct be_send_wr *w,
-			  enum ibv_wc_status *ret_status, const char **why)
+			  enum ibv_wc_status *ret_status, struct reason *why)
 {
 	struct be_qp *q = be_qp_get(be, h);
 	enum ibv_wc_status st;
 	int k;
 
 	if (!q) {
-		*why = "no such QP";
+		reason_set(why, "no such QP");
 		st = IBV_WC_LOC_QP_OP_ERR;
 		goto done;
 	}
@@ -596,7 +601,7 @@ enum be_post be_post_send(struct be *be, uint32_t h, const struct be_send_wr *w,
 	}
 	k = wq_get(&q->sq);
 	if (k < 0) {
-		*why = "the send queue is full";
+		reason_set(why, "the send queue is full");
 		st = IBV_WC_LOC_QP_OP_ERR;
 		goto done;
 	}
@@ -637,13 +642,13 @@ static enum be_post recv_refused(struct be *be, uint32_t qpn,
 
 static enum be_post gsi_recv(struct be *be, struct be_qp *q,
 			     const struct be_recv_wr *w,
-			     enum ibv_wc_status *ret_status, const char **why)
+			     enum ibv_wc_status *ret_status, struct reason *why)
 {
 	struct be_wq *rq = &q->rq;
 	struct be_gsi_recv *g;
 
 	if (rq->count >= rq->size) {
-		*why = "the receive queue is full";
+		reason_set(why, "the receive queue is full");
 		return recv_refused(be, q->qpn, w, IBV_WC_LOC_QP_OP_ERR,
 				    ret_status);
 	}
@@ -658,7 +663,8 @@ static enum be_post gsi_recv(struct be *be, struct be_qp *q,
 
 static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 			      const struct be_recv_wr *w,
-			      enum ibv_wc_status *ret_status, const char **why)
+			      enum ibv_wc_status *ret_status,
+			      struct reason *why)
 {
 	struct be_qp *q = kind == BE_WR_RQ ? be_qp_get(be, h) : NULL;
 	struct be_srq *s = kind == BE_WR_SRQ ? be_srq_get(be, h) : NULL;
@@ -672,13 +678,15 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 	int k;
 
 	if (!rq || (q && q->srq)) {
-		*why = q ? "the QP receives through its SRQ" : "no such queue";
+		reason_set(why, "%s",
+			   q ? "the QP receives through its SRQ"
+			     : "no such queue");
 		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR,
 				    ret_status);
 	}
 	if (w->num_sge > max_sge || w->num_sge > BE_MAX_SGE ||
 	    (w->num_sge && !w->sge)) {
-		*why = "more SGEs than the queue allows";
+		reason_set(why, "more SGEs than the queue allows");
 		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_LEN_ERR,
 				    ret_status);
 	}
@@ -686,15 +694,17 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 		return gsi_recv(be, q, w, ret_status, why);
 	k = wq_get(rq);
 	if (k < 0) {
-		*why = "the receive queue is full";
+		reason_set(why, "the receive queue is full");
 		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR,
 				    ret_status);
 	}
 	i = batch_slot(be, kind, h, gen, 0);
 	if (map_sges(be, pd, w->sge, w->num_sge, b->sge[i]) < 0) {
 		wq_put(rq, (uint32_t)k);
-		*why = "an SGE with the DMA key is not inside one guest RAM "
-		       "region";
+		reason_set(
+			why,
+			"an SGE with the DMA key is not inside one guest RAM "
+			"region");
 		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_PROT_ERR,
 				    ret_status);
 	}
@@ -718,14 +728,15 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 
 enum be_post be_post_recv(struct be *be, uint32_t qp,
 			  const struct be_recv_wr *w,
-			  enum ibv_wc_status *ret_status, const char **why)
+			  enum ibv_wc_status *ret_status, struct reason *why)
 {
 	return post_recv(be, BE_WR_RQ, qp, w, ret_status, why);
 }
 
 enum be_post be_post_srq_recv(struct be *be, uint32_t srq,
 			      const struct be_recv_wr *w,
-			      enum ibv_wc_status *ret_status, const char **why)
+			      enum ibv_wc_status *ret_status,
+			      struct reason *why)
 {
 	return post_recv(be, BE_WR_SRQ, srq, w, ret_status, why);
 }
@@ -735,7 +746,7 @@ enum be_post be_post_srq_recv(struct be *be, uint32_t srq,
 enum ibv_wc_status be_sge_copy(const struct be *be, uint32_t pd,
 			       const struct be_sge *sge, uint32_t num_sge,
 			       void *buf, uint32_t len, bool to_guest,
-			       const char **why)
+			       struct reason *why)
 {
 	uint8_t *b = buf;
 	uint32_t i;
@@ -749,11 +760,12 @@ enum ibv_wc_status be_sge_copy(const struct be *be, uint32_t pd,
 		host = be_sge_host(be, pd, sge[i].lkey, sge[i].addr, n,
 				   to_guest);
 		if (!host) {
-			*why = to_guest
-				       ? "an SGE is not inside a writable "
-					 "memory region of the QP's PD"
-				       : "an SGE is not inside a memory region "
-					 "of the QP's PD";
+			reason_set(why, "%s",
+				   to_guest ? "an SGE is not inside a writable "
+					      "memory region of the QP's PD"
+					    : "an SGE is not inside a memory "
+					      "region "
+					      "of the QP's PD");
 			return IBV_WC_LOC_PROT_ERR;
 		}
 		/* one side is our private buffer: no guest-to-guest copy */
@@ -765,8 +777,10 @@ enum ibv_wc_status be_sge_copy(const struct be *be, uint32_t pd,
 		len -= n;
 	}
 	if (len) {
-		*why = to_guest ? "the receive buffer is too short"
-				: "the SGEs hold fewer bytes than the length";
+		reason_set(
+			why, "%s",
+			to_guest ? "the receive buffer is too short"
+				 : "the SGEs hold fewer bytes than the length");
 		return IBV_WC_LOC_LEN_ERR;
 	}
 	return IBV_WC_SUCCESS;
@@ -779,7 +793,7 @@ int be_gsi_deliver(struct be *be, void *data, uint32_t len,
 	struct be_gsi_recv g;
 	struct be_wc c = *wc;
 	struct be_qp *q;
-	const char *why = NULL;
+	struct reason why;
 
 	if (!h)
 		return -ENOENT;
@@ -808,7 +822,7 @@ int be_gsi_deliver(struct be *be, void *data, uint32_t len,
 		c.wc_flags = 0;
 		c.src_qp = 0;
 		be->st->recv_errors++;
-		be_refused(be, "QP1 receive refused: %s", why);
+		be_refused(be, "QP1 receive refused: %s", why.msg);
 	}
 	RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, 1, g.cookie, (uint32_t)c.status,
 			     (uint32_t)c.opcode);

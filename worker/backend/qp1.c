@@ -112,7 +112,7 @@ static uint64_t send_len(const struct be_send_wr *w)
 }
 
 enum ibv_wc_status qp1_send(struct be *be, uint32_t h,
-			    const struct be_send_wr *w, const char **why)
+			    const struct be_send_wr *w, struct reason *why)
 {
 	const struct be_ah_attr *av = &w->ud.av;
 	struct qp1_chan *c = be->cfg.mux;
@@ -127,26 +127,29 @@ enum ibv_wc_status qp1_send(struct be *be, uint32_t h,
 	mp_init(&m, MP_MAD_SEND);
 	ms = &m.u.mad_send;
 	if (w->opcode != IBV_WR_SEND) {
-		*why = "a QP1 send must be a SEND without immediate data";
+		reason_set(why,
+			   "a QP1 send must be a SEND without immediate data");
 		goto fail;
 	}
 	if (q->state != IBV_QPS_RTS) {
-		*why = "QP1 is not in RTS";
+		reason_set(why, "QP1 is not in RTS");
 		goto fail;
 	}
 	if (len < MP_MAD_HDR || len > MP_MAD_SIZE) {
-		*why = "a MAD is 24..256 bytes";
+		reason_set(why, "a MAD is 24..256 bytes");
 		st = IBV_WC_LOC_LEN_ERR;
 		goto fail;
 	}
 	if (av->sgid_index >= be->gid_tbl_len ||
 	    be->guest_gid[av->sgid_index] < 0) {
-		*why = "the address vector names a GID index the guest never "
-		       "added";
+		reason_set(
+			why,
+			"the address vector names a GID index the guest never "
+			"added");
 		goto fail;
 	}
 	if (w->ud.remote_qpn > MP_QPN_MAX) {
-		*why = "remote QPN of more than 24 bits";
+		reason_set(why, "remote QPN of more than 24 bits");
 		goto fail;
 	}
 	memcpy(ms->sgid, be->gid_raw[av->sgid_index], MP_GID_SIZE);
@@ -168,15 +171,18 @@ enum ibv_wc_status qp1_send(struct be *be, uint32_t h,
 	}
 	st = IBV_WC_LOC_QP_OP_ERR;
 	if (!c || c->fd < 0) {
-		*why = "no MAD mux (the broker has not given this worker its "
-		       "channel)";
+		reason_set(
+			why,
+			"no MAD mux (the broker has not given this worker its "
+			"channel)");
 		reason = RDMAGATE_MAD_DROP_NO_MUX;
 		goto fail;
 	}
 	ret = mp_send(c->fd, &m, MSG_DONTWAIT, -1);
 	if (ret < 0) {
-		*why = ret == -EAGAIN ? "the mux's queue is full"
-				      : "the mux channel is broken";
+		reason_set(why, "%s",
+			   ret == -EAGAIN ? "the mux's queue is full"
+					  : "the mux channel is broken");
 		reason = ret == -EAGAIN ? RDMAGATE_MAD_DROP_QUEUE_FULL
 					: RDMAGATE_MAD_DROP_NO_MUX;
 		goto fail;

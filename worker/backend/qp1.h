@@ -46,7 +46,7 @@ struct qp1_chan {
  * the guest's memory).  Counts mads_sent or mad_errors.
  */
 enum ibv_wc_status qp1_send(struct be *be, uint32_t h,
-			    const struct be_send_wr *w, const char **why);
+			    const struct be_send_wr *w, struct reason *why);
 
 /*
  * The mux channel is readable: reads up to QP1_RECV_BATCH datagrams and

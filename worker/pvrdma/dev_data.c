@@ -259,7 +259,6 @@ static void post_one_send(struct pvrdma_dev *d, struct pvrdma_qp *qp,
 	struct reason why;
 	enum ibv_wc_status st;
 	uint64_t wr_id = 0;
-	const char *bwhy = NULL;
 	bool sig;
 
 	memcpy(&h, slot, sizeof(h)); /* the slot is >= one header */
@@ -272,7 +271,7 @@ static void post_one_send(struct pvrdma_dev *d, struct pvrdma_qp *qp,
 			     IBV_WC_LOC_QP_OP_ERR, true);
 		return;
 	}
-	if (be_post_send(d->be, qp->handle, &s.wr, &st, &bwhy) == BE_DONE)
+	if (be_post_send(d->be, qp->handle, &s.wr, &st, &why) == BE_DONE)
 		complete_now(d, qp, false, wr_id,
 			     pvrdma_send_wc_opcode(h.opcode), st, sig);
 }
@@ -284,7 +283,6 @@ static void post_one_recv(struct pvrdma_dev *d, struct pvrdma_qp *qp,
 	struct reason why;
 	enum ibv_wc_status st;
 	uint64_t wr_id = 0;
-	const char *bwhy = NULL;
 
 	if (pvrdma_rq_wqe_decode(slot, qp->rq.esize, qp->max_recv_sge, &rv,
 				 &wr_id, &why) < 0) {
@@ -293,7 +291,7 @@ static void post_one_recv(struct pvrdma_dev *d, struct pvrdma_qp *qp,
 			     IBV_WC_LOC_LEN_ERR, true);
 		return;
 	}
-	if (be_post_recv(d->be, qp->handle, &rv.wr, &st, &bwhy) == BE_DONE)
+	if (be_post_recv(d->be, qp->handle, &rv.wr, &st, &why) == BE_DONE)
 		complete_now(d, qp, true, wr_id, IBV_WC_RECV, st, true);
 }
 
@@ -343,7 +341,6 @@ static void drain_srq(struct pvrdma_dev *d, struct pvrdma_srq *srq)
 	struct pvrdma_recv rv;
 	struct reason why;
 	enum ibv_wc_status st;
-	const char *bwhy = NULL;
 	uint32_t n, head;
 	uint64_t wr_id;
 	int k;
@@ -363,8 +360,7 @@ static void drain_srq(struct pvrdma_dev *d, struct pvrdma_srq *srq)
 					 &rv, &wr_id, &why) < 0)
 			d->stats.wqe_refused++;
 		else
-			be_post_srq_recv(d->be, srq->handle, &rv.wr, &st,
-					 &bwhy);
+			be_post_srq_recv(d->be, srq->handle, &rv.wr, &st, &why);
 		pvrdma_ring_index_store(d, &srq->ring, false, head);
 	}
 }

@@ -298,7 +298,6 @@ static void send_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
 	struct reason why;
 	struct be_send_wr bw;
-	const char *reason = NULL;
 
 	p->cqn = q->scqn;
 	p->c.qp_num = q->qpn;
@@ -321,13 +320,13 @@ static void send_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 	p->emit = q->sq_sig_all ||
 		  (d->swr.send_flags & VIRTIO_RDMA_SEND_SIGNALED);
 	send_to_be(&d->swr, p->head, &bw, sge);
-	if (be_post_send(d->be, s + 1, &bw, &st, &reason) == BE_POSTED)
+	if (be_post_send(d->be, s + 1, &bw, &st, &why) == BE_POSTED)
 		return;
 	/* finished now: QP1 handed to the mux, or refused */
 	if (st != IBV_WC_SUCCESS)
 		wr_log(d,
 		       q->qp_type == VIRTIO_RDMA_QPT_GSI ? "QP1 send" : "send",
-		       s, reason);
+		       s, why.msg);
 	finish_now(d, s, p, (enum virtio_rdma_wc_status)st);
 }
 
@@ -343,7 +342,6 @@ static void recv_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 		q->kind == VR_SLOT_SRQ ? q->srq_max_sge : q->max_recv_sge;
 	struct be_recv_wr bw;
 	struct reason why;
-	const char *reason = NULL;
 	enum be_post r;
 
 	p->cqn = q->kind == VR_SLOT_SRQ ? UINT32_MAX : q->rcqn;
@@ -368,11 +366,11 @@ static void recv_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 	sges_to_be(d->rwr.sge, d->rwr.num_sge, sge);
 	bw = (struct be_recv_wr){ p->head, d->rwr.num_sge, sge };
 	r = q->kind == VR_SLOT_SRQ
-		    ? be_post_srq_recv(d->be, s + 1, &bw, &st, &reason)
-		    : be_post_recv(d->be, s + 1, &bw, &st, &reason);
+		    ? be_post_srq_recv(d->be, s + 1, &bw, &st, &why)
+		    : be_post_recv(d->be, s + 1, &bw, &st, &why);
 	if (r == BE_POSTED)
 		return;
-	wr_log(d, "receive element", s, reason);
+	wr_log(d, "receive element", s, why.msg);
 	finish_now(d, s, p, (enum virtio_rdma_wc_status)st);
 }
 

@@ -349,11 +349,11 @@ void be_batch_end(struct be *be)
 
 enum be_post be_post_send(struct be *be, uint32_t qp,
 			  const struct be_send_wr *wr,
-			  enum ibv_wc_status *ret_status, const char **why)
+			  enum ibv_wc_status *ret_status, struct reason *why)
 {
 	if (!live(be->qp, qp)) {
 		*ret_status = IBV_WC_LOC_QP_OP_ERR;
-		*why = "no such QP";
+		reason_set(why, "no such QP");
 		return BE_DONE;
 	}
 	be->sends++;
@@ -365,7 +365,7 @@ enum be_post be_post_send(struct be *be, uint32_t qp,
 
 enum be_post be_post_recv(struct be *be, uint32_t qp,
 			  const struct be_recv_wr *wr,
-			  enum ibv_wc_status *ret_status, const char **why)
+			  enum ibv_wc_status *ret_status, struct reason *why)
 {
 	(void)why;
 	if (!live(be->qp, qp))
@@ -378,7 +378,8 @@ enum be_post be_post_recv(struct be *be, uint32_t qp,
 
 enum be_post be_post_srq_recv(struct be *be, uint32_t srq,
 			      const struct be_recv_wr *wr,
-			      enum ibv_wc_status *ret_status, const char **why)
+			      enum ibv_wc_status *ret_status,
+			      struct reason *why)
 {
 	(void)why;
 	(void)ret_status;
