@@ -28,10 +28,10 @@
 #include "broker/broker.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/privdrop.h"
 #include "common/unix_socket.h"
 #include "common/probes.h"
 #include "config.h"
-#include "worker/sandbox/sandbox.h"
 
 /* The fd numbers the worker inherits. */
 #define CHILD_VU_FD	3

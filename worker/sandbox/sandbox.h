@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The worker's sandbox: the privilege drop (per-VM uid/gid, no
- * capabilities in any set, no_new_privs) and the seccomp allow-list
- * installed after the verbs device is open and before any guest input is
- * read.  docs/sandbox.md lists every allowed syscall and why.
+ * The worker's sandbox: the seccomp allow-list installed after the verbs
+ * device is open and before any guest input is read.  docs/sandbox.md
+ * lists every allowed syscall and why.
  *
- * Order at worker start: take config and fds, open the verbs device and
- * cache what needs sysfs (GID and P_Key tables), sandbox_drop_privileges()
- * (unless the broker already did it between fork and exec), then
- * sandbox_install_worker_filter(), then the event loop.
+ * Order at worker start: the broker drops the worker's privileges between
+ * fork and exec (common/privdrop.h); the worker takes its config and fds,
+ * opens the verbs device and caches what needs sysfs (GID and P_Key
+ * tables), then sandbox_install_worker_filter(), then the event loop.
  */
 #ifndef RDMAGATE_WORKER_SANDBOX_H
 #define RDMAGATE_WORKER_SANDBOX_H
 
 #include <stdbool.h>
 #include <sys/types.h>
+
+/* for mux/main.c, which still includes this header for the drop */
+#include "common/privdrop.h"
 
 /* The one ioctl request rdma-core's ioctl path uses: _IOWR(0x1b, 1, 24). */
 #define SANDBOX_RDMA_VERBS_IOCTL 0xc0181b01U
@@ -54,16 +56,6 @@ struct sandbox_worker_params {
 	 */
 	bool debug;
 };
-
-/*
- * Switches to uid/gid (both non-zero) with no supplementary groups,
- * clears every capability set (effective, permitted, inheritable,
- * bounding, ambient), sets no_new_privs, then checks that each of those
- * took effect.  Needs root (CAP_SETUID, CAP_SETGID, CAP_SETPCAP).
- * Returns 0, -EINVAL for uid or gid 0, -EPERM when a step failed or a
- * check did not hold (logged), or -errno.
- */
-int sandbox_drop_privileges(uid_t uid, gid_t gid);
 
 /*
  * Loads the worker's allow-list into the calling thread (the worker is

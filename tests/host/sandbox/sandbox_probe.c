@@ -39,6 +39,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/privdrop.h"
 #include "worker/sandbox/sandbox.h"
 
 #if defined(__SANITIZE_ADDRESS__)

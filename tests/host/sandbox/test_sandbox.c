@@ -24,6 +24,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/privdrop.h"
 #include "worker/sandbox/sandbox.h"
 
 #define OUT_MAX (256 * 1024)
