@@ -122,8 +122,8 @@ echo "\$ rdmagate-broker --policy $D/policy.conf --worker $build/worker/rdmagate
 	--worker "$build/worker/rdmagate-worker" > "$D/broker.log" 2>&1 &
 BPID=$!
 PIDS="$PIDS $BPID"
-ctl() { echo "\$ rdmagatectl $*"; "$build/broker/rdmagatectl" "$@"; }
-wait_for 10 "$build/broker/rdmagatectl" list > /dev/null 2>&1
+ctl() { echo "\$ rdmagatectl $*"; "$build/ctl/rdmagatectl" "$@"; }
+wait_for 10 "$build/ctl/rdmagatectl" list > /dev/null 2>&1
 sed 's/^/  /' "$D/broker.log"
 
 heading "libvirt starts two VMs: its hook asks the broker for their workers"
@@ -137,7 +137,7 @@ for vm in vm-a vm-b; do
 done
 ctl list || exit 1
 for vm in vm-a vm-b; do
-	pid=$("$build/broker/rdmagatectl" list --json | jq -r ".[] | select(.vm == \"$vm\") | .pid")
+	pid=$("$build/ctl/rdmagatectl" list --json | jq -r ".[] | select(.vm == \"$vm\") | .pid")
 	wait_for 10 grep -q '^Seccomp:.*2' /proc/$pid/status 2> /dev/null
 	printf '%s worker pid %s: %s\n' "$vm" "$pid" "$(grep -E '^(Uid|CapEff|NoNewPrivs|Seccomp):' /proc/$pid/status | tr -s '\t ' ' ' | paste -sd ';')"
 	printf '%s cgroup rdma.max: %s\n' "$vm" "$(cat /sys/fs/cgroup/rdmagate/$vm/rdma.max)"
