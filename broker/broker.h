@@ -15,6 +15,7 @@
 
 #include "common/broker_proto.h"
 #include "common/clock.h"
+#include "common/reason.h"
 #include "common/worker_proto.h"
 #include "broker/state_record.h"
 #include "broker/wlog.h"
@@ -222,7 +223,7 @@ void gids_poll(struct broker *b);
  * asks): admitted and added as a worker's GID_ADD is; the mux is told once
  * its RoCE v2 GID is listed.  0, or -errno and why. */
 int gids_grant(struct broker *b, struct worker *w, int family,
-	       const uint8_t addr[16], char *why, size_t len);
+	       const uint8_t addr[16], struct reason *why);
 int gids_timeout(struct broker *b);
 /* The VM that owns the address, or NULL. */
 const struct gid_entry *gids_owner(const struct broker *b, int family,
@@ -271,7 +272,7 @@ static inline bool is_qemu_pvrdma(const struct worker *w)
  * VM's listening socket (kept by w on success).  0 or -errno and why. */
 int qemu_pvrdma_attach(struct broker *b, struct worker *w,
 		       const struct policy_vm *vm, const struct bp_spawn *req,
-		       int lfd, char *why, size_t len);
+		       int lfd, struct reason *why);
 /* Its reply to SPAWN. */
 void qemu_pvrdma_attached(struct broker *b, struct worker *w,
 			  struct bp_spawn_reply *rep);
@@ -279,7 +280,7 @@ void qemu_pvrdma_attached(struct broker *b, struct worker *w,
 /* worker_log.c: each worker's own log stream */
 /* The fd the worker gets as stdout and stderr. */
 int worker_log_open(struct broker *b, struct worker *w, int *ret_child_fd,
-		    char *why, size_t len);
+		    struct reason *why);
 /* A re-adopted worker's FIFO, read again. */
 void worker_log_adopt(struct broker *b, struct worker *w);
 void worker_log_read(struct broker *b, unsigned int i);
@@ -298,7 +299,7 @@ struct worker *workers_find(struct broker *b, const char *vm);
 struct worker *workers_find_pid(struct broker *b, pid_t pid);
 struct worker *workers_add(struct broker *b);
 int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
-		     uid_t *ret_uid, gid_t *ret_gid, char *why, size_t len);
+		     uid_t *ret_uid, gid_t *ret_gid, struct reason *why);
 void workers_reap(struct broker *b);
 void workers_pidfd(struct broker *b, unsigned int i);
 /* Removes w's socket (by name in its directory, if it is the socket the

@@ -312,7 +312,7 @@ static bool answers(const struct worker *w)
  */
 static int claim(struct broker *b, struct worker *w, int family,
 		 const uint8_t *addr, bool grant, struct gid_entry **ret_e,
-		 bool *ret_new, char *why, size_t len)
+		 bool *ret_new, struct reason *why)
 {
 	const struct gid_entry *other;
 	struct gid_entry *e;
@@ -326,8 +326,8 @@ static int claim(struct broker *b, struct worker *w, int family,
 			  w->vm, txt);
 		RDMAGATE_POLICY_REFUSE(w->vm, RDMAGATE_POLICY_GID,
 				       "address not allowed");
-		snprintf(why, len, "the policy does not let vm %s claim %s",
-			 w->vm, txt);
+		reason_set(why, "the policy does not let vm %s claim %s", w->vm,
+			   txt);
 		return EPERM;
 	}
 	switch (gid_rules_admit(b->gids, BROKER_MAX_GIDS, w->vm, family, addr,
@@ -337,21 +337,20 @@ static int claim(struct broker *b, struct worker *w, int family,
 			  txt, other->vm);
 		RDMAGATE_POLICY_REFUSE(w->vm, RDMAGATE_POLICY_GID,
 				       "address owned by another VM");
-		snprintf(why, len, "%s is owned by another VM", txt);
+		reason_set(why, "%s is owned by another VM", txt);
 		return EADDRINUSE;
 	case GID_SAME_PENDING:
-		snprintf(why, len, "%s is still being added", txt);
+		reason_set(why, "%s is still being added", txt);
 		return EBUSY;
 	case GID_OTHER_PENDING:
 		if (grant)
 			break;
-		snprintf(why, len,
-			 "another address of vm %s is still being added",
-			 w->vm);
+		reason_set(why, "another address of vm %s is still being added",
+			   w->vm);
 		return EBUSY;
 	case GID_VM_FULL:
-		snprintf(why, len, "vm %s holds %u addresses already", w->vm,
-			 BROKER_GIDS_PER_VM);
+		reason_set(why, "vm %s holds %u addresses already", w->vm,
+			   BROKER_GIDS_PER_VM);
 		return ENOSPC;
 	case GID_OWNED:
 		/* ours already (another GID type, or the guest re-adds) */
@@ -365,13 +364,13 @@ static int claim(struct broker *b, struct worker *w, int family,
 	if (ret < 0) {
 		log_warnx("worker/%s: no netdev behind %s port %u: %s", w->vm,
 			  w->device, w->port, strerror(-ret));
-		snprintf(why, len, "no netdev behind %s port %u", w->device,
-			 w->port);
+		reason_set(why, "no netdev behind %s port %u", w->device,
+			   w->port);
 		return ENODEV;
 	}
 	e = new_entry(b);
 	if (!e) {
-		snprintf(why, len, "the broker's address table is full");
+		reason_set(why, "the broker's address table is full");
 		return ENOSPC;
 	}
 	ret = nl_addr(b, RTM_NEWADDR, ifindex, family, addr);
@@ -379,10 +378,11 @@ static int claim(struct broker *b, struct worker *w, int family,
 		e->used = false;
 		log_warnx("worker/%s: adding %s to ifindex %d: %s", w->vm, txt,
 			  ifindex, strerror(-ret));
-		snprintf(why, len, "%s%s", txt,
-			 ret == -EEXIST ? " is already configured on the host "
-					  "(not by rdmagate): not taken over"
-					: ": the broker could not add it");
+		reason_set(why, "%s%s", txt,
+			   ret == -EEXIST
+				   ? " is already configured on the host "
+				     "(not by rdmagate): not taken over"
+				   : ": the broker could not add it");
 		return ret == -EEXIST ? EADDRINUSE : -ret;
 	}
 	snprintf(e->vm, sizeof(e->vm), "%s", w->vm);
@@ -402,13 +402,13 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 {
 	struct gid_entry *e;
 	uint8_t addr[16];
-	char why[160];
+	struct reason why;
 	int family = wp_gid_to_addr(g->gid, addr), st;
 	bool fresh;
 
-	st = claim(b, w, family, addr, false, &e, &fresh, why, sizeof(why));
+	st = claim(b, w, family, addr, false, &e, &fresh, &why);
 	if (st) {
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, st, 0, "%s", why);
+		reply(b, w, WP_GID_ADD_REPLY, g->seq, st, 0, "%s", why.msg);
 		return;
 	}
 	if (fresh) {
@@ -419,13 +419,13 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 }
 
 int gids_grant(struct broker *b, struct worker *w, int family,
-	       const uint8_t addr[16], char *why, size_t len)
+	       const uint8_t addr[16], struct reason *why)
 {
 	struct gid_entry *e;
 	bool fresh;
 	int st, idx;
 
-	st = claim(b, w, family, addr, true, &e, &fresh, why, len);
+	st = claim(b, w, family, addr, true, &e, &fresh, why);
 	if (st)
 		return -st;
 	addr_gid(family, addr, e->gid);

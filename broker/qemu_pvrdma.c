@@ -34,7 +34,7 @@ static bool single(const struct policy_addr *a)
  */
 static int grant_all(struct broker *b, struct worker *w,
 		     const struct policy_vm *vm, const struct bp_spawn *req,
-		     char *why, size_t len)
+		     struct reason *why)
 {
 	char txt[POLICY_ADDR_STRLEN];
 	unsigned int i;
@@ -42,7 +42,7 @@ static int grant_all(struct broker *b, struct worker *w,
 
 	for (i = 0; i < req->n_addrs; i++) {
 		ret = gids_grant(b, w, (int)req->addrs[i].family,
-				 req->addrs[i].addr, why, len);
+				 req->addrs[i].addr, why);
 		if (ret < 0)
 			return ret;
 	}
@@ -55,7 +55,7 @@ static int grant_all(struct broker *b, struct worker *w,
 			continue;
 		}
 		ret = gids_grant(b, w, vm->addrs[i].family, vm->addrs[i].addr,
-				 why, len);
+				 why);
 		if (ret < 0)
 			return ret;
 	}
@@ -64,27 +64,29 @@ static int grant_all(struct broker *b, struct worker *w,
 
 int qemu_pvrdma_attach(struct broker *b, struct worker *w,
 		       const struct policy_vm *vm, const struct bp_spawn *req,
-		       int lfd, char *why, size_t len)
+		       int lfd, struct reason *why)
 {
 	int ret;
 
 	if (!b->mux_path) {
-		snprintf(why, len,
-			 "frontend qemu-pvrdma needs rdmagate-mux (the broker "
-			 "runs without --mux): QEMU's pvrdma does not start "
-			 "without a MAD multiplexer");
+		reason_set(
+			why,
+			"frontend qemu-pvrdma needs rdmagate-mux (the broker "
+			"runs without --mux): QEMU's pvrdma does not start "
+			"without a MAD multiplexer");
 		return -EOPNOTSUPP;
 	}
 	if (req->flags || req->test_syscall[0]) {
-		snprintf(why, len,
-			 "test hooks are a worker's: frontend qemu-pvrdma has "
-			 "none");
+		reason_set(
+			why,
+			"test hooks are a worker's: frontend qemu-pvrdma has "
+			"none");
 		return -EINVAL;
 	}
 	/* the mux lets only QEMU's uid connect (root without vmm_uid) */
 	w->uid = vm->has_vmm_uid ? vm->vmm_uid : 0;
 	w->gid = vm->has_vmm_gid ? vm->vmm_gid : 0;
-	ret = grant_all(b, w, vm, req, why, len);
+	ret = grant_all(b, w, vm, req, why);
 	if (ret < 0) {
 		/* the mux was told nothing yet (no mux id before the
 		 * attach): only the addresses go */

@@ -45,7 +45,7 @@
 #define WORKER_LIMIT_MAX (1u << 20)
 
 struct spawn_err {
-	char why[1024];
+	struct reason why;
 	/* enum rdmagate_policy_what when the policy refused; 0 otherwise */
 	unsigned int refuse;
 };
@@ -135,9 +135,8 @@ static int enable_controllers(struct broker *b, const char *dir,
 			continue;
 		ret = write_file(ctl, c[i].add);
 		if (ret < 0) {
-			snprintf(e->why, sizeof(e->why),
-				 "enabling %s in %s: %s", c[i].add + 1, ctl,
-				 strerror(-ret));
+			reason_set(&e->why, "enabling %s in %s: %s",
+				   c[i].add + 1, ctl, strerror(-ret));
 			return ret;
 		}
 	}
@@ -166,9 +165,8 @@ static int cgroup_make(struct broker *b, const char *leaf, struct spawn_err *e)
 			*slash = '\0';
 		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
 			ret = -errno;
-			snprintf(e->why, sizeof(e->why),
-				 "creating cgroup %s: %s", path,
-				 strerror(errno));
+			reason_set(&e->why, "creating cgroup %s: %s", path,
+				   strerror(errno));
 			return ret;
 		}
 		if (!slash)
@@ -190,8 +188,8 @@ static int cgroup_set_rdma(const char *leaf, const char *device,
 		 (unsigned long long)objs);
 	ret = write_file(path, line);
 	if (ret < 0) {
-		snprintf(e->why, sizeof(e->why), "writing '%s' to %s: %s", line,
-			 path, strerror(-ret));
+		reason_set(&e->why, "writing '%s' to %s: %s", line, path,
+			   strerror(-ret));
 		return ret;
 	}
 	log_info("cgroup %s: rdma.max '%s'", leaf, line);
@@ -223,8 +221,8 @@ static int cgroup_set_limits(struct broker *b, const char *leaf,
 			 (unsigned long long)lim[i].v);
 		ret = write_file(path, val);
 		if (ret < 0) {
-			snprintf(e->why, sizeof(e->why), "writing %s to %s: %s",
-				 val, path, strerror(-ret));
+			reason_set(&e->why, "writing %s to %s: %s", val, path,
+				   strerror(-ret));
 			return ret;
 		}
 	}
@@ -248,7 +246,7 @@ static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
 			     b->cgroup_root, parent,
 			     w->vm) >= sizeof(w->cgroup)) {
 		w->cgroup[0] = '\0';
-		snprintf(e->why, sizeof(e->why), "cgroup path too long");
+		reason_set(&e->why, "cgroup path too long");
 		return -ENAMETOOLONG;
 	}
 	ret = cgroup_make(b, w->cgroup, e);
@@ -259,8 +257,9 @@ static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
 		/* the echo test device opens no RDMA device: its limit (set
 		 * for the tests) may name a device this host lacks */
 		if (ret < 0 && test_dev) {
-			log_warnx("worker/%s (test device): %s", w->vm, e->why);
-			e->why[0] = '\0';
+			log_warnx("worker/%s (test device): %s", w->vm,
+				  e->why.msg);
+			e->why.msg[0] = '\0';
 			ret = 0;
 		}
 	}
@@ -382,31 +381,32 @@ static int socket_place(struct broker *b, const struct conn *c,
 	if (!dir[0])
 		snprintf(dir, sizeof(dir), "/");
 	if (!bp_socket_name_ok(name)) {
-		snprintf(e->why, sizeof(e->why),
-			 "'%s' is not a file name of A-Z a-z 0-9 _ . -", name);
+		reason_set(&e->why,
+			   "'%s' is not a file name of A-Z a-z 0-9 _ . -",
+			   name);
 		return -EINVAL;
 	}
 	if (c->uid != 0 && strcmp(dir, sdir)) {
-		snprintf(e->why, sizeof(e->why),
-			 "a caller other than root names a file in the "
-			 "broker's socket_dir (%s), not in %s",
-			 sdir, dir);
+		reason_set(&e->why,
+			   "a caller other than root names a file in the "
+			   "broker's socket_dir (%s), not in %s",
+			   sdir, dir);
 		return -EACCES;
 	}
 	if ((size_t)snprintf(w->socket, sizeof(w->socket), "%s%s%s", dir,
 			     strcmp(dir, "/") ? "/" : "",
 			     name) >= sizeof(w->socket)) {
-		snprintf(e->why, sizeof(e->why), "%s/%s: too long", dir, name);
+		reason_set(&e->why, "%s/%s: too long", dir, name);
 		return -ENAMETOOLONG;
 	}
 	w->sock_dfd = socket_dir_open(dir);
 	if (w->sock_dfd < 0) {
 		int ret = w->sock_dfd;
 
-		snprintf(e->why, sizeof(e->why), "directory %s: %s", dir,
-			 ret == -EPERM ? "not root's alone (owned by root, "
-					 "writable by no group or other)"
-				       : strerror(-ret));
+		reason_set(&e->why, "directory %s: %s", dir,
+			   ret == -EPERM ? "not root's alone (owned by root, "
+					   "writable by no group or other)"
+					 : strerror(-ret));
 		return ret;
 	}
 	snprintf(w->sock_name, sizeof(w->sock_name), "%s", name);
@@ -429,26 +429,24 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 	int ret, fd = -1;
 
 	if (fchdir(w->sock_dfd) < 0) {
-		snprintf(e->why, sizeof(e->why), "its directory: %s",
-			 strerror(errno));
+		reason_set(&e->why, "its directory: %s", strerror(errno));
 		return -errno;
 	}
 	/* a socket left by a worker that died is replaced; nothing else */
 	ret = unix_socket_remove_stale(w->sock_dfd, w->sock_name, &why);
 	if (ret < 0)
-		snprintf(e->why, sizeof(e->why), "%s", why);
+		reason_set(&e->why, "%s", why);
 	if (ret == 0) {
 		ret = bind_in(w->sock_name, vm->has_vmm_gid ? 0660 : 0600, &fd);
 		if (ret < 0)
-			snprintf(e->why, sizeof(e->why), "bind: %s",
-				 strerror(-ret));
+			reason_set(&e->why, "bind: %s", strerror(-ret));
 	}
 	if (ret == 0 && (fchownat(w->sock_dfd, w->sock_name, owner, group,
 				  AT_SYMLINK_NOFOLLOW) < 0 ||
 			 fstatat(w->sock_dfd, w->sock_name, &st,
 				 AT_SYMLINK_NOFOLLOW) < 0)) {
 		ret = -errno;
-		snprintf(e->why, sizeof(e->why), "chown: %s", strerror(errno));
+		reason_set(&e->why, "chown: %s", strerror(errno));
 		unlinkat(w->sock_dfd, w->sock_name, 0);
 		safe_close(fd);
 	}
@@ -457,8 +455,8 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 	if (ret == 0) {
 		w->sock_ino = st.st_ino;
 		*ret_fd = fd;
-	} else if (!e->why[0])
-		snprintf(e->why, sizeof(e->why), "%s", strerror(-ret));
+	} else if (!e->why.msg[0])
+		reason_set(&e->why, "%s", strerror(-ret));
 	return ret;
 }
 
@@ -648,7 +646,7 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 	if (pid < 0) {
 		safe_close(p[0]);
 		safe_close(p[1]);
-		snprintf(e->why, sizeof(e->why), "fork: %s", strerror(errno));
+		reason_set(&e->why, "fork: %s", strerror(errno));
 		return -EAGAIN;
 	}
 	if (pid == 0) {
@@ -674,11 +672,10 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 	w->pidfd = safe_close(w->pidfd);
 	if (n != sizeof(f) || f.step < 0 ||
 	    f.step >= (int)ARRAY_SIZE(step_names)) {
-		snprintf(e->why, sizeof(e->why), "the child failed");
+		reason_set(&e->why, "the child failed");
 		return -EIO;
 	}
-	snprintf(e->why, sizeof(e->why), "%s: %s", step_names[f.step],
-		 strerror(f.err));
+	reason_set(&e->why, "%s: %s", step_names[f.step], strerror(f.err));
 	return -f.err;
 }
 
@@ -702,31 +699,30 @@ static int check_request(struct broker *b, const struct conn *c,
 
 	*ret_vm = policy_lookup_vm(b->pol, req->vm);
 	if (!*ret_vm) {
-		snprintf(e->why, sizeof(e->why), "vm %s is not in the policy",
-			 req->vm);
+		reason_set(&e->why, "vm %s is not in the policy", req->vm);
 		e->refuse = RDMAGATE_POLICY_VM;
 		return -ENOENT;
 	}
 	if (!control_caller_owns(c, *ret_vm)) {
-		control_not_owner(c, req->vm, e->why, sizeof(e->why));
+		control_not_owner(c, req->vm, e->why.msg, sizeof(e->why.msg));
 		return -EPERM;
 	}
 	old = workers_find(b, req->vm);
 	if (old && is_qemu_pvrdma(old)) {
-		snprintf(e->why, sizeof(e->why),
-			 "vm %s is attached already (QEMU pvrdma)", req->vm);
+		reason_set(&e->why, "vm %s is attached already (QEMU pvrdma)",
+			   req->vm);
 		return -EEXIST;
 	}
 	if (old) {
-		snprintf(e->why, sizeof(e->why),
-			 "vm %s already has a worker (pid %d)", req->vm,
-			 (int)old->pid);
+		reason_set(&e->why, "vm %s already has a worker (pid %d)",
+			   req->vm, (int)old->pid);
 		return -EEXIST;
 	}
 	if ((req->device[0] || req->port || req->frontend) && c->uid != 0) {
-		snprintf(e->why, sizeof(e->why),
-			 "only root may override the policy's device, port or "
-			 "frontend");
+		reason_set(
+			&e->why,
+			"only root may override the policy's device, port or "
+			"frontend");
 		e->refuse = RDMAGATE_POLICY_DEVICE;
 		return -EPERM;
 	}
@@ -738,21 +734,19 @@ static int check_request(struct broker *b, const struct conn *c,
 					a->addr))
 			continue;
 		format_bp_addr(a, txt);
-		snprintf(e->why, sizeof(e->why),
-			 "the policy does not let vm %s claim %s", req->vm,
-			 txt);
+		reason_set(&e->why, "the policy does not let vm %s claim %s",
+			   req->vm, txt);
 		e->refuse = RDMAGATE_POLICY_GID;
 		return -EPERM;
 	}
 #if !RDMAGATE_TEST_HOOKS
 	if (req->flags || req->test_syscall[0]) {
-		snprintf(e->why, sizeof(e->why),
-			 "this broker was built without test hooks");
+		reason_set(&e->why, "this broker was built without test hooks");
 		return -EPERM;
 	}
 #else
 	if ((req->flags || req->test_syscall[0]) && c->uid != 0) {
-		snprintf(e->why, sizeof(e->why), "test hooks are root's only");
+		reason_set(&e->why, "test hooks are root's only");
 		return -EPERM;
 	}
 #endif
@@ -784,13 +778,11 @@ static int vm_socket(struct broker *b, const struct conn *c,
 	if (ret == 0)
 		ret = socket_make(b, vm, w, ret_fd, e);
 	if (ret < 0) {
-		char tmp[sizeof(e->why) + BP_PATH_SIZE + 16];
+		struct reason step = e->why;
 
 		/* nothing made: whatever was at the name stays */
 		w->sock_dfd = safe_close(w->sock_dfd);
-		snprintf(tmp, sizeof(tmp), "socket %s: %s", w->socket, e->why);
-		memcpy(e->why, tmp, sizeof(e->why) - 1);
-		e->why[sizeof(e->why) - 1] = '\0';
+		reason_set(&e->why, "socket %s: %s", w->socket, step.msg);
 	}
 	return ret;
 }
@@ -805,7 +797,7 @@ static int qemu_steps(struct broker *b, const struct conn *c,
 	ret = vm_socket(b, c, req, vm, w, &lfd, e);
 	if (ret < 0)
 		return ret;
-	ret = qemu_pvrdma_attach(b, w, vm, req, lfd, e->why, sizeof(e->why));
+	ret = qemu_pvrdma_attach(b, w, vm, req, lfd, &e->why);
 	if (ret < 0) {
 		safe_close(lfd);
 		socket_unlink(w);
@@ -827,7 +819,7 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	fill_worker(w, req, vm);
 	if (is_qemu_pvrdma(w))
 		return qemu_steps(b, c, req, vm, w, e);
-	ret = workers_pick_ids(b, vm, &w->uid, &w->gid, e->why, sizeof(e->why));
+	ret = workers_pick_ids(b, vm, &w->uid, &w->gid, &e->why);
 	if (ret < 0) {
 		/* the ids the policy grants (worker_ids, its uid) are taken */
 		e->refuse = RDMAGATE_POLICY_QUOTA;
@@ -836,9 +828,9 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	ret = vm_socket(b, c, req, vm, w, &vu, e);
 	if (ret < 0)
 		return ret;
-	ret = channel_make(b, w, &chan, e->why, sizeof(e->why));
+	ret = channel_make(b, w, &chan, e->why.msg, sizeof(e->why.msg));
 	if (ret == 0)
-		ret = worker_log_open(b, w, &lg, e->why, sizeof(e->why));
+		ret = worker_log_open(b, w, &lg, &e->why);
 	if (ret == 0)
 		ret = cgroup_setup(b, w, req->flags & BP_SPAWN_TEST_ECHO, vm,
 				   e);
@@ -870,7 +862,7 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 int spawn_worker(struct broker *b, const struct conn *c,
 		 const struct bp_spawn *req, struct bp_spawn_reply *rep)
 {
-	struct spawn_err e = { { 0 }, 0 };
+	struct spawn_err e = { 0 };
 	struct worker *w = workers_add(b);
 	int ret;
 
@@ -883,11 +875,11 @@ int spawn_worker(struct broker *b, const struct conn *c,
 	if (ret < 0) {
 		w->used = false;
 		log_warnx("spawn %s (for uid %u): %s", req->vm,
-			  (unsigned int)c->uid, e.why);
+			  (unsigned int)c->uid, e.why.msg);
 		/* req->vm: the decoded request's NUL-terminated copy */
 		if (e.refuse)
-			RDMAGATE_POLICY_REFUSE(req->vm, e.refuse, e.why);
-		bp_set_status(&rep->st, -ret, "%s", e.why);
+			RDMAGATE_POLICY_REFUSE(req->vm, e.refuse, e.why.msg);
+		bp_set_status(&rep->st, -ret, "%s", e.why.msg);
 		return ret;
 	}
 	if (is_qemu_pvrdma(w)) {

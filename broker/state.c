@@ -184,7 +184,7 @@ void state_remove(struct broker *b, const struct worker *w)
  */
 
 static int read_record(int dfd, const char *name, struct state_record *r,
-		       char *why, size_t len)
+		       struct reason *why)
 {
 	char buf[STATE_RECORD_MAX + 1];
 	_cleanup_close_ int fd = openat(
@@ -192,22 +192,17 @@ static int read_record(int dfd, const char *name, struct state_record *r,
 	struct stat st;
 	ssize_t n;
 
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(why, len, "%s", strerror(errno));
-		return -errno;
-	}
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return reason_fail(why, -errno, "%s", strerror(errno));
 	if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    st.st_size > STATE_RECORD_MAX) {
-		snprintf(why, len, "not a root-owned file of at most %d bytes",
-			 STATE_RECORD_MAX);
-		return -EINVAL;
-	}
+	    st.st_size > STATE_RECORD_MAX)
+		return reason_fail(why, -EINVAL,
+				   "not a root-owned file of at most %d bytes",
+				   STATE_RECORD_MAX);
 	n = read(fd, buf, sizeof(buf));
-	if (n < 0) {
-		snprintf(why, len, "%s", strerror(errno));
-		return -errno;
-	}
-	return state_record_parse(buf, (size_t)n, r, why, len);
+	if (n < 0)
+		return reason_fail(why, -errno, "%s", strerror(errno));
+	return state_record_parse(buf, (size_t)n, r, why);
 }
 
 /* ---- adoption
@@ -367,9 +362,10 @@ static void adopt(struct broker *b, const struct state_record *r)
 
 void state_adopt(struct broker *b)
 {
-	char path[BP_PATH_SIZE], why[160];
+	char path[BP_PATH_SIZE];
 	_cleanup_close_ int dfd = -1;
 	struct state_record r;
+	struct reason why;
 	struct dirent *de;
 	DIR *d;
 
@@ -385,9 +381,9 @@ void state_adopt(struct broker *b)
 
 		if (n < 7 || strcmp(de->d_name + n - 6, ".state"))
 			continue;
-		if (read_record(dfd, de->d_name, &r, why, sizeof(why)) < 0) {
+		if (read_record(dfd, de->d_name, &r, &why) < 0) {
 			log_warnx("state: %s/%s: %s; ignored", path, de->d_name,
-				  why);
+				  why.msg);
 			continue;
 		}
 		if (strlen(r.vm) != n - 6 || strncmp(de->d_name, r.vm, n - 6)) {

@@ -54,19 +54,6 @@ static const struct key keys[] = {
 };
 _Static_assert(ARRAY_SIZE(keys) < 32, "seen is a 32-bit mask");
 
-static void say(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
-
 /* ---- values ------------------------------------------------------------- */
 
 static bool ctl_free(const char *s)
@@ -360,33 +347,32 @@ static bool set_addr(const char *v, struct state_record *r)
 
 /* One "key value" line (NUL-terminated, no newline). */
 static int parse_line(char *line, struct state_record *r, uint32_t *seen,
-		      char *why, size_t why_len)
+		      struct reason *why)
 {
 	char val[LINE_MAX_];
 	char *sp = strchr(line, ' ');
 	size_t i;
 
 	if (!sp) {
-		say(why, why_len, "a line without a value");
+		reason_set(why, "a line without a value");
 		return -EINVAL;
 	}
 	*sp = '\0';
 	if (!strcmp(line, "addr")) {
 		if (set_addr(sp + 1, r))
 			return 0;
-		say(why, why_len,
-		    "addr: not a distinct address in "
-		    "inet_ntop's form, or too many");
+		reason_set(why, "addr: not a distinct address in "
+				"inet_ntop's form, or too many");
 		return -EINVAL;
 	}
 	for (i = 0; i < ARRAY_SIZE(keys) && strcmp(keys[i].name, line); i++)
 		;
 	if (i == ARRAY_SIZE(keys)) {
-		say(why, why_len, "unknown key '%.32s'", line);
+		reason_set(why, "unknown key '%.32s'", line);
 		return -EINVAL;
 	}
 	if (*seen & (1u << i)) {
-		say(why, why_len, "%s: given twice", keys[i].name);
+		reason_set(why, "%s: given twice", keys[i].name);
 		return -EINVAL;
 	}
 	*seen |= 1u << i;
@@ -404,12 +390,12 @@ static int parse_line(char *line, struct state_record *r, uint32_t *seen,
 			return 0;
 		}
 	}
-	say(why, why_len, "%s: not a valid value", keys[i].name);
+	reason_set(why, "%s: not a valid value", keys[i].name);
 	return -EINVAL;
 }
 
 int state_record_parse(const char *buf, size_t len, struct state_record *ret,
-		       char *why, size_t why_len)
+		       struct reason *why)
 {
 	char text[STATE_RECORD_MAX + 1], head[48];
 	struct state_record r;
@@ -420,34 +406,34 @@ int state_record_parse(const char *buf, size_t len, struct state_record *ret,
 
 	if (len > STATE_RECORD_MAX || memchr(buf, '\0', len) || !len ||
 	    buf[len - 1] != '\n') {
-		say(why, why_len,
-		    "not text of at most %d bytes ending in a newline",
-		    STATE_RECORD_MAX);
+		reason_set(why,
+			   "not text of at most %d bytes ending in a newline",
+			   STATE_RECORD_MAX);
 		return -EINVAL;
 	}
 	memcpy(text, buf, len);
 	text[len] = '\0';
 	snprintf(head, sizeof(head), "%s %d\n", HEADER, STATE_RECORD_VERSION);
 	if (strncmp(text, head, strlen(head))) {
-		say(why, why_len, "not a version %d record (first line)",
-		    STATE_RECORD_VERSION);
+		reason_set(why, "not a version %d record (first line)",
+			   STATE_RECORD_VERSION);
 		return -EINVAL;
 	}
 	memset(&r, 0, sizeof(r));
 	for (line = text + strlen(head); *line; line = nl + 1) {
-		char err[96] = "";
+		struct reason err;
 
 		lineno++;
 		nl = strchr(line, '\n');
 		*nl = '\0';
-		if (parse_line(line, &r, &seen, err, sizeof(err)) < 0) {
-			say(why, why_len, "line %u: %s", lineno, err);
+		if (parse_line(line, &r, &seen, &err) < 0) {
+			reason_set(why, "line %u: %s", lineno, err.msg);
 			return -EINVAL;
 		}
 	}
 	for (i = 0; i < ARRAY_SIZE(keys); i++)
 		if (!(seen & (1u << i))) {
-			say(why, why_len, "no %s line", keys[i].name);
+			reason_set(why, "no %s line", keys[i].name);
 			return -EINVAL;
 		}
 	*ret = r;

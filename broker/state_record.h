@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "common/broker_proto.h"
+#include "common/reason.h"
 
 #define STATE_RECORD_VERSION 2
 #define STATE_RECORD_MAX     8192 /* bytes of text */
@@ -53,10 +54,10 @@ int state_record_format(const struct state_record *r, char *buf, size_t len);
  * is known and appears once (addr up to STATE_ADDRS_MAX times), every
  * escape, and each value: the VM and device names, paths absolute and
  * without control characters, numbers in range, addresses.  Returns 0, or
- * -EINVAL with why (why_len bytes) naming the line; *ret is untouched on
+ * -EINVAL with *why (may be NULL) naming the line; *ret is untouched on
  * failure.
  */
 int state_record_parse(const char *buf, size_t len, struct state_record *ret,
-		       char *why, size_t why_len);
+		       struct reason *why);
 
 #endif

@@ -68,7 +68,7 @@ static int open_reader(struct broker *b, struct worker *w, const char *path)
 }
 
 int worker_log_open(struct broker *b, struct worker *w, int *ret_child_fd,
-		    char *why, size_t len)
+		    struct reason *why)
 {
 	char path[BP_PATH_SIZE + 16], ident[BP_VM_SIZE + 24];
 	_cleanup_close_ int child = -1;
@@ -79,14 +79,14 @@ int worker_log_open(struct broker *b, struct worker *w, int *ret_child_fd,
 		/* no level prefix: the worker does not choose priorities */
 		child = sd_journal_stream_fd(ident, LOG_INFO, 0);
 		if (child < 0) {
-			snprintf(why, len, "its journal stream: %s",
-				 strerror(-child));
+			reason_set(why, "its journal stream: %s",
+				   strerror(-child));
 			return child;
 		}
 		/* a slow journal drops the worker's lines, never stalls it */
 		if (fcntl(child, F_SETFL, O_NONBLOCK) < 0) {
-			snprintf(why, len, "its journal stream: %s",
-				 strerror(errno));
+			reason_set(why, "its journal stream: %s",
+				   strerror(errno));
 			return -errno;
 		}
 		*ret_child_fd = TAKE_FD(child);
@@ -103,7 +103,7 @@ int worker_log_open(struct broker *b, struct worker *w, int *ret_child_fd,
 		ret = child < 0 ? -errno : open_reader(b, w, path);
 	}
 	if (ret < 0) {
-		snprintf(why, len, "its log FIFO %s: %s", path, strerror(-ret));
+		reason_set(why, "its log FIFO %s: %s", path, strerror(-ret));
 		unlink(path);
 		return ret;
 	}

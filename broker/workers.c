@@ -97,17 +97,17 @@ static bool id_reserved(const struct policy *p, uint32_t id, const char *vm)
 }
 
 int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
-		     uid_t *ret_uid, gid_t *ret_gid, char *why, size_t len)
+		     uid_t *ret_uid, gid_t *ret_gid, struct reason *why)
 {
 	const struct policy_broker *pb = policy_broker(b->pol);
 	uint64_t id;
 
 	if (vm->has_uid) {
 		if (uid_taken(b, vm->uid)) {
-			snprintf(why, len,
-				 "uid %u of vm %s is in use by "
-				 "another worker",
-				 vm->uid, vm->name);
+			reason_set(why,
+				   "uid %u of vm %s is in use by "
+				   "another worker",
+				   vm->uid, vm->name);
 			return -EBUSY;
 		}
 		*ret_uid = vm->uid;
@@ -122,8 +122,8 @@ int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
 		*ret_gid = vm->has_gid ? vm->gid : (gid_t)id;
 		return 0;
 	}
-	snprintf(why, len, "no free id in worker_ids %u-%u",
-		 pb->worker_id_first, pb->worker_id_last);
+	reason_set(why, "no free id in worker_ids %u-%u", pb->worker_id_first,
+		   pb->worker_id_last);
 	return -ENOSPC;
 }
 

@@ -19,18 +19,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char text[STATE_RECORD_MAX + 1], again[STATE_RECORD_MAX + 1];
 	struct state_record r, q;
-	char why[160];
+	struct reason why;
 	int n;
 
-	if (state_record_parse((const char *)data, size, &r, why, sizeof(why)) <
-	    0)
+	if (state_record_parse((const char *)data, size, &r, &why) < 0)
 		return 0;
 	n = state_record_format(&r, text, sizeof(text));
 	/* escaping may make a record that fitted too long to write */
 	if (n == -ENOSPC)
 		return 0;
-	if (n < 0 ||
-	    state_record_parse(text, (size_t)n, &q, why, sizeof(why)) < 0)
+	if (n < 0 || state_record_parse(text, (size_t)n, &q, &why) < 0)
 		abort();
 	if (state_record_format(&q, again, sizeof(again)) != n ||
 	    memcmp(text, again, (size_t)n))

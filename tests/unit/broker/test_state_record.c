@@ -60,7 +60,7 @@ static void test_round_trip(void **state)
 	n = state_record_format(&r, text, sizeof(text));
 	assert_true(n > 0);
 	assert_int_equal(lines(text), 1 + 11 + 2);
-	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL, 0), 0);
+	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL), 0);
 	assert_int_equal(state_record_format(&out, again, sizeof(again)), n);
 	assert_string_equal(text, again);
 	assert_string_equal(out.socket, r.socket);
@@ -72,7 +72,7 @@ static void test_round_trip(void **state)
 	r.cgroup[0] = '\0';
 	n = state_record_format(&r, text, sizeof(text));
 	assert_non_null(strstr(text, "\ncgroup -\n"));
-	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL, 0), 0);
+	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL), 0);
 	assert_string_equal(out.cgroup, "");
 }
 
@@ -92,7 +92,7 @@ static void test_escaped(void **state)
 	assert_non_null(
 		strstr(text, "\nsocket /run/a%20b%2520c%C3%A9/x.sock\n"));
 	assert_int_equal(lines(text), 1 + 11 + 2);
-	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL, 0), 0);
+	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL), 0);
 	assert_string_equal(out.socket, r.socket);
 }
 
@@ -184,21 +184,22 @@ static void make_bad(const struct bad *c, char *out, size_t size)
 
 static void test_bad(void **state)
 {
-	char text[STATE_RECORD_MAX + 64], why[160];
+	char text[STATE_RECORD_MAX + 64];
 	struct state_record out;
+	struct reason why;
 	size_t i, j;
 
 	(void)state;
 	for (i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
 		make_bad(&bads[i], text, sizeof(text));
 		memset(&out, 0xa5, sizeof(out));
-		why[0] = '\0';
-		if (state_record_parse(text, strlen(text), &out, why,
-				       sizeof(why)) != -EINVAL)
+		why.msg[0] = '\0';
+		if (state_record_parse(text, strlen(text), &out, &why) !=
+		    -EINVAL)
 			fail_msg("%s: accepted", bads[i].name);
-		if (!strstr(why, bads[i].why))
+		if (!strstr(why.msg, bads[i].why))
 			fail_msg("%s: '%s' does not say '%s'", bads[i].name,
-				 why, bads[i].why);
+				 why.msg, bads[i].why);
 		for (j = 0; j < sizeof(out); j++)
 			assert_int_equal(((uint8_t *)&out)[j], 0xa5);
 	}
@@ -214,17 +215,17 @@ static void test_framing(void **state)
 	good(&r);
 	n = state_record_format(&r, text, sizeof(text));
 	/* no final newline: a torn write */
-	assert_int_equal(state_record_parse(text, (size_t)n - 1, &out, NULL, 0),
+	assert_int_equal(state_record_parse(text, (size_t)n - 1, &out, NULL),
 			 -EINVAL);
 	/* a NUL inside */
 	text[10] = '\0';
-	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL, 0),
+	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL),
 			 -EINVAL);
-	assert_int_equal(state_record_parse(text, 0, &out, NULL, 0), -EINVAL);
+	assert_int_equal(state_record_parse(text, 0, &out, NULL), -EINVAL);
 	memset(text, 'a', sizeof(text));
 	text[STATE_RECORD_MAX] = '\n';
 	assert_int_equal(
-		state_record_parse(text, STATE_RECORD_MAX + 1, &out, NULL, 0),
+		state_record_parse(text, STATE_RECORD_MAX + 1, &out, NULL),
 		-EINVAL);
 }
 
@@ -247,10 +248,10 @@ static void test_addr_limit(void **state)
 	}
 	n = state_record_format(&r, text, sizeof(text));
 	assert_true(n > 0);
-	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL, 0), 0);
+	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL), 0);
 	assert_int_equal(out.n_addrs, STATE_ADDRS_MAX);
 	strcat(text, "addr 10.0.0.99\n");
-	assert_int_equal(state_record_parse(text, strlen(text), &out, NULL, 0),
+	assert_int_equal(state_record_parse(text, strlen(text), &out, NULL),
 			 -EINVAL);
 }
 
