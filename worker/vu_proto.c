@@ -112,40 +112,30 @@ static const struct req_rule rules[VHOST_USER_MAX_REQUEST] = {
 
 /* ---- framing ---------------------------------------------------------- */
 
-static bool bad(char *why, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static bool bad(char *why, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, n, fmt, ap);
-	va_end(ap);
-	return false;
-}
-
-static bool check_header(const struct vhost_user_header *h, size_t plen,
-			 char *why, size_t n)
+static int check_header(const struct vhost_user_header *h, size_t plen,
+			struct reason *why)
 {
 	if ((h->flags & VHOST_USER_VERSION_MASK) != VHOST_USER_VERSION)
-		return bad(why, n, "header flags 0x%x carry version %u, not %u",
-			   h->flags, h->flags & VHOST_USER_VERSION_MASK,
-			   VHOST_USER_VERSION);
+		return reason_fail(why, -EINVAL,
+				   "header flags 0x%x carry version %u, not %u",
+				   h->flags, h->flags & VHOST_USER_VERSION_MASK,
+				   VHOST_USER_VERSION);
 	if (h->flags & ~(VHOST_USER_VERSION_MASK | VHOST_USER_NEED_REPLY))
-		return bad(why, n,
-			   "header flags 0x%x set reply or reserved "
-			   "bits",
-			   h->flags);
+		return reason_fail(why, -EINVAL,
+				   "header flags 0x%x set reply or reserved "
+				   "bits",
+				   h->flags);
 	if (h->size > VHOST_USER_MAX_PAYLOAD)
-		return bad(why, n, "payload size %u exceeds %u", h->size,
-			   VHOST_USER_MAX_PAYLOAD);
+		return reason_fail(why, -EINVAL, "payload size %u exceeds %u",
+				   h->size, VHOST_USER_MAX_PAYLOAD);
 	if (h->size != plen)
-		return bad(why, n, "size field %u but %zu payload bytes",
-			   h->size, plen);
+		return reason_fail(why, -EINVAL,
+				   "size field %u but %zu payload bytes",
+				   h->size, plen);
 	if (h->request >= VHOST_USER_MAX_REQUEST || !rules[h->request].fn)
-		return bad(why, n, "unsupported request %u", h->request);
-	return true;
+		return reason_fail(why, -EINVAL, "unsupported request %u",
+				   h->request);
+	return 0;
 }
 
 static uint32_t ld_u32(const uint8_t *p)
@@ -157,52 +147,54 @@ static uint32_t ld_u32(const uint8_t *p)
 }
 
 /* Expected payload size; mem tables and configs carry their own count. */
-static bool check_size(const struct req_rule *r, const uint8_t *pl,
-		       uint32_t size, char *why, size_t n)
+static int check_size(const struct req_rule *r, const uint8_t *pl,
+		      uint32_t size, struct reason *why)
 {
 	uint32_t k;
 
 	switch (r->size_rule) {
 	case SZ_MEM_TABLE:
 		if (size < 8)
-			return bad(why, n,
-				   "payload of %u bytes, need at least "
-				   "8",
-				   size);
+			return reason_fail(why, -EINVAL,
+					   "payload of %u bytes, need at least "
+					   "8",
+					   size);
 		k = ld_u32(pl);
 		if (k == 0 || k > VHOST_USER_MEM_BASELINE_NREGS)
-			return bad(why, n, "%u regions (1 to %u allowed)", k,
-				   VHOST_USER_MEM_BASELINE_NREGS);
+			return reason_fail(why, -EINVAL,
+					   "%u regions (1 to %u allowed)", k,
+					   VHOST_USER_MEM_BASELINE_NREGS);
 		if (size != 8 + 32 * k)
-			return bad(why, n,
-				   "payload of %u bytes for %u "
-				   "regions, expected %u",
-				   size, k, 8 + 32 * k);
-		return true;
+			return reason_fail(why, -EINVAL,
+					   "payload of %u bytes for %u "
+					   "regions, expected %u",
+					   size, k, 8 + 32 * k);
+		return 0;
 	case SZ_CONFIG:
 		if (size < VHOST_USER_CONFIG_HDR_SIZE)
-			return bad(why, n,
-				   "payload of %u bytes, need at least "
-				   "%u",
-				   size, VHOST_USER_CONFIG_HDR_SIZE);
+			return reason_fail(why, -EINVAL,
+					   "payload of %u bytes, need at least "
+					   "%u",
+					   size, VHOST_USER_CONFIG_HDR_SIZE);
 		k = ld_u32(pl + 4);
 		if (k > VHOST_USER_CONFIG_MAX ||
 		    size != VHOST_USER_CONFIG_HDR_SIZE + k)
-			return bad(why, n,
-				   "payload of %u bytes for %u config "
-				   "bytes",
-				   size, k);
-		return true;
+			return reason_fail(why, -EINVAL,
+					   "payload of %u bytes for %u config "
+					   "bytes",
+					   size, k);
+		return 0;
 	default:
 		if (size != r->size)
-			return bad(why, n, "payload of %u bytes, expected %u",
-				   size, r->size);
-		return true;
+			return reason_fail(why, -EINVAL,
+					   "payload of %u bytes, expected %u",
+					   size, r->size);
+		return 0;
 	}
 }
 
-static bool check_fds(const struct req_rule *r, const uint8_t *pl,
-		      unsigned int nfds, char *why, size_t n)
+static int check_fds(const struct req_rule *r, const uint8_t *pl,
+		     unsigned int nfds, struct reason *why)
 {
 	unsigned int want;
 	uint64_t v;
@@ -220,42 +212,45 @@ static bool check_fds(const struct req_rule *r, const uint8_t *pl,
 		break;
 	case FD_AT_MOST_ONE:
 		if (nfds <= 1)
-			return true;
-		return bad(why, n, "%u fds, expected at most 1", nfds);
+			return 0;
+		return reason_fail(why, -EINVAL, "%u fds, expected at most 1",
+				   nfds);
 	default:
 		want = 0;
 		break;
 	}
 	if (nfds != want)
-		return bad(why, n, "%u fds, expected %u", nfds, want);
-	return true;
+		return reason_fail(why, -EINVAL, "%u fds, expected %u", nfds,
+				   want);
+	return 0;
 }
 
-static bool framing_ok(const void *buf, size_t len, unsigned int nfds,
-		       char *why, size_t n)
+static int check_framing(const void *buf, size_t len, unsigned int nfds,
+			 struct reason *why)
 {
 	struct vhost_user_header h;
 	const uint8_t *pl = (const uint8_t *)buf + sizeof(h);
 	const struct req_rule *r;
+	int ret;
 
 	if (len < sizeof(h))
-		return bad(why, n,
-			   "message of %zu bytes is shorter than the "
-			   "header",
-			   len);
+		return reason_fail(why, -EINVAL,
+				   "message of %zu bytes is shorter than the "
+				   "header",
+				   len);
 	memcpy(&h, buf, sizeof(h));
-	if (!check_header(&h, len - sizeof(h), why, n))
-		return false;
+	ret = check_header(&h, len - sizeof(h), why);
+	if (ret < 0)
+		return ret;
 	r = &rules[h.request];
-	return check_size(r, pl, h.size, why, n) &&
-	       check_fds(r, pl, nfds, why, n);
+	ret = check_size(r, pl, h.size, why);
+	return ret < 0 ? ret : check_fds(r, pl, nfds, why);
 }
 
-const char *vu_check_framing(const void *buf, size_t len, unsigned int nfds)
+int vu_check_framing(const void *buf, size_t len, unsigned int nfds,
+		     struct reason *why)
 {
-	static char why[160];
-
-	return framing_ok(buf, len, nfds, why, sizeof(why)) ? NULL : why;
+	return check_framing(buf, len, nfds, why);
 }
 
 /* ---- logging ---------------------------------------------------------- */
@@ -345,7 +340,7 @@ static void rings_stop_all(struct vu_dev *dev)
 
 /* Checks that each ring part lies in one region; why names the part. */
 static int ring_translate(const struct vu_dev *dev, const struct vu_ring *r,
-			  void *ret_ptrs[3], char *why, size_t n)
+			  void *ret_ptrs[3], struct reason *why)
 {
 	static const char *const part[3] = { "descriptor table", "avail ring",
 					     "used ring" };
@@ -363,37 +358,39 @@ static int ring_translate(const struct vu_dev *dev, const struct vu_ring *r,
 	for (i = 0; i < 3; i++) {
 		ret_ptrs[i] = gm_uva_to_host(&dev->mem, uva[i], len[i]);
 		if (!ret_ptrs[i]) {
-			bad(why, n,
-			    "queue %u %s 0x%llx+%llu not in guest "
-			    "memory",
-			    r->vq.index, part[i], (unsigned long long)uva[i],
-			    (unsigned long long)len[i]);
+			reason_set(why,
+				   "queue %u %s 0x%llx+%llu not in guest "
+				   "memory",
+				   r->vq.index, part[i],
+				   (unsigned long long)uva[i],
+				   (unsigned long long)len[i]);
 			return -EFAULT;
 		}
 		if ((uintptr_t)ret_ptrs[i] % align[i]) {
-			bad(why, n, "queue %u %s 0x%llx not %u-byte aligned",
-			    r->vq.index, part[i], (unsigned long long)uva[i],
-			    align[i]);
+			reason_set(why,
+				   "queue %u %s 0x%llx not %u-byte aligned",
+				   r->vq.index, part[i],
+				   (unsigned long long)uva[i], align[i]);
 			return -EINVAL;
 		}
 	}
 	return 0;
 }
 
-static int ring_start(struct vu_dev *dev, struct vu_ring *r, char *why,
-		      size_t n)
+static int ring_start(struct vu_dev *dev, struct vu_ring *r, struct reason *why)
 {
 	bool indirect = dev->features & (1ull << VIRTIO_F_RING_INDIRECT_DESC);
 	void *p[3];
 	int ret;
 
-	ret = ring_translate(dev, r, p, why, n);
+	ret = ring_translate(dev, r, p, why);
 	if (ret < 0)
 		return ret;
 	ret = vq_setup(&r->vq, &dev->mem, r->num, p[0], p[1], p[2],
 		       r->last_avail, indirect, &dev->status);
 	if (ret < 0) {
-		bad(why, n, "queue %u: cannot set up the ring", r->vq.index);
+		reason_set(why, "queue %u: cannot set up the ring",
+			   r->vq.index);
 		return ret;
 	}
 	vq_set_event_idx(&r->vq,
@@ -408,24 +405,24 @@ static int ring_start(struct vu_dev *dev, struct vu_ring *r, char *why,
 }
 
 /* Starts r if it is now fully configured and enabled. */
-static int ring_update(struct vu_dev *dev, struct vu_ring *r, char *why,
-		       size_t n)
+static int ring_update(struct vu_dev *dev, struct vu_ring *r,
+		       struct reason *why)
 {
 	if (r->running || !r->num_set || !r->addr_set || !r->kick_set ||
 	    !ring_enabled(dev, r) || dev->mem.nregions == 0)
 		return 0;
-	return ring_start(dev, r, why, n);
+	return ring_start(dev, r, why);
 }
 
 /* After a change of memory or features: start what can start. */
 static void rings_update(struct vu_dev *dev, const char *name)
 {
-	char why[160];
+	struct reason why;
 	unsigned int i;
 
 	for (i = 0; i < dev->ops->num_queues; i++)
-		if (ring_update(dev, &dev->rings[i], why, sizeof(why)) < 0)
-			vlog(dev, "%s: %s; queue not started", name, why);
+		if (ring_update(dev, &dev->rings[i], &why) < 0)
+			vlog(dev, "%s: %s; queue not started", name, why.msg);
 }
 
 static void drop_kick(struct vu_dev *dev, struct vu_ring *r)
@@ -646,7 +643,7 @@ static int h_set_vring_addr(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_vring_addr *a = &m->p.addr;
 	struct vu_ring *r = ring_of(dev, m, a->index);
-	char why[160];
+	struct reason why;
 	void *p[3];
 
 	if (!r)
@@ -663,12 +660,12 @@ static int h_set_vring_addr(struct vu_dev *dev, struct msg *m)
 	r->used_uva = a->used_user_addr;
 	r->addr_set = true;
 	if (r->num_set && dev->mem.nregions > 0 &&
-	    ring_translate(dev, r, p, why, sizeof(why)) < 0) {
+	    ring_translate(dev, r, p, &why) < 0) {
 		r->addr_set = false;
-		return refuse(dev, m, "%s", why);
+		return refuse(dev, m, "%s", why.msg);
 	}
-	if (ring_update(dev, r, why, sizeof(why)) < 0)
-		return refuse(dev, m, "%s", why);
+	if (ring_update(dev, r, &why) < 0)
+		return refuse(dev, m, "%s", why.msg);
 	return 0;
 }
 
@@ -726,7 +723,7 @@ static bool nofd(const struct msg *m)
 static int h_set_vring_kick(struct vu_dev *dev, struct msg *m)
 {
 	struct vu_ring *r = ring_of_fd_msg(dev, m);
-	char why[160];
+	struct reason why;
 	int ret;
 
 	if (!r)
@@ -746,8 +743,8 @@ static int h_set_vring_kick(struct vu_dev *dev, struct msg *m)
 		r->kick_fd = TAKE_FD(m->fds[0]);
 	}
 	r->kick_set = true;
-	if (ring_update(dev, r, why, sizeof(why)) < 0)
-		return refuse(dev, m, "%s", why);
+	if (ring_update(dev, r, &why) < 0)
+		return refuse(dev, m, "%s", why.msg);
 	return 0;
 }
 
@@ -759,25 +756,26 @@ static int h_set_vring_kick(struct vu_dev *dev, struct msg *m)
  * flag is on the open file the frontend shares; QEMU's eventfds have it.
  * Then a full eventfd or pipe only makes vq_notify() see EAGAIN.
  */
-static int signal_fd_ok(int fd, char *why, size_t n)
+static int signal_fd_ok(int fd, struct reason *why)
 {
 	struct stat st;
 	int fl;
 
 	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0) {
-		bad(why, n, "cannot inspect it: %s", strerror(errno));
+		reason_set(why, "cannot inspect it: %s", strerror(errno));
 		return -EBADF;
 	}
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)) {
-		bad(why, n, "a file or block device, not an eventfd");
+		reason_set(why, "a file or block device, not an eventfd");
 		return -EINVAL;
 	}
 	if ((fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH)) {
-		bad(why, n, "not open for writing");
+		reason_set(why, "not open for writing");
 		return -EBADF;
 	}
 	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-		bad(why, n, "cannot make it non-blocking: %s", strerror(errno));
+		reason_set(why, "cannot make it non-blocking: %s",
+			   strerror(errno));
 		return -EINVAL;
 	}
 	return 0;
@@ -798,14 +796,14 @@ static int set_signal_fd(struct vu_dev *dev, struct msg *m,
 			 int *(*slot_of)(struct vu_ring *), const char *what)
 {
 	struct vu_ring *r = ring_of_fd_msg(dev, m);
-	char why[160];
+	struct reason why;
 	int *slot;
 
 	if (!r)
 		return -EINVAL;
-	if (!nofd(m) && signal_fd_ok(m->fds[0], why, sizeof(why)) < 0)
+	if (!nofd(m) && signal_fd_ok(m->fds[0], &why) < 0)
 		return refuse(dev, m, "queue %u %s fd: %s", r->vq.index, what,
-			      why);
+			      why.msg);
 	slot = slot_of(r);
 	safe_close(*slot);
 	*slot = nofd(m) ? -1 : TAKE_FD(m->fds[0]);
@@ -826,7 +824,7 @@ static int h_set_vring_enable(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_vring_state *s = &m->p.state;
 	struct vu_ring *r = ring_of(dev, m, s->index);
-	char why[160];
+	struct reason why;
 
 	if (!r)
 		return -EINVAL;
@@ -839,8 +837,8 @@ static int h_set_vring_enable(struct vu_dev *dev, struct msg *m)
 		ring_stop(dev, r);
 		return 0;
 	}
-	if (ring_update(dev, r, why, sizeof(why)) < 0)
-		return refuse(dev, m, "%s", why);
+	if (ring_update(dev, r, &why) < 0)
+		return refuse(dev, m, "%s", why.msg);
 	return 0;
 }
 
@@ -991,16 +989,16 @@ void vu_handle(struct vu_dev *dev, const void *buf, size_t len, int *fds,
 {
 	struct msg m = { .fds = fds, .nfds = nfds, .res = res };
 	const struct req_rule *r;
-	char why[160];
+	struct reason why;
 	int ret;
 
 	res->disconnect = false;
 	res->reply_len = 0;
-	if (!framing_ok(buf, len, nfds, why, sizeof(why))) {
+	if (check_framing(buf, len, nfds, &why) < 0) {
 		uint32_t req = len >= 4 ? ld_u32(buf) : VHOST_USER_NONE;
 
 		vlog(dev, "%s: %s; dropping the connection",
-		     vhost_user_request_name(req), why);
+		     vhost_user_request_name(req), why.msg);
 		res->disconnect = true;
 		close_fds(fds, nfds);
 		return;
@@ -1028,7 +1026,7 @@ void vu_handle(struct vu_dev *dev, const void *buf, size_t len, int *fds,
 void vu_kick(struct vu_dev *dev, unsigned int q)
 {
 	struct vu_ring *r;
-	char why[160];
+	struct reason why;
 
 	if (q >= dev->ops->num_queues)
 		return;
@@ -1040,8 +1038,8 @@ void vu_kick(struct vu_dev *dev, unsigned int q)
 	/* ABI §2.3: a kicked, configured ring counts as enabled. */
 	if (!r->enable_seen && !r->enabled && r->kick_set) {
 		r->enabled = true;
-		if (ring_update(dev, r, why, sizeof(why)) < 0)
-			vlog(dev, "kick: %s; queue not started", why);
+		if (ring_update(dev, r, &why) < 0)
+			vlog(dev, "kick: %s; queue not started", why.msg);
 	}
 }
 

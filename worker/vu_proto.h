@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/reason.h"
 #include "common/vhost_user.h"
 #include "worker/device.h"
 #include "worker/guest_mem.h"
@@ -92,11 +93,13 @@ struct vu_result {
 };
 
 /*
- * Why a message's framing is bad, or NULL if it is well formed: header
- * flags, size field against len, payload size and fd count against the
- * request table.  buf holds len bytes (header + payload).  Pure.
+ * Checks a message's framing: header flags, size field against len,
+ * payload size and fd count against the request table.  buf holds len
+ * bytes (header + payload).  Returns 0, or -EINVAL with *why (may be NULL)
+ * saying what is wrong.  Pure.
  */
-const char *vu_check_framing(const void *buf, size_t len, unsigned int nfds);
+int vu_check_framing(const void *buf, size_t len, unsigned int nfds,
+		     struct reason *why);
 
 /* New device state for a connection; creates the device's private state. */
 int vu_dev_new(const struct device_ops *ops, const struct vu_host_ops *host,

@@ -416,9 +416,11 @@ static void test_config_size_field_must_match_payload(void **state)
 static void test_well_formed_message_passes_framing(void **state)
 {
 	struct vhost_user_header h = { VHOST_USER_GET_FEATURES, 1, 0 };
+	struct reason why;
 
-	assert_null(vu_check_framing(&h, sizeof(h), 0));
-	assert_non_null(vu_check_framing(&h, sizeof(h), 1));
+	assert_int_equal(vu_check_framing(&h, sizeof(h), 0, &why), 0);
+	assert_int_equal(vu_check_framing(&h, sizeof(h), 1, &why), -EINVAL);
+	assert_string_equal(why.msg, "1 fds, expected 0");
 }
 
 static void test_request_needing_unnegotiated_feature_drops(void **state)
