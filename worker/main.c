@@ -961,7 +961,7 @@ int main(int argc, char **argv)
 			  .cfd = -1,
 			  .broker = BROKER_LINK_NONE,
 			  .mux = QP1_CHAN_NONE };
-	char why[256];
+	struct reason why;
 	unsigned int i;
 
 	for (i = 0; i < MAX_DEV_WATCHES; i++)
@@ -996,8 +996,8 @@ int main(int argc, char **argv)
 	if (l.lfd >= 0 && ep_add(l.ep, l.lfd, mktag(TAG_LISTEN, 0)) < 0)
 		fatal("epoll_ctl");
 	/* SELinux first: setcon() writes /proc, which seccomp then forbids */
-	if (sandbox_selinux_enter(why, sizeof(why)) < 0)
-		fatalx("cannot enter the SELinux sandbox domain: %s", why);
+	if (sandbox_selinux_enter(&why) < 0)
+		fatalx("cannot enter the SELinux sandbox domain: %s", why.msg);
 #if RDMAGATE_TEST_HOOKS
 	if (o.test_syscall)
 		test_selinux_probe(o.test_syscall);

@@ -7,7 +7,6 @@
 #include "worker/sandbox/selinux.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,27 +17,13 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 
-static void set_why(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
-
 static void context_freep(context_t *c)
 {
 	if (*c)
 		context_free(*c);
 }
 
-int sandbox_selinux_context(const char *cur, char **ret, char *why, size_t len)
+int sandbox_selinux_context(const char *cur, char **ret, struct reason *why)
 {
 	_cleanup_(context_freep) context_t c = NULL;
 	const char *type, *s;
@@ -50,25 +35,25 @@ int sandbox_selinux_context(const char *cur, char **ret, char *why, size_t len)
 	 * empty parts, and reads a trailing ':' as "no level": refuse both.
 	 */
 	if (!cur || !*cur) {
-		set_why(why, len, "empty security context");
+		reason_set(why, "empty security context");
 		return -EINVAL;
 	}
 	if (cur[strlen(cur) - 1] == ':') {
-		set_why(why, len, "'%s' ends with an empty level", cur);
+		reason_set(why, "'%s' ends with an empty level", cur);
 		return -EINVAL;
 	}
 	c = context_new(cur);
 	if (!c) {
 		if (errno == ENOMEM)
 			return -ENOMEM;
-		set_why(why, len, "'%s' is not a security context", cur);
+		reason_set(why, "'%s' is not a security context", cur);
 		return -EINVAL;
 	}
 	type = context_type_get(c);
 	if (!context_user_get(c)[0] || !context_role_get(c)[0] || !type[0] ||
 	    (context_range_get(c) && !context_range_get(c)[0])) {
-		set_why(why, len, "'%s' has an empty user, role, type or level",
-			cur);
+		reason_set(why, "'%s' has an empty user, role, type or level",
+			   cur);
 		return -EINVAL;
 	}
 	if (strcmp(type, SANDBOX_SELINUX_WORKER_TYPE) != 0)
@@ -86,46 +71,48 @@ int sandbox_selinux_context(const char *cur, char **ret, char *why, size_t len)
 }
 
 /* A failure is fatal unless SELinux is known not to enforce. */
-static int fail(int err, char *why, size_t len)
+static int fail(int err, const struct reason *why)
 {
 	if (security_getenforce() != 0)
 		return -err;
 	log_warnx("selinux: %s (not enforcing: going on without the sandbox "
 		  "domain)",
-		  why);
+		  why->msg);
 	return 0;
 }
 
-int sandbox_selinux_enter(char *why, size_t len)
+int sandbox_selinux_enter(struct reason *why)
 {
 	_cleanup_free_ char *next = NULL;
+	struct reason local;
 	char *cur = NULL;
 	int r;
 
-	if (why && len)
-		why[0] = '\0';
+	if (!why)
+		why = &local; /* fail() logs it */
+	why->msg[0] = '\0';
 	r = is_selinux_enabled();
 	if (r <= 0)
 		return 0;
 	if (getcon(&cur) < 0) {
 		r = errno ? errno : EIO;
-		set_why(why, len, "getcon: %s", strerror(r));
-		return fail(r, why, len);
+		reason_set(why, "getcon: %s", strerror(r));
+		return fail(r, why);
 	}
-	r = sandbox_selinux_context(cur, &next, why, len);
+	r = sandbox_selinux_context(cur, &next, why);
 	if (r == 0)
 		log_debug("selinux: running as %s, not %s: no sandbox domain "
 			  "to enter",
 			  cur, SANDBOX_SELINUX_WORKER_TYPE);
 	freecon(cur);
 	if (r < 0)
-		return fail(-r, why, len);
+		return fail(-r, why);
 	if (r == 0)
 		return 0;
 	if (setcon(next) < 0) {
 		r = errno ? errno : EPERM;
-		set_why(why, len, "setcon %s: %s", next, strerror(r));
-		return fail(r, why, len);
+		reason_set(why, "setcon %s: %s", next, strerror(r));
+		return fail(r, why);
 	}
 	log_info("selinux: now %s", next);
 	return 0;

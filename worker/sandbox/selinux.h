@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "common/reason.h"
+
 /* The worker's two domains (selinux/rdmagate.te). */
 #define SANDBOX_SELINUX_WORKER_TYPE  "rdmagate_worker_t"
 #define SANDBOX_SELINUX_SANDBOX_TYPE "rdmagate_worker_sandbox_t"
@@ -25,7 +27,7 @@
  * confined by this module: nothing to do), -EINVAL when cur is not a
  * context (why says what is wrong), -ENOMEM.
  */
-int sandbox_selinux_context(const char *cur, char **ret, char *why, size_t len);
+int sandbox_selinux_context(const char *cur, char **ret, struct reason *why);
 
 /*
  * Switches the calling process into the sandbox domain.  Must run after
@@ -37,6 +39,6 @@ int sandbox_selinux_context(const char *cur, char **ret, char *why, size_t len);
  * hand: logged at debug).  A failure when SELinux is enforcing returns
  * -errno with why filled; in permissive mode it is logged and returns 0.
  */
-int sandbox_selinux_enter(char *why, size_t len);
+int sandbox_selinux_enter(struct reason *why);
 
 #endif

@@ -91,11 +91,10 @@ static int reset(void **state)
 
 static void expect_switch(const char *cur, const char *want)
 {
-	char why[128] = "";
+	struct reason why = { "" };
 	char *out = NULL;
 
-	assert_int_equal(sandbox_selinux_context(cur, &out, why, sizeof(why)),
-			 1);
+	assert_int_equal(sandbox_selinux_context(cur, &out, &why), 1);
 	assert_non_null(out);
 	assert_string_equal(out, want);
 	free(out);
@@ -103,23 +102,21 @@ static void expect_switch(const char *cur, const char *want)
 
 static void expect_other(const char *cur)
 {
-	char why[128] = "";
+	struct reason why = { "" };
 	char *out = (char *)1;
 
-	assert_int_equal(sandbox_selinux_context(cur, &out, why, sizeof(why)),
-			 0);
+	assert_int_equal(sandbox_selinux_context(cur, &out, &why), 0);
 	assert_null(out);
 }
 
 static void expect_bad(const char *cur)
 {
-	char why[128] = "";
+	struct reason why = { "" };
 	char *out = (char *)1;
 
-	assert_int_equal(sandbox_selinux_context(cur, &out, why, sizeof(why)),
-			 -EINVAL);
+	assert_int_equal(sandbox_selinux_context(cur, &out, &why), -EINVAL);
 	assert_null(out);
-	assert_true(why[0] != '\0');
+	assert_true(why.msg[0] != '\0');
 }
 
 static void context_keeps_user_role_level(void **state)
@@ -161,7 +158,7 @@ static void context_malformed(void **state)
 	expect_bad("a:b");
 	expect_bad("kernel");
 	/* no why buffer: still refused */
-	assert_int_equal(sandbox_selinux_context(NULL, &out, NULL, 0), -EINVAL);
+	assert_int_equal(sandbox_selinux_context(NULL, &out, NULL), -EINVAL);
 	assert_null(out);
 }
 
@@ -169,93 +166,93 @@ static void context_malformed(void **state)
 
 static void enter_disabled_does_nothing(void **state)
 {
-	char why[128] = "x";
+	struct reason why = { "x" };
 
 	fake.enabled = 0;
 	fake.con = "system_u:system_r:rdmagate_worker_t:s0";
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), 0);
+	assert_int_equal(sandbox_selinux_enter(&why), 0);
 	assert_int_equal(fake.setcon_calls, 0);
 	fake.enabled = -1; /* cannot tell: as disabled */
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), 0);
+	assert_int_equal(sandbox_selinux_enter(&why), 0);
 	assert_int_equal(fake.setcon_calls, 0);
 }
 
 static void enter_switches_worker(void **state)
 {
-	char why[128];
+	struct reason why;
 
 	fake.con = "system_u:system_r:rdmagate_worker_t:s0:c5";
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), 0);
+	assert_int_equal(sandbox_selinux_enter(&why), 0);
 	assert_int_equal(fake.setcon_calls, 1);
 	assert_string_equal(
 		fake.set_to,
 		"system_u:system_r:rdmagate_worker_sandbox_t:s0:c5");
-	assert_string_equal(why, "");
+	assert_string_equal(why.msg, "");
 }
 
 static void enter_other_domain_does_nothing(void **state)
 {
-	char why[128];
+	struct reason why;
 
 	fake.con = "unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023";
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), 0);
+	assert_int_equal(sandbox_selinux_enter(&why), 0);
 	fake.con = "system_u:system_r:rdmagate_worker_sandbox_t:s0";
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), 0);
+	assert_int_equal(sandbox_selinux_enter(&why), 0);
 	assert_int_equal(fake.setcon_calls, 0);
 }
 
 static void enter_refused_enforcing_is_error(void **state)
 {
-	char why[128];
+	struct reason why;
 
 	fake.con = "system_u:system_r:rdmagate_worker_t:s0";
 	fake.setcon_errno = EACCES;
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), -EACCES);
+	assert_int_equal(sandbox_selinux_enter(&why), -EACCES);
 	assert_int_equal(fake.setcon_calls, 1);
-	assert_non_null(strstr(why, "setcon"));
-	assert_non_null(strstr(why, "rdmagate_worker_sandbox_t"));
+	assert_non_null(strstr(why.msg, "setcon"));
+	assert_non_null(strstr(why.msg, "rdmagate_worker_sandbox_t"));
 	/* enforcement unknown: refused as if enforcing */
 	fake.enforce = -1;
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), -EACCES);
+	assert_int_equal(sandbox_selinux_enter(&why), -EACCES);
 }
 
 static void enter_refused_permissive_goes_on(void **state)
 {
-	char why[128];
+	struct reason why;
 
 	fake.con = "system_u:system_r:rdmagate_worker_t:s0";
 	fake.setcon_errno = EINVAL; /* e.g. the module is not loaded */
 	fake.enforce = 0;
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), 0);
+	assert_int_equal(sandbox_selinux_enter(&why), 0);
 	assert_int_equal(fake.setcon_calls, 1);
 }
 
 static void enter_getcon_fails(void **state)
 {
-	char why[128];
+	struct reason why;
 
 	fake.con = NULL;
 	fake.getcon_errno = ENOENT;
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), -ENOENT);
-	assert_non_null(strstr(why, "getcon"));
+	assert_int_equal(sandbox_selinux_enter(&why), -ENOENT);
+	assert_non_null(strstr(why.msg, "getcon"));
 	assert_int_equal(fake.setcon_calls, 0);
 	fake.enforce = 0;
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), 0);
+	assert_int_equal(sandbox_selinux_enter(&why), 0);
 }
 
 static void enter_bad_context_enforcing(void **state)
 {
-	char why[128];
+	struct reason why;
 
 	fake.con = "system_u::rdmagate_worker_t:s0";
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), -EINVAL);
+	assert_int_equal(sandbox_selinux_enter(&why), -EINVAL);
 	assert_int_equal(fake.setcon_calls, 0);
 }
 
 /* The real library on this machine. */
 static void enter_real_library(void **state)
 {
-	char why[128];
+	struct reason why;
 
 	fake.real = true;
 	if (__real_is_selinux_enabled() > 0) {
@@ -269,7 +266,7 @@ static void enter_real_library(void **state)
 		}
 		freecon(con);
 	}
-	assert_int_equal(sandbox_selinux_enter(why, sizeof(why)), 0);
+	assert_int_equal(sandbox_selinux_enter(&why), 0);
 }
 
 int main(void)
