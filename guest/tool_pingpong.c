@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "guest/tools.h"
 
 enum { PP_RECV_WRID = 1, PP_SEND_WRID = 2 };
@@ -359,11 +359,9 @@ static void print_dest(const char *what, const struct gv_tool_dest *d,
 }
 
 /* The two result lines of the rdma-core pingpongs. */
-static void pp_report(const struct pp *p, const struct timeval *start,
-		      const struct timeval *end)
+static void pp_report(const struct pp *p, uint64_t elapsed_us)
 {
-	double usec = (double)(end->tv_sec - start->tv_sec) * 1e6 +
-		      (double)(end->tv_usec - start->tv_usec);
+	double usec = (double)elapsed_us;
 	long long bytes = (long long)p->o.size * p->o.c.iters * 2;
 
 	printf("%lld bytes in %.2f seconds = %.2f Mbit/sec\n", bytes,
@@ -375,13 +373,11 @@ static void pp_report(const struct pp *p, const struct timeval *start,
 /* The loop, timed, and the result lines. */
 static int pp_timed(struct pp *p, pp_wc_fn *handle)
 {
-	struct timeval start, end;
+	uint64_t start = mono_us();
 
-	gettimeofday(&start, NULL);
 	if (pp_loop(p, handle))
 		return -EIO;
-	gettimeofday(&end, NULL);
-	pp_report(p, &start, &end);
+	pp_report(p, mono_us() - start);
 	return 0;
 }
 

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "guest/verbs_transport.h"
 
 /* Scattered buffers: at most this many physically discontiguous chunks. */
@@ -447,14 +447,6 @@ int gv_get_cq_event(struct gv_cq *cq, int timeout_ms)
 	if (!r)
 		cq->events++;
 	return r;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 int gv_wait_wc(struct gv_cq *cq, int timeout_ms, struct gv_wc *wc)

@@ -19,18 +19,11 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 #define MSG 64
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int ev_wait(int fd)
 {
@@ -129,9 +122,9 @@ int main(int argc, char **argv)
 	}
 	if (pid == 0)
 		_exit(event ? event_peer(ping, pong, n) : poll_peer(s, n));
-	t0 = now_s();
+	t0 = (double)mono_ns() / 1e9;
 	ret = event ? event_side(ping, pong, n) : poll_side(s, n);
-	dt = now_s() - t0;
+	dt = (double)mono_ns() / 1e9 - t0;
 	if (waitpid(pid, &st, 0) < 0 || ret || !WIFEXITED(st) ||
 	    WEXITSTATUS(st)) {
 		fprintf(stderr, "pingpong-ref: %s ping-pong failed\n", argv[1]);
