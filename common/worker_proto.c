@@ -10,6 +10,7 @@
 
 #include "common/broker_proto.h"
 #include "common/cleanup.h"
+#include "common/reason.h"
 #include "common/worker_proto.h"
 
 const char *const wp_counter_names[WP_COUNTERS_N] = {
@@ -51,32 +52,28 @@ int wp_gid_to_addr(const uint8_t gid[16], uint8_t addr[16])
 
 /* An address a host interface may carry: not unspecified, loopback,
  * multicast or broadcast. */
-static bool gid_ok(const uint8_t gid[16], const char **why)
+static int gid_ok(const uint8_t gid[16], struct reason *why)
 {
 	static const uint8_t zero[16], loop6[16] = { [15] = 1 };
 	uint8_t a[16];
 
 	if (wp_gid_to_addr(gid, a) == AF_INET) {
-		if (a[0] == 0 || a[0] == 127 || a[0] >= 224) {
-			*why = "an IPv4 address no interface may carry "
-			       "(0/8, 127/8, multicast or reserved)";
-			return false;
-		}
-		return true;
+		if (a[0] == 0 || a[0] == 127 || a[0] >= 224)
+			return reason_fail(why, -EINVAL,
+					   "an IPv4 address no interface may "
+					   "carry (0/8, 127/8, multicast or "
+					   "reserved)");
+		return 0;
 	}
-	if (!memcmp(a, zero, 16) || !memcmp(a, loop6, 16)) {
-		*why = "the unspecified or loopback address";
-		return false;
-	}
-	if (a[0] == 0xff) {
-		*why = "a multicast address";
-		return false;
-	}
-	if (!memcmp(a, zero, 10) && (a[10] | a[11]) == 0) {
-		*why = "an IPv4-compatible address (deprecated)";
-		return false;
-	}
-	return true;
+	if (!memcmp(a, zero, 16) || !memcmp(a, loop6, 16))
+		return reason_fail(why, -EINVAL,
+				   "the unspecified or loopback address");
+	if (a[0] == 0xff)
+		return reason_fail(why, -EINVAL, "a multicast address");
+	if (!memcmp(a, zero, 10) && (a[10] | a[11]) == 0)
+		return reason_fail(why, -EINVAL,
+				   "an IPv4-compatible address (deprecated)");
+	return 0;
 }
 
 static int check_hello(const void *msg, char *err)
@@ -98,15 +95,15 @@ static int check_hello(const void *msg, char *err)
 static int check_gid(const void *msg, char *err)
 {
 	const struct wp_gid *g = &((const struct wp_msg *)msg)->u.gid;
-	const char *why;
+	struct reason why;
 
 	if (g->gid_type != WP_GID_ROCE_V1 && g->gid_type != WP_GID_ROCE_V2) {
 		msg_set_err(err, "GID type %u: not RoCE v1 (1) or v2 (2)",
 			    g->gid_type);
 		return -EINVAL;
 	}
-	if (!gid_ok(g->gid, &why)) {
-		msg_set_err(err, "GID: %s", why);
+	if (gid_ok(g->gid, &why) < 0) {
+		msg_set_err(err, "GID: %s", why.msg);
 		return -EINVAL;
 	}
 	return 0;
