@@ -429,8 +429,8 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 	int ret, fd = -1;
 
 	if (fchdir(w->sock_dfd) < 0) {
-		reason_set(&e->why, "its directory: %s", strerror(errno));
-		return -errno;
+		return reason_fail(&e->why, -errno, "its directory: %s",
+				   strerror(errno));
 	}
 	/* a socket left by a worker that died is replaced; nothing else */
 	ret = unix_socket_remove_stale(w->sock_dfd, w->sock_name, &why);

@@ -85,9 +85,9 @@ int worker_log_open(struct broker *b, struct worker *w, int *ret_child_fd,
 		}
 		/* a slow journal drops the worker's lines, never stalls it */
 		if (fcntl(child, F_SETFL, O_NONBLOCK) < 0) {
-			reason_set(why, "its journal stream: %s",
-				   strerror(errno));
-			return -errno;
+			return reason_fail(why, -errno,
+					   "its journal stream: %s",
+					   strerror(errno));
 		}
 		*ret_child_fd = TAKE_FD(child);
 		return 0;

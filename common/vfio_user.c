@@ -334,28 +334,28 @@ static bool value(struct json *j, struct vfio_user_caps *c, enum member m)
 }
 
 int vfio_user_caps_parse(const char *json, size_t len,
-			 struct vfio_user_caps *ret, const char **ret_why)
+			 struct vfio_user_caps *ret, struct reason *why)
 {
 	struct vfio_user_caps c = { 0 };
 	struct json j = { .p = json, .depth = 1 };
 
 	if (len == 0 || json[len - 1] != '\0' || strlen(json) != len - 1) {
-		*ret_why = "capabilities not one NUL-terminated string";
+		reason_set(why, "capabilities not one NUL-terminated string");
 		return -EINVAL;
 	}
 	j.end = json + len - 1;
 	ws(&j);
 	if (j.p >= j.end || *j.p != '{') {
-		*ret_why = "capabilities not a JSON object";
+		reason_set(why, "capabilities not a JSON object");
 		return -EINVAL;
 	}
 	if (!object(&j, &c, M_OTHER)) {
-		*ret_why = j.why;
+		reason_set(why, "%s", j.why ? j.why : "");
 		return -EINVAL;
 	}
 	ws(&j);
 	if (j.p != j.end) {
-		*ret_why = "garbage after the JSON object";
+		reason_set(why, "garbage after the JSON object");
 		return -EINVAL;
 	}
 	*ret = c;

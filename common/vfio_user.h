@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/reason.h"
+
 /* Version of our vfio-user subset; bump when the supported set changes. */
 #define RDMAGATE_VFIO_USER_SUBSET_VERSION 1
 
@@ -232,10 +234,10 @@ struct vfio_user_caps {
  * followed by its NUL (the last byte) and nothing else.  Strict JSON,
  * nesting depth <= 8; the known members must have their type (unsigned
  * integers, write_multiple a bool, capabilities and migration objects).
- * Pure.  Returns 0, or -EINVAL with *ret_why (a static string).
+ * Pure.  Returns 0, or -EINVAL with *why (a static string).
  */
 int vfio_user_caps_parse(const char *json, size_t len,
-			 struct vfio_user_caps *ret, const char **ret_why);
+			 struct vfio_user_caps *ret, struct reason *why);
 /*
  * Writes the capabilities JSON for c's present members into buf (NUL
  * included).  Returns the length with the NUL, or -ENOSPC.

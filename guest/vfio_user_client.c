@@ -205,7 +205,7 @@ int vfio_user_client_version(struct vfio_user_client *c, const char *json)
 	uint8_t buf[sizeof(struct vfio_user_version) + VFIO_USER_MAX_CAPS_JSON];
 	struct vfio_user_version v = { VFIO_USER_MAJOR, VFIO_USER_MINOR };
 	struct vfio_user_caps caps = { 0 };
-	const char *why;
+	struct reason why;
 	size_t jl;
 	uint32_t got = 0;
 	int r;

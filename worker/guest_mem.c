@@ -145,24 +145,24 @@ static bool ranges_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 }
 
 int gm_check_region(const struct guest_mem *gm,
-		    const struct vhost_user_mem_region *r, const char **ret_why)
+		    const struct vhost_user_mem_region *r, struct reason *why)
 {
 	uint64_t end;
 	unsigned int i;
 
 	if (r->memory_size == 0) {
-		*ret_why = "zero size";
+		reason_set(why, "zero size");
 		return -EINVAL;
 	}
 	if (__builtin_add_overflow(r->guest_phys_addr, r->memory_size, &end) ||
 	    __builtin_add_overflow(r->userspace_addr, r->memory_size, &end) ||
 	    __builtin_add_overflow(r->mmap_offset, r->memory_size, &end) ||
 	    end > (uint64_t)INT64_MAX) {
-		*ret_why = "address or offset + size overflows";
+		reason_set(why, "address or offset + size overflows");
 		return -EINVAL;
 	}
 	if (r->memory_size > SIZE_MAX) {
-		*ret_why = "size larger than the address space";
+		reason_set(why, "size larger than the address space");
 		return -EINVAL;
 	}
 	for (i = 0; i < gm->nregions; i++) {
@@ -170,17 +170,19 @@ int gm_check_region(const struct guest_mem *gm,
 
 		if (ranges_overlap(o->gpa, o->size, r->guest_phys_addr,
 				   r->memory_size)) {
-			*ret_why = "guest-physical range overlaps a region";
+			reason_set(why,
+				   "guest-physical range overlaps a region");
 			return -EINVAL;
 		}
 		if (ranges_overlap(o->uva, o->size, r->userspace_addr,
 				   r->memory_size)) {
-			*ret_why = "frontend address range overlaps a region";
+			reason_set(why,
+				   "frontend address range overlaps a region");
 			return -EINVAL;
 		}
 	}
 	if (gm->nregions >= gm_max_regions(gm)) {
-		*ret_why = "no free memory slot";
+		reason_set(why, "no free memory slot");
 		return -ENOSPC;
 	}
 	return 0;
@@ -197,7 +199,7 @@ static uint64_t map_align(const struct stat *st)
 	return page;
 }
 
-static int map_region(struct gm_region *g, int fd, const char **ret_why)
+static int map_region(struct gm_region *g, int fd, struct reason *why)
 {
 	uint64_t align, start, end;
 	struct stat st;
@@ -205,16 +207,15 @@ static int map_region(struct gm_region *g, int fd, const char **ret_why)
 	int ret;
 
 	if (fstat(fd, &st) < 0) {
-		*ret_why = "cannot fstat the region's fd";
-		return -errno;
+		return reason_fail(why, -errno, "cannot fstat the region's fd");
 	}
 	if (!S_ISREG(st.st_mode)) {
-		*ret_why = "region fd is not a memfd or regular file";
+		reason_set(why, "region fd is not a memfd or regular file");
 		return -EINVAL;
 	}
 	/* Checked by gm_check_region(): no overflow below INT64_MAX. */
 	if (st.st_size < 0 || g->mmap_offset + g->size > (uint64_t)st.st_size) {
-		*ret_why = "mmap_offset + size is past the end of the fd";
+		reason_set(why, "mmap_offset + size is past the end of the fd");
 		return -EINVAL;
 	}
 	align = map_align(&st);
@@ -224,18 +225,17 @@ static int map_region(struct gm_region *g, int fd, const char **ret_why)
 	p = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 (off_t)start);
 	if (p == MAP_FAILED) {
-		*ret_why = "mmap of the region failed";
-		return -errno;
+		return reason_fail(why, -errno, "mmap of the region failed");
 	}
 	/* Guest RAM never goes into a core dump (a SIGSYS core included). */
 	if (madvise(p, end - start, MADV_DONTDUMP) < 0) {
-		*ret_why = "cannot exclude the region from core dumps";
 		ret = -errno;
+		reason_set(why, "cannot exclude the region from core dumps");
 		munmap(p, end - start);
 		return ret;
 	}
 	if (gm_guard_add(p, end - start, align) < 0) {
-		*ret_why = "no free SIGBUS guard slot";
+		reason_set(why, "no free SIGBUS guard slot");
 		munmap(p, end - start);
 		return -ENOSPC;
 	}
@@ -246,7 +246,7 @@ static int map_region(struct gm_region *g, int fd, const char **ret_why)
 }
 
 int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
-		  int fd, const char **ret_why)
+		  int fd, struct reason *why)
 {
 	struct gm_region g = {
 		.gpa = r->guest_phys_addr,
@@ -256,15 +256,15 @@ int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
 	};
 	int ret;
 
-	ret = gm_check_region(gm, r, ret_why);
+	ret = gm_check_region(gm, r, why);
 	if (ret < 0)
 		return ret;
 	g.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (g.fd < 0) {
-		*ret_why = "cannot duplicate the region's fd";
-		return -errno;
+		return reason_fail(why, -errno,
+				   "cannot duplicate the region's fd");
 	}
-	ret = map_region(&g, fd, ret_why);
+	ret = map_region(&g, fd, why);
 	if (ret < 0) {
 		close(g.fd);
 		return ret;

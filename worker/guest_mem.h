@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "common/reason.h"
 #include "common/vhost_user.h"
 
 /* Regions we map at once: SET_MEM_TABLE's array and our GET_MAX_MEM_SLOTS. */
@@ -91,12 +92,11 @@ void gm_move(struct guest_mem *dst, struct guest_mem *src);
 /*
  * Checks a region description on its own (non-zero size, no address or
  * offset overflow) and against the regions already in gm (no GPA or UVA
- * overlap, free slot).  Returns 0 or -EINVAL/-ENOSPC; why is in *ret_why
- * (a static string) on failure.
+ * overlap, free slot).  Returns 0 or -EINVAL/-ENOSPC with *why on
+ * failure.
  */
 int gm_check_region(const struct guest_mem *gm,
-		    const struct vhost_user_mem_region *r,
-		    const char **ret_why);
+		    const struct vhost_user_mem_region *r, struct reason *why);
 
 /*
  * Checks r as gm_check_region() does, checks that fd is a regular file
@@ -106,10 +106,10 @@ int gm_check_region(const struct guest_mem *gm,
  * it.  The fd stays the caller's; the
  * region keeps its own O_CLOEXEC duplicate (gm_region.fd) so that memory
  * registration can map ranges of the same file again.
- * Returns 0 or -errno with *ret_why set.
+ * Returns 0 or -errno with *why set.
  */
 int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
-		  int fd, const char **ret_why);
+		  int fd, struct reason *why);
 
 /*
  * Removes and unmaps the region with r's GPA, size and UVA (its mmap_offset

@@ -540,7 +540,7 @@ static int h_set_mem_table(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_memory *mem = &m->p.memory;
 	struct guest_mem next;
-	const char *why;
+	struct reason why;
 	unsigned int i;
 
 	gm_init(&next);
@@ -554,7 +554,8 @@ static int h_set_mem_table(struct vu_dev *dev, struct msg *m)
 				      "0x%llx offset 0x%llx): %s",
 				      i, (unsigned long long)r->guest_phys_addr,
 				      (unsigned long long)r->memory_size,
-				      (unsigned long long)r->mmap_offset, why);
+				      (unsigned long long)r->mmap_offset,
+				      why.msg);
 		}
 	}
 	/* Rings stop while the old mappings still exist. */
@@ -573,7 +574,7 @@ static int h_get_max_mem_slots(struct vu_dev *dev, struct msg *m)
 static int h_add_mem_reg(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_mem_region *r = &m->p.mem_reg.region;
-	const char *why;
+	struct reason why;
 
 	/* Existing mappings stay where they are: running rings are fine. */
 	if (gm_add_region(&dev->mem, r, m->fds[0], &why) < 0)
@@ -582,7 +583,7 @@ static int h_add_mem_reg(struct vu_dev *dev, struct msg *m)
 			      "offset 0x%llx: %s",
 			      (unsigned long long)r->guest_phys_addr,
 			      (unsigned long long)r->memory_size,
-			      (unsigned long long)r->mmap_offset, why);
+			      (unsigned long long)r->mmap_offset, why.msg);
 	rings_update(dev, m->name);
 	return 0;
 }

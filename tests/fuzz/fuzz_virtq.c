@@ -39,7 +39,7 @@ static size_t dirty;
 static void add(int fd, uint64_t gpa, uint64_t uva, uint64_t off)
 {
 	struct vhost_user_mem_region r = { gpa, R_SIZE, uva, off };
-	const char *why;
+	struct reason why;
 
 	if (gm_add_region(&gm, &r, fd, &why) < 0)
 		abort();

@@ -36,7 +36,7 @@ static int teardown(void **state)
 }
 
 static int add(struct guest_mem *gm, uint64_t gpa, uint64_t size, uint64_t uva,
-	       uint64_t off, const char **why)
+	       uint64_t off, struct reason *why)
 {
 	struct vhost_user_mem_region r = { gpa, size, uva, off };
 
@@ -46,7 +46,7 @@ static int add(struct guest_mem *gm, uint64_t gpa, uint64_t size, uint64_t uva,
 static void test_translation_covers_exactly_the_region(void **state)
 {
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 	uint8_t *p;
 
 	gm_init(&gm);
@@ -70,21 +70,21 @@ static void test_translation_covers_exactly_the_region(void **state)
 static void test_zero_size_region_is_refused(void **state)
 {
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 
 	gm_init(&gm);
 	assert_int_equal(add(&gm, 0, 0, 0x1000, 0, &why), -EINVAL);
-	assert_string_equal(why, "zero size");
+	assert_string_equal(why.msg, "zero size");
 }
 
 static void test_address_or_offset_overflow_is_refused(void **state)
 {
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 
 	gm_init(&gm);
 	assert_int_equal(add(&gm, UINT64_MAX - 10, K64, 0, 0, &why), -EINVAL);
-	assert_non_null(strstr(why, "overflow"));
+	assert_non_null(strstr(why.msg, "overflow"));
 	assert_int_equal(add(&gm, 0, K64, UINT64_MAX - 10, 0, &why), -EINVAL);
 	assert_int_equal(add(&gm, 0, K64, 0, UINT64_MAX - 10, &why), -EINVAL);
 	assert_int_equal(gm.nregions, 0);
@@ -93,23 +93,23 @@ static void test_address_or_offset_overflow_is_refused(void **state)
 static void test_offset_plus_size_past_fd_end_is_refused(void **state)
 {
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 
 	gm_init(&gm);
 	assert_int_equal(add(&gm, 0, 2 * K64, 0x1000000, 3 * K64, &why),
 			 -EINVAL);
-	assert_non_null(strstr(why, "past the end of the fd"));
+	assert_non_null(strstr(why.msg, "past the end of the fd"));
 }
 
 static void test_gpa_overlap_is_refused(void **state)
 {
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 
 	gm_init(&gm);
 	assert_int_equal(add(&gm, 0x10000, K64, 0x1000000, 0, &why), 0);
 	assert_int_equal(add(&gm, 0x1ffff, K64, 0x2000000, K64, &why), -EINVAL);
-	assert_non_null(strstr(why, "guest-physical range overlaps"));
+	assert_non_null(strstr(why.msg, "guest-physical range overlaps"));
 	assert_int_equal(add(&gm, 0x20000, K64, 0x2000000, K64, &why), 0);
 	gm_clear(&gm);
 }
@@ -117,20 +117,20 @@ static void test_gpa_overlap_is_refused(void **state)
 static void test_uva_overlap_is_refused(void **state)
 {
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 
 	gm_init(&gm);
 	assert_int_equal(add(&gm, 0, K64, 0x1000000, 0, &why), 0);
 	assert_int_equal(add(&gm, 0x100000, K64, 0x1000000 + K64 - 1, 0, &why),
 			 -EINVAL);
-	assert_non_null(strstr(why, "frontend address range overlaps"));
+	assert_non_null(strstr(why.msg, "frontend address range overlaps"));
 	gm_clear(&gm);
 }
 
 static void test_more_than_max_regions_is_refused(void **state)
 {
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 	unsigned int i;
 
 	gm_init(&gm);
@@ -148,13 +148,13 @@ static void test_fd_that_is_not_a_file_is_refused(void **state)
 {
 	struct vhost_user_mem_region r = { 0, 0x1000, 0, 0 };
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 	int p[2];
 
 	assert_int_equal(pipe(p), 0);
 	gm_init(&gm);
 	assert_int_equal(gm_add_region(&gm, &r, p[0], &why), -EINVAL);
-	assert_non_null(strstr(why, "not a memfd"));
+	assert_non_null(strstr(why.msg, "not a memfd"));
 	close(p[0]);
 	close(p[1]);
 }
@@ -163,7 +163,7 @@ static void test_iov_split_across_contiguous_regions(void **state)
 {
 	struct guest_mem gm;
 	struct iovec iov[4];
-	const char *why;
+	struct reason why;
 	unsigned int n = 0;
 
 	gm_init(&gm);
@@ -193,7 +193,7 @@ static void test_iov_wrapping_past_2_pow_64_is_refused(void **state)
 {
 	struct guest_mem gm;
 	struct iovec iov[4];
-	const char *why;
+	struct reason why;
 	unsigned int n = 0;
 
 	gm_init(&gm);
@@ -213,7 +213,7 @@ static void test_remove_region_unmaps_only_that_one(void **state)
 {
 	struct vhost_user_mem_region r = { K64, K64, 0x3000000, 0 };
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 
 	gm_init(&gm);
 	assert_int_equal(add(&gm, 0, K64, 0x1000000, 0, &why), 0);
@@ -239,7 +239,7 @@ static void test_region_keeps_its_own_cloexec_fd(void **state)
 {
 	struct vhost_user_mem_region r = { K64, K64, 0x3000000, 0 };
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 	uint64_t off;
 	int fd0, fd1;
 
@@ -272,7 +272,7 @@ static void test_hugetlb_memfd_region_maps_at_unaligned_offset(void **state)
 {
 	struct vhost_user_mem_region r;
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 	size_t huge = 2u << 20;
 	uint8_t *view, *p;
 	int fd;
@@ -331,7 +331,7 @@ static bool vm_flag(const void *p, const char *flag)
 static void test_region_mapping_is_excluded_from_core_dumps(void **state)
 {
 	struct guest_mem gm;
-	const char *why;
+	struct reason why;
 
 	gm_init(&gm);
 	assert_int_equal(add(&gm, 0, K64, 0x7f0000000000, 0, &why), 0);
@@ -359,7 +359,7 @@ static void test_shrunk_file_is_survived_and_counted(void **state)
 	struct vhost_user_mem_region r = { 0, 4 * 4096, 0x7f0000000000, 0 };
 	struct guest_mem gm;
 	volatile uint8_t *p;
-	const char *why;
+	struct reason why;
 	int fd = own_memfd(4 * 4096);
 
 	assert_int_equal(gm_sigbus_install(), 0);

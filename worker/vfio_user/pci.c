@@ -58,7 +58,7 @@ static uint32_t get32(const uint8_t *p)
 
 /* ---- the device description ------------------------------------------ */
 
-static int check_bars(const struct pci_fn_ops *ops, const char **ret_why)
+static int check_bars(const struct pci_fn_ops *ops, struct reason *why)
 {
 	unsigned int i;
 
@@ -67,25 +67,26 @@ static int check_bars(const struct pci_fn_ops *ops, const char **ret_why)
 
 		if (!b->size) {
 			if (b->flags) {
-				*ret_why = "flags on a BAR of size 0";
+				reason_set(why, "flags on a BAR of size 0");
 				return -EINVAL;
 			}
 			continue;
 		}
 		if (!is_pow2(b->size) || b->size < MIN_BAR_SIZE ||
 		    b->size > MAX_BAR_SIZE) {
-			*ret_why = "BAR size not a power of 2 in [16, 1 GiB]";
+			reason_set(why,
+				   "BAR size not a power of 2 in [16, 1 GiB]");
 			return -EINVAL;
 		}
 		if (b->flags & ~(PCI_FN_BAR_MEM64 | PCI_FN_BAR_PREFETCH)) {
-			*ret_why = "unknown BAR flags";
+			reason_set(why, "unknown BAR flags");
 			return -EINVAL;
 		}
 		if (!(b->flags & PCI_FN_BAR_MEM64))
 			continue;
 		if (i + 1 >= PCI_FN_NUM_BARS || ops->bars[i + 1].size ||
 		    ops->bars[i + 1].flags) {
-			*ret_why = "a 64-bit BAR needs the next BAR free";
+			reason_set(why, "a 64-bit BAR needs the next BAR free");
 			return -EINVAL;
 		}
 		i++; /* its upper half */
@@ -93,17 +94,17 @@ static int check_bars(const struct pci_fn_ops *ops, const char **ret_why)
 	return 0;
 }
 
-static int check_msix(const struct pci_fn_ops *ops, const char **ret_why)
+static int check_msix(const struct pci_fn_ops *ops, struct reason *why)
 {
 	const struct pci_fn_msix *m = &ops->msix;
 	uint64_t tend, pend, bar_size;
 
 	if (m->vectors == 0 || m->vectors > PCI_FN_MAX_VECTORS) {
-		*ret_why = "MSI-X vectors not in 1..2048";
+		reason_set(why, "MSI-X vectors not in 1..2048");
 		return -EINVAL;
 	}
 	if (m->bar >= PCI_FN_NUM_BARS || !ops->bars[m->bar].size) {
-		*ret_why = "MSI-X BAR not implemented";
+		reason_set(why, "MSI-X BAR not implemented");
 		return -EINVAL;
 	}
 	bar_size = ops->bars[m->bar].size;
@@ -111,31 +112,31 @@ static int check_msix(const struct pci_fn_ops *ops, const char **ret_why)
 	       (uint64_t)m->vectors * MSIX_ENTRY_SIZE;
 	pend = (uint64_t)m->pba_offset + pba_bytes(m->vectors);
 	if ((m->table_offset | m->pba_offset) & 7) {
-		*ret_why = "MSI-X table or PBA not 8-byte aligned";
+		reason_set(why, "MSI-X table or PBA not 8-byte aligned");
 		return -EINVAL;
 	}
 	if (tend > bar_size || pend > bar_size) {
-		*ret_why = "MSI-X table or PBA outside its BAR";
+		reason_set(why, "MSI-X table or PBA outside its BAR");
 		return -EINVAL;
 	}
 	if (m->table_offset < pend && m->pba_offset < tend) {
-		*ret_why = "MSI-X table and PBA overlap";
+		reason_set(why, "MSI-X table and PBA overlap");
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int pci_fn_ops_check(const struct pci_fn_ops *ops, const char **ret_why)
+int pci_fn_ops_check(const struct pci_fn_ops *ops, struct reason *why)
 {
 	int ret;
 
 	if (!ops->create || !ops->destroy || !ops->bar_read ||
 	    !ops->bar_write || !ops->reset) {
-		*ret_why = "a mandatory callback is missing";
+		reason_set(why, "a mandatory callback is missing");
 		return -EINVAL;
 	}
-	ret = check_bars(ops, ret_why);
-	return ret < 0 ? ret : check_msix(ops, ret_why);
+	ret = check_bars(ops, why);
+	return ret < 0 ? ret : check_msix(ops, why);
 }
 
 /* ---- config space ------------------------------------------------------ */
@@ -321,12 +322,12 @@ int pci_fn_init(struct pci_fn *fn, const struct pci_fn_ops *ops,
 		const struct dev_env *env)
 {
 	uint16_t n = ops->msix.vectors;
-	const char *why;
+	struct reason why;
 	int ret;
 
 	ret = pci_fn_ops_check(ops, &why);
 	if (ret < 0) {
-		log_warnx("PCI function '%s': %s", ops->name, why);
+		log_warnx("PCI function '%s': %s", ops->name, why.msg);
 		return ret;
 	}
 	memset(fn, 0, sizeof(*fn));
@@ -425,14 +426,14 @@ int pci_fn_irq_info(const struct pci_fn *fn, uint32_t index,
 /* ---- region accesses ---------------------------------------------------- */
 
 static int cfg_rw(struct pci_fn *fn, uint64_t off, uint8_t *buf, uint32_t count,
-		  bool write, const char **ret_why)
+		  bool write, struct reason *why)
 {
 	uint16_t old_cmd = cfg16(fn, PCI_COMMAND);
 	uint16_t old_msix = cfg16(fn, MSIX_CTRL);
 	uint32_t i;
 
 	if (off >= PCI_CFG_SIZE || count > PCI_CFG_SIZE - off) {
-		*ret_why = "access past the end of config space";
+		reason_set(why, "access past the end of config space");
 		return -EINVAL;
 	}
 	if (!write) {
@@ -502,23 +503,22 @@ static enum bar_area msix_area(const struct pci_fn *fn, unsigned int bar,
 }
 
 static int bar_rw(struct pci_fn *fn, unsigned int bar, uint64_t off,
-		  uint8_t *buf, uint32_t count, bool write,
-		  const char **ret_why)
+		  uint8_t *buf, uint32_t count, bool write, struct reason *why)
 {
 	uint64_t size = bar_size(fn, bar), rel = 0, val = 0;
 	int ret;
 
 	if (!size) {
-		*ret_why = "BAR not implemented";
+		reason_set(why, "BAR not implemented");
 		return -EINVAL;
 	}
 	if ((count != 1 && count != 2 && count != 4 && count != 8) ||
 	    off % count) {
-		*ret_why = "BAR access not of 1, 2, 4 or 8 aligned bytes";
+		reason_set(why, "BAR access not of 1, 2, 4 or 8 aligned bytes");
 		return -EINVAL;
 	}
 	if (off >= size || count > size - off) {
-		*ret_why = "access past the end of the BAR";
+		reason_set(why, "access past the end of the BAR");
 		return -EINVAL;
 	}
 	switch (msix_area(fn, bar, off, count, &rel)) {
@@ -531,7 +531,7 @@ static int bar_rw(struct pci_fn *fn, unsigned int bar, uint64_t off,
 			memcpy(buf, (uint8_t *)fn->pba + rel, count);
 		return 0;
 	case AREA_STRADDLE:
-		*ret_why = "access straddles the MSI-X table or PBA";
+		reason_set(why, "access straddles the MSI-X table or PBA");
 		return -EINVAL;
 	case AREA_DEVICE:
 		break;
@@ -545,23 +545,23 @@ static int bar_rw(struct pci_fn *fn, unsigned int bar, uint64_t off,
 			memcpy(buf, &val, count);
 	}
 	if (ret < 0)
-		*ret_why = "the device refused the access";
+		reason_set(why, "the device refused the access");
 	return ret;
 }
 
 int pci_fn_region_rw(struct pci_fn *fn, uint32_t index, uint64_t offset,
 		     uint8_t *buf, uint32_t count, bool write,
-		     const char **ret_why)
+		     struct reason *why)
 {
 	if (count == 0) {
-		*ret_why = "zero-byte access";
+		reason_set(why, "zero-byte access");
 		return -EINVAL;
 	}
 	if (index == VFIO_USER_PCI_CONFIG)
-		return cfg_rw(fn, offset, buf, count, write, ret_why);
+		return cfg_rw(fn, offset, buf, count, write, why);
 	if (index <= VFIO_USER_PCI_BAR5)
-		return bar_rw(fn, index, offset, buf, count, write, ret_why);
-	*ret_why = "no such region (ROM and VGA are not implemented)";
+		return bar_rw(fn, index, offset, buf, count, write, why);
+	reason_set(why, "no such region (ROM and VGA are not implemented)");
 	return -EINVAL;
 }
 
@@ -574,7 +574,7 @@ static bool one_bit(uint32_t v, uint32_t mask)
 }
 
 static int irqs_set_fds(struct pci_fn *fn, uint32_t start, uint32_t count,
-			int *fds, unsigned int nfds, const char **ret_why)
+			int *fds, unsigned int nfds, struct reason *why)
 {
 	unsigned int i;
 
@@ -584,7 +584,7 @@ static int irqs_set_fds(struct pci_fn *fn, uint32_t start, uint32_t count,
 		return 0;
 	}
 	if (nfds != count) {
-		*ret_why = "eventfd count differs from the vector count";
+		reason_set(why, "eventfd count differs from the vector count");
 		return -EINVAL;
 	}
 	/* never block the worker on a full or foreign fd */
@@ -592,7 +592,7 @@ static int irqs_set_fds(struct pci_fn *fn, uint32_t start, uint32_t count,
 		int fl = fcntl(fds[i], F_GETFL);
 
 		if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0) {
-			*ret_why = "an eventfd is not usable";
+			reason_set(why, "an eventfd is not usable");
 			return -EINVAL;
 		}
 	}
@@ -606,18 +606,18 @@ static int irqs_set_fds(struct pci_fn *fn, uint32_t start, uint32_t count,
 
 static int irqs_trigger(struct pci_fn *fn, const struct vfio_user_irq_set *s,
 			const uint8_t *data, size_t data_len,
-			const char **ret_why)
+			struct reason *why)
 {
 	bool is_bool = s->flags & VFIO_USER_IRQ_SET_DATA_BOOL;
 	uint32_t i;
 
 	if (data_len != (is_bool ? s->count : 0)) {
-		*ret_why = "data size does not match the count";
+		reason_set(why, "data size does not match the count");
 		return -EINVAL;
 	}
 	for (i = 0; is_bool && i < s->count; i++)
 		if (data[i] > 1) {
-			*ret_why = "a bool is neither 0 nor 1";
+			reason_set(why, "a bool is neither 0 nor 1");
 			return -EINVAL;
 		}
 	for (i = 0; i < s->count; i++)
@@ -628,27 +628,27 @@ static int irqs_trigger(struct pci_fn *fn, const struct vfio_user_irq_set *s,
 
 static int irqs_check(const struct pci_fn *fn,
 		      const struct vfio_user_irq_set *s, unsigned int nfds,
-		      const char **ret_why)
+		      struct reason *why)
 {
 	uint32_t avail =
 		s->index == VFIO_USER_PCI_MSIX ? fn->ops->msix.vectors : 0;
 
 	if (s->flags &
 	    ~(VFIO_USER_IRQ_SET_DATA_MASK | VFIO_USER_IRQ_SET_ACTION_BITS)) {
-		*ret_why = "unknown flags";
+		reason_set(why, "unknown flags");
 		return -EINVAL;
 	}
 	if (!one_bit(s->flags, VFIO_USER_IRQ_SET_DATA_MASK) ||
 	    !one_bit(s->flags, VFIO_USER_IRQ_SET_ACTION_BITS)) {
-		*ret_why = "not exactly one data type and one action";
+		reason_set(why, "not exactly one data type and one action");
 		return -EINVAL;
 	}
 	if (s->index >= PCI_FN_NUM_IRQ_INDEXES) {
-		*ret_why = "no such irq index";
+		reason_set(why, "no such irq index");
 		return -EINVAL;
 	}
 	if (nfds && !(s->flags & VFIO_USER_IRQ_SET_DATA_EVENTFD)) {
-		*ret_why = "fds without DATA_EVENTFD";
+		reason_set(why, "fds without DATA_EVENTFD");
 		return -EINVAL;
 	}
 	/* DATA_NONE + TRIGGER with count 0: disable the index (vfio) */
@@ -657,11 +657,11 @@ static int irqs_check(const struct pci_fn *fn,
 			 VFIO_USER_IRQ_SET_ACTION_TRIGGER))
 		return 0;
 	if (s->count == 0 || s->start >= avail || s->count > avail - s->start) {
-		*ret_why = "vectors out of range (only MSI-X has any)";
+		reason_set(why, "vectors out of range (only MSI-X has any)");
 		return -EINVAL;
 	}
 	if (!(s->flags & VFIO_USER_IRQ_SET_ACTION_TRIGGER)) {
-		*ret_why = "MSI-X masks through its table, not SET_IRQS";
+		reason_set(why, "MSI-X masks through its table, not SET_IRQS");
 		return -EINVAL;
 	}
 	return 0;
@@ -669,12 +669,12 @@ static int irqs_check(const struct pci_fn *fn,
 
 int pci_fn_set_irqs(struct pci_fn *fn, const struct vfio_user_irq_set *s,
 		    const uint8_t *data, size_t data_len, int *fds,
-		    unsigned int nfds, const char **ret_why)
+		    unsigned int nfds, struct reason *why)
 {
 	unsigned int i;
 	int ret;
 
-	ret = irqs_check(fn, s, nfds, ret_why);
+	ret = irqs_check(fn, s, nfds, why);
 	if (ret < 0)
 		goto out;
 	if (s->count == 0) {
@@ -683,9 +683,9 @@ int pci_fn_set_irqs(struct pci_fn *fn, const struct vfio_user_irq_set *s,
 		goto out;
 	}
 	if (s->flags & VFIO_USER_IRQ_SET_DATA_EVENTFD)
-		ret = irqs_set_fds(fn, s->start, s->count, fds, nfds, ret_why);
+		ret = irqs_set_fds(fn, s->start, s->count, fds, nfds, why);
 	else
-		ret = irqs_trigger(fn, s, data, data_len, ret_why);
+		ret = irqs_trigger(fn, s, data, data_len, why);
 	if (ret == 0)
 		flush_pending(fn);
 out:
@@ -698,7 +698,7 @@ out:
  */
 
 int pci_fn_dma_map(struct pci_fn *fn, const struct vfio_user_dma_map *m, int fd,
-		   const char **ret_why)
+		   struct reason *why)
 {
 	struct vhost_user_mem_region r = {
 		.guest_phys_addr = m->addr,
@@ -709,20 +709,21 @@ int pci_fn_dma_map(struct pci_fn *fn, const struct vfio_user_dma_map *m, int fd,
 	int ret;
 
 	if (m->flags & ~(VFIO_USER_DMA_F_READ | VFIO_USER_DMA_F_WRITE)) {
-		*ret_why = "unknown DMA_MAP flags";
+		reason_set(why, "unknown DMA_MAP flags");
 		return -EINVAL;
 	}
 	if (fd < 0) {
-		*ret_why = "region without an fd: guest RAM must be shared "
+		reason_set(why,
+			   "region without an fd: guest RAM must be shared "
 			   "memory (QEMU: -object memory-backend-memfd,"
-			   "share=on and -machine aux-ram-share=on)";
+			   "share=on and -machine aux-ram-share=on)");
 		return -EINVAL;
 	}
 	if ((m->addr | m->size | m->offset) & (VFIO_USER_PGSIZE - 1)) {
-		*ret_why = "address, size or offset not 4 KiB aligned";
+		reason_set(why, "address, size or offset not 4 KiB aligned");
 		return -EINVAL;
 	}
-	ret = gm_add_region(&fn->mem, &r, fd, ret_why);
+	ret = gm_add_region(&fn->mem, &r, fd, why);
 	if (ret < 0)
 		return ret;
 	if (fn->ops->dma_map)
@@ -744,29 +745,30 @@ static void remove_region(struct pci_fn *fn, unsigned int i)
 }
 
 int pci_fn_dma_unmap(struct pci_fn *fn, const struct vfio_user_dma_unmap *u,
-		     const char **ret_why)
+		     struct reason *why)
 {
 	bool all = u->flags & VFIO_USER_DMA_UNMAP_F_ALL;
 	uint64_t end;
 	unsigned int i, removed = 0;
 
 	if (u->flags & VFIO_USER_DMA_UNMAP_F_DIRTY_BITMAP) {
-		*ret_why = "dirty page tracking is not supported";
+		reason_set(why, "dirty page tracking is not supported");
 		return -ENOTSUP;
 	}
 	if (u->flags & ~VFIO_USER_DMA_UNMAP_F_ALL) {
-		*ret_why = "unknown DMA_UNMAP flags";
+		reason_set(why, "unknown DMA_UNMAP flags");
 		return -EINVAL;
 	}
 	if (all ? (u->addr || u->size) : u->size == 0) {
-		*ret_why =
-			all ? "UNMAP_ALL with an address or size" : "zero size";
+		reason_set(why, "%s",
+			   all ? "UNMAP_ALL with an address or size"
+			       : "zero size");
 		return -EINVAL;
 	}
 	if (all)
 		end = UINT64_MAX;
 	else if (__builtin_add_overflow(u->addr, u->size, &end)) {
-		*ret_why = "address + size overflows";
+		reason_set(why, "address + size overflows");
 		return -EINVAL;
 	}
 	/* all or nothing: no region may be cut in two */
@@ -776,7 +778,7 @@ int pci_fn_dma_unmap(struct pci_fn *fn, const struct vfio_user_dma_unmap *u,
 		bool inside = g->gpa >= u->addr && g->gpa + g->size <= end;
 
 		if (overlaps && !inside && !all) {
-			*ret_why = "range cuts a mapped region";
+			reason_set(why, "range cuts a mapped region");
 			return -EINVAL;
 		}
 	}
@@ -789,7 +791,7 @@ int pci_fn_dma_unmap(struct pci_fn *fn, const struct vfio_user_dma_unmap *u,
 		}
 	}
 	if (!removed && !all) {
-		*ret_why = "no region mapped there";
+		reason_set(why, "no region mapped there");
 		return -ENOENT;
 	}
 	return 0;

@@ -53,9 +53,9 @@ struct pci_fn {
 
 /*
  * Checks a device description (BAR sizes and flags, MSI-X placement).
- * Returns 0, or -EINVAL with *ret_why (a static string).
+ * Returns 0, or -EINVAL with *why.
  */
-int pci_fn_ops_check(const struct pci_fn_ops *ops, const char **ret_why);
+int pci_fn_ops_check(const struct pci_fn_ops *ops, struct reason *why);
 
 /* Sets fn up at power-on state and calls ops->create(). 0 or -errno. */
 int pci_fn_init(struct pci_fn *fn, const struct pci_fn_ops *ops,
@@ -76,25 +76,25 @@ int pci_fn_irq_info(const struct pci_fn *fn, uint32_t index,
  * REGION_READ / REGION_WRITE of count bytes at offset of region index.
  * Config space: any offset and count inside it.  BARs: 1, 2, 4 or 8
  * bytes, naturally aligned, inside the BAR, not straddling the MSI-X
- * table or PBA.  0 or -errno (*ret_why says what was wrong).
+ * table or PBA.  0 or -errno (*why says what was wrong).
  */
 int pci_fn_region_rw(struct pci_fn *fn, uint32_t index, uint64_t offset,
 		     uint8_t *buf, uint32_t count, bool write,
-		     const char **ret_why);
+		     struct reason *why);
 
 /*
  * SET_IRQS with its data (bool bytes: `data`, data_len) and fds: each is
- * kept or closed, and its slot in fds set to -1.  0 or -errno with *ret_why.
+ * kept or closed, and its slot in fds set to -1.  0 or -errno with *why.
  */
 int pci_fn_set_irqs(struct pci_fn *fn, const struct vfio_user_irq_set *s,
 		    const uint8_t *data, size_t data_len, int *fds,
-		    unsigned int nfds, const char **ret_why);
+		    unsigned int nfds, struct reason *why);
 
-/* DMA_MAP with its one fd (the caller's); 0 or -errno with *ret_why. */
+/* DMA_MAP with its one fd (the caller's); 0 or -errno with *why. */
 int pci_fn_dma_map(struct pci_fn *fn, const struct vfio_user_dma_map *m, int fd,
-		   const char **ret_why);
-/* DMA_UNMAP; 0 or -errno with *ret_why. */
+		   struct reason *why);
+/* DMA_UNMAP; 0 or -errno with *why. */
 int pci_fn_dma_unmap(struct pci_fn *fn, const struct vfio_user_dma_unmap *u,
-		     const char **ret_why);
+		     struct reason *why);
 
 #endif

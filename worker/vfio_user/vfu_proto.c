@@ -26,8 +26,8 @@ struct msg {
 struct out {
 	uint8_t *payload;
 	size_t len;
-	const char *why; /* on failure */
-	bool expected;	 /* a refusal clients make routinely: debug log only */
+	struct reason why; /* on failure */
+	bool expected; /* a refusal clients make routinely: debug log only */
 };
 
 typedef int (*handler_fn)(struct vfu_dev *dev, const struct msg *m,
@@ -97,12 +97,12 @@ static int do_version(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	int n;
 
 	if (dev->versioned) {
-		o->why = "VERSION again on a negotiated connection";
+		reason_set(&o->why, "VERSION again on a negotiated connection");
 		return -EINVAL;
 	}
 	memcpy(&v, m->payload, sizeof(v));
 	if (v.major != VFIO_USER_MAJOR) {
-		o->why = "protocol major version is not 0";
+		reason_set(&o->why, "protocol major version is not 0");
 		return -ENOTSUP;
 	}
 	if (m->len > sizeof(v) &&
@@ -114,7 +114,7 @@ static int do_version(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	n = vfio_user_caps_format(&ours, (char *)o->payload + sizeof(v),
 				  VFIO_USER_MAX_CAPS_JSON);
 	if (n < 0) {
-		o->why = "our capabilities do not fit";
+		reason_set(&o->why, "our capabilities do not fit");
 		return -EIO;
 	}
 	o->len = sizeof(v) + (size_t)n;
@@ -132,7 +132,7 @@ static int do_dma_map(struct vfu_dev *dev, const struct msg *m, struct out *o)
 
 	memcpy(&d, m->payload, sizeof(d));
 	if (d.argsz != sizeof(d)) {
-		o->why = "argsz is not the struct size";
+		reason_set(&o->why, "argsz is not the struct size");
 		return -EINVAL;
 	}
 	ret = pci_fn_dma_map(&dev->fn, &d, m->nfds ? m->fds[0] : -1, &o->why);
@@ -150,7 +150,7 @@ static int do_dma_unmap(struct vfu_dev *dev, const struct msg *m, struct out *o)
 
 	memcpy(&u, m->payload, sizeof(u));
 	if (u.argsz != sizeof(u)) {
-		o->why = "argsz is not the struct size";
+		reason_set(&o->why, "argsz is not the struct size");
 		return -EINVAL;
 	}
 	ret = pci_fn_dma_unmap(&dev->fn, &u, &o->why);
@@ -167,7 +167,7 @@ static int do_get_info(struct vfu_dev *dev, const struct msg *m, struct out *o)
 
 	memcpy(&i, m->payload, sizeof(i));
 	if (i.argsz < sizeof(i)) {
-		o->why = "argsz smaller than the struct";
+		reason_set(&o->why, "argsz smaller than the struct");
 		return -EINVAL;
 	}
 	i = (struct vfio_user_device_info){
@@ -189,12 +189,12 @@ static int do_region_info(struct vfu_dev *dev, const struct msg *m,
 
 	memcpy(&r, m->payload, sizeof(r));
 	if (r.argsz < sizeof(r)) {
-		o->why = "argsz smaller than the struct";
+		reason_set(&o->why, "argsz smaller than the struct");
 		return -EINVAL;
 	}
 	ret = pci_fn_region_info(&dev->fn, r.index, &r);
 	if (ret < 0) {
-		o->why = "no such region";
+		reason_set(&o->why, "no such region");
 		return ret;
 	}
 	memcpy(o->payload, &r, sizeof(r));
@@ -209,12 +209,12 @@ static int do_irq_info(struct vfu_dev *dev, const struct msg *m, struct out *o)
 
 	memcpy(&i, m->payload, sizeof(i));
 	if (i.argsz < sizeof(i)) {
-		o->why = "argsz smaller than the struct";
+		reason_set(&o->why, "argsz smaller than the struct");
 		return -EINVAL;
 	}
 	ret = pci_fn_irq_info(&dev->fn, i.index, &i);
 	if (ret < 0) {
-		o->why = "no such irq index";
+		reason_set(&o->why, "no such irq index");
 		/* QEMU asks for ERR (and REQ) at every start */
 		o->expected = i.index == VFIO_USER_PCI_ERR ||
 			      i.index == VFIO_USER_PCI_REQ;
@@ -231,7 +231,7 @@ static int do_set_irqs(struct vfu_dev *dev, const struct msg *m, struct out *o)
 
 	memcpy(&s, m->payload, sizeof(s));
 	if (s.argsz != m->len) {
-		o->why = "argsz differs from the payload size";
+		reason_set(&o->why, "argsz differs from the payload size");
 		return -EINVAL;
 	}
 	/* it keeps the fds it installs (their slots become -1) */
@@ -247,7 +247,7 @@ static int do_region_read(struct vfu_dev *dev, const struct msg *m,
 
 	memcpy(&rw, m->payload, sizeof(rw));
 	if (rw.count > VFIO_USER_MAX_XFER) {
-		o->why = "count larger than max_data_xfer_size";
+		reason_set(&o->why, "count larger than max_data_xfer_size");
 		return -E2BIG;
 	}
 	ret = pci_fn_region_rw(&dev->fn, rw.region, rw.offset,
@@ -269,7 +269,7 @@ static int do_region_write(struct vfu_dev *dev, const struct msg *m,
 
 	memcpy(&rw, m->payload, sizeof(rw));
 	if (rw.count != m->len - sizeof(rw)) {
-		o->why = "count differs from the data sent";
+		reason_set(&o->why, "count differs from the data sent");
 		return -EINVAL;
 	}
 	memcpy(data, m->payload + sizeof(rw), rw.count);
@@ -389,11 +389,11 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 	if (err && o.expected)
 		log_debug("vfio-user: refusing %s (id %u): %s",
 			  vfio_user_command_name(m.hdr.command), m.hdr.msg_id,
-			  o.why);
+			  o.why.msg);
 	else if (err)
 		violation(dev, "vfio-user: refusing %s (id %u): %s",
 			  vfio_user_command_name(m.hdr.command), m.hdr.msg_id,
-			  o.why ? o.why : strerror(err));
+			  o.why.msg[0] ? o.why.msg : strerror(err));
 	reply(&m, err, o.len, res);
 close_fds:
 	/* a handler that keeps an fd sets its slot to -1 */

@@ -15,12 +15,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct vfio_user_caps c, back;
-	const char *why;
+	struct reason why;
 	char buf[512];
 	int n;
 
+	why.msg[0] = '\0';
 	if (vfio_user_caps_parse((const char *)data, size, &c, &why) < 0) {
-		if (!why)
+		if (!why.msg[0])
 			abort();
 		return 0;
 	}

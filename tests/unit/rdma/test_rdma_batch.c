@@ -187,7 +187,7 @@ static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
 	struct vhost_user_mem_region r = { 0, RAM, 0x700000000000ull, 0 };
-	const char *why;
+	struct reason why;
 	struct vr_slot *s;
 
 	assert_non_null(f);

@@ -258,7 +258,7 @@ static void test_version(void **state)
 	struct vfio_user_caps caps;
 	struct vfio_user_version v;
 	const uint8_t *r;
-	const char *why;
+	struct reason why;
 
 	/* nothing else before VERSION */
 	send_msg(f, VFIO_USER_DEVICE_RESET, NULL, 0);
@@ -711,7 +711,7 @@ static void test_reset(void **state)
 static void test_ops_check(void **state)
 {
 	struct pci_fn_ops o;
-	const char *why;
+	struct reason why;
 
 	assert_int_equal(pci_fn_ops_check(&pci_test_fn_ops, &why), 0);
 #define BAD(field, value, needle)                                              \
@@ -719,7 +719,7 @@ static void test_ops_check(void **state)
 		o = pci_test_fn_ops;                                           \
 		o.field = value;                                               \
 		assert_int_equal(pci_fn_ops_check(&o, &why), -EINVAL);         \
-		assert_non_null(strstr(why, needle));                          \
+		assert_non_null(strstr(why.msg, needle));                      \
 	} while (0)
 	BAD(bars[0].size, 100, "power of 2");
 	BAD(bars[0].size, 8, "power of 2");
