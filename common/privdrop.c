@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The privilege drop the broker (for a worker) and the mux run (see
- * privdrop.h). */
+/* The privilege drop the broker and the mux run (see privdrop.h). */
 #include "common/privdrop.h"
 
 #include <errno.h>
