@@ -325,31 +325,75 @@ static int check_stats_reply(const void *msg, char *err)
 
 /* THE table: every message the protocol has. */
 static const struct msg_type rows[] = {
-	{ BP_HELLO, "HELLO", 0, BP_FROM_CALLER, check_empty },
-	{ BP_HELLO_REPLY, "HELLO_REPLY", sizeof(struct bp_hello_reply),
-	  BP_FROM_BROKER, check_status_reply },
-	{ BP_SPAWN, "SPAWN", sizeof(struct bp_spawn), BP_FROM_CALLER,
-	  check_spawn },
-	{ BP_SPAWN_REPLY, "SPAWN_REPLY", sizeof(struct bp_spawn_reply),
-	  BP_FROM_BROKER, check_spawn_reply },
-	{ BP_STOP, "STOP", sizeof(struct bp_stop), BP_FROM_CALLER, check_stop },
-	{ BP_STOP_REPLY, "STOP_REPLY", sizeof(struct bp_status), BP_FROM_BROKER,
-	  check_status_reply },
-	{ BP_LIST, "LIST", 0, BP_FROM_CALLER, check_empty },
-	{ BP_LIST_REPLY, "LIST_REPLY", sizeof(struct bp_list_reply),
-	  BP_FROM_BROKER, check_list_reply },
-	{ BP_RELOAD, "RELOAD", 0, BP_FROM_ROOT, check_empty },
-	{ BP_RELOAD_REPLY, "RELOAD_REPLY", sizeof(struct bp_status),
-	  BP_FROM_BROKER, check_status_reply },
-	{ BP_ERROR_REPLY, "ERROR_REPLY", sizeof(struct bp_status),
-	  BP_FROM_BROKER, check_status_reply },
-	{ BP_STATS, "STATS", sizeof(struct bp_stats), BP_FROM_CALLER,
-	  check_stats },
-	{ BP_STATS_REPLY, "STATS_REPLY", sizeof(struct bp_stats_reply),
-	  BP_FROM_BROKER, check_stats_reply },
+	{ .type = BP_HELLO,
+	  .name = "HELLO",
+	  .size = 0,
+	  .from = BP_FROM_CALLER,
+	  .check = check_empty,
+	  .phase = MSG_FIRST },
+	{ .type = BP_HELLO_REPLY,
+	  .name = "HELLO_REPLY",
+	  .size = sizeof(struct bp_hello_reply),
+	  .from = BP_FROM_BROKER,
+	  .check = check_status_reply },
+	{ .type = BP_SPAWN,
+	  .name = "SPAWN",
+	  .size = sizeof(struct bp_spawn),
+	  .from = BP_FROM_CALLER,
+	  .check = check_spawn },
+	{ .type = BP_SPAWN_REPLY,
+	  .name = "SPAWN_REPLY",
+	  .size = sizeof(struct bp_spawn_reply),
+	  .from = BP_FROM_BROKER,
+	  .check = check_spawn_reply },
+	{ .type = BP_STOP,
+	  .name = "STOP",
+	  .size = sizeof(struct bp_stop),
+	  .from = BP_FROM_CALLER,
+	  .check = check_stop },
+	{ .type = BP_STOP_REPLY,
+	  .name = "STOP_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = BP_FROM_BROKER,
+	  .check = check_status_reply },
+	{ .type = BP_LIST,
+	  .name = "LIST",
+	  .size = 0,
+	  .from = BP_FROM_CALLER,
+	  .check = check_empty },
+	{ .type = BP_LIST_REPLY,
+	  .name = "LIST_REPLY",
+	  .size = sizeof(struct bp_list_reply),
+	  .from = BP_FROM_BROKER,
+	  .check = check_list_reply },
+	{ .type = BP_RELOAD,
+	  .name = "RELOAD",
+	  .size = 0,
+	  .from = BP_FROM_ROOT,
+	  .check = check_empty },
+	{ .type = BP_RELOAD_REPLY,
+	  .name = "RELOAD_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = BP_FROM_BROKER,
+	  .check = check_status_reply },
+	{ .type = BP_ERROR_REPLY,
+	  .name = "ERROR_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = BP_FROM_BROKER,
+	  .check = check_status_reply },
+	{ .type = BP_STATS,
+	  .name = "STATS",
+	  .size = sizeof(struct bp_stats),
+	  .from = BP_FROM_CALLER,
+	  .check = check_stats },
+	{ .type = BP_STATS_REPLY,
+	  .name = "STATS_REPLY",
+	  .size = sizeof(struct bp_stats_reply),
+	  .from = BP_FROM_BROKER,
+	  .check = check_stats_reply },
 };
 
-static const struct msg_proto proto = {
+const struct msg_proto bp_protocol = {
 	.name = "control",
 	.version = RDMAGATE_CTL_VERSION,
 	.payload_offset = offsetof(struct bp_msg, u),
@@ -357,34 +401,35 @@ static const struct msg_proto proto = {
 	.max_datagram = BP_MSG_MAX,
 	.types = rows,
 	.n_types = ARRAY_SIZE(rows),
+	.root_from = (1u << BP_FROM_BROKER) | (1u << BP_FROM_ROOT),
 };
 _Static_assert(sizeof(struct bp_msg) <= MSG_CONTAINER_MAX, "bp_msg");
 
 const struct msg_type *bp_type_info(uint32_t type)
 {
-	return msg_type_of(&proto, type);
+	return msg_type_of(&bp_protocol, type);
 }
 
 const char *bp_type_name(uint32_t type)
 {
-	const struct msg_type *t = msg_type_of(&proto, type);
+	const struct msg_type *t = msg_type_of(&bp_protocol, type);
 
 	return t ? t->name : "unknown";
 }
 
 int bp_decode(const void *buf, size_t len, struct bp_msg *ret, char *err)
 {
-	return msg_decode(&proto, buf, len, ret, err);
+	return msg_decode(&bp_protocol, buf, len, ret, err);
 }
 
 size_t bp_init(struct bp_msg *m, uint32_t type)
 {
-	return msg_init(&proto, m, type);
+	return msg_init(&bp_protocol, m, type);
 }
 
 int bp_send(int fd, const struct bp_msg *m)
 {
-	return msg_send(&proto, fd, m, -1, 0);
+	return msg_send(&bp_protocol, fd, m, -1, 0);
 }
 
 void bp_set_status(struct bp_status *st, int status, const char *fmt, ...)

@@ -220,6 +220,10 @@ struct bp_msg {
 /* The longest datagram: the header and the largest payload. */
 #define BP_MSG_MAX (sizeof(struct bp_header) + sizeof(struct bp_list_reply))
 
+/* The protocol's table and framing, for msg_conn_open() (common/msg_frame.h).
+ */
+extern const struct msg_proto bp_protocol;
+
 /* The row of type in the table (from: enum bp_from), or NULL for a type
  * the protocol does not have. */
 const struct msg_type *bp_type_info(uint32_t type);

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h> /* ssize_t */
 
+#include "common/reason.h"
+
 struct msg_header {
 	uint32_t version;
 	uint32_t type;
@@ -37,12 +39,22 @@ _Static_assert(sizeof(struct msg_header) == 12, "msg_header");
  */
 typedef int (*msg_check_fn)(const void *msg, char *err);
 
+/* When a message may come on a connection (struct msg_type.phase). */
+enum msg_phase {
+	MSG_ANYTIME = 0,
+	/* the first message on a connection, and only once (HELLO): the
+	 * receive helper refuses every other type before it, and a second */
+	MSG_FIRST,
+};
+
 struct msg_type {
 	uint32_t type;
 	const char *name;
 	uint32_t size; /* exact payload size */
 	uint32_t from; /* who may send it: the protocol's own enum */
 	msg_check_fn check;
+	uint8_t fds;   /* exact number of fds in SCM_RIGHTS (0 or 1) */
+	uint8_t phase; /* enum msg_phase */
 };
 
 struct msg_proto {
@@ -55,6 +67,9 @@ struct msg_proto {
 	size_t n_types;
 	/* "the broker", for msg_decode_from()'s messages (may be NULL) */
 	const char *(*from_name)(uint32_t from);
+	/* the "from" values (bit 1u << from) only uid 0 may send: the
+	 * receive helper checks the peer's SO_PEERCRED against it */
+	uint32_t root_from;
 };
 
 /* The row of type, or NULL for a type the protocol does not have. */
@@ -80,6 +95,60 @@ int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
  */
 int msg_decode_from(const struct msg_proto *p, const void *buf, size_t len,
 		    uint32_t from, void *ret, char *err);
+
+/* The most fds a message carries (struct msg_type.fds). */
+#define MSG_FDS_MAX 1
+
+/*
+ * One end of a connection as the receive helper sees it: which protocol,
+ * who the peer is, and where the connection is in its phases.
+ */
+struct msg_conn {
+	const struct msg_proto *p;
+	uint32_t from_mask; /* the "from" values the peer sends (1u << from) */
+	uint32_t uid;	    /* the peer's, from SO_PEERCRED */
+	int32_t pid;	    /* the same (logs) */
+	bool started;	    /* its MSG_FIRST message came */
+};
+
+/*
+ * Starts *c for the connected socket fd whose peer sends the types whose
+ * "from" is in from_mask: reads the peer's SO_PEERCRED, and refuses a peer
+ * that is not root when every type it sends is root's alone (p->root_from)
+ * (-EPERM, why names the uid).  Returns 0 or -errno.
+ */
+int msg_conn_open(struct msg_conn *c, const struct msg_proto *p, int fd,
+		  uint32_t from_mask, struct reason *why);
+
+/* The connection starts over (its MSG_FIRST message was refused above the
+ * protocol: the next message must be one again). */
+void msg_conn_restart(struct msg_conn *c);
+
+/*
+ * The pure half of msg_conn_recv(): decodes one datagram of len bytes that
+ * came with nfds fds (msg_decode()), then checks, in order: the peer sends
+ * that type (-EOPNOTSUPP "GID_ADD: sent by the broker"), it may (uid 0
+ * for p->root_from: -EPERM), the fd count (-EBADMSG "WORKER_ATTACH: 0
+ * fds, it carries 1"), the phase (-EPROTO "GID_ADD before HELLO",
+ * "a second HELLO").  Returns 0 with *ret filled and the connection's
+ * phase advanced, or the negative errno with why saying what was wrong
+ * (*ret untouched).
+ */
+int msg_conn_decode(struct msg_conn *c, const void *buf, size_t len,
+		    unsigned int nfds, void *ret, struct reason *why);
+
+/*
+ * Receives one datagram on fd (flags add to recvmsg's, e.g. MSG_DONTWAIT)
+ * and decodes it with msg_conn_decode().  Returns 1 with *ret filled and
+ * the fd the message carries in *ret_fd (close-on-exec; -1 when the type
+ * carries none; ret_fd may be NULL only for a protocol without fds); 0
+ * when the peer closed; -EAGAIN/-EINTR for nothing to read; -EMSGSIZE for
+ * a datagram longer than the protocol's longest, or the decoder's refusal
+ * (why says; the datagram is consumed, its fds closed); or another -errno
+ * of recvmsg.
+ */
+int msg_conn_recv(struct msg_conn *c, int fd, void *ret, int *ret_fd, int flags,
+		  struct reason *why);
 
 /*
  * Zeroes the container m and fills its header for type (len from the

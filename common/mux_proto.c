@@ -255,43 +255,104 @@ static int check_mad_recv(const void *msg, char *err)
 
 /* THE table: every message the protocol has. */
 static const struct msg_type rows[] = {
-	{ MP_HELLO, "HELLO", 0, MP_FROM_BROKER, check_empty },
-	{ MP_HELLO_REPLY, "HELLO_REPLY", sizeof(struct mp_hello_reply),
-	  MP_FROM_MUX, check_hello_reply },
-	{ MP_PORT_ADD, "PORT_ADD", sizeof(struct mp_port_add), MP_FROM_BROKER,
-	  check_port_add },
-	{ MP_PORT_ADD_REPLY, "PORT_ADD_REPLY", sizeof(struct bp_status),
-	  MP_FROM_MUX, check_status_reply },
-	{ MP_WORKER_ATTACH, "WORKER_ATTACH", sizeof(struct mp_worker_attach),
-	  MP_FROM_BROKER, check_attach },
-	{ MP_WORKER_ATTACH_REPLY, "WORKER_ATTACH_REPLY",
-	  sizeof(struct bp_status), MP_FROM_MUX, check_status_reply },
-	{ MP_WORKER_DETACH, "WORKER_DETACH", sizeof(struct mp_worker_ref),
-	  MP_FROM_BROKER, check_detach },
-	{ MP_WORKER_DETACH_REPLY, "WORKER_DETACH_REPLY",
-	  sizeof(struct bp_status), MP_FROM_MUX, check_status_reply },
-	{ MP_GID_ADD, "GID_ADD", sizeof(struct mp_gid_add), MP_FROM_BROKER,
-	  check_gid_add },
-	{ MP_GID_ADD_REPLY, "GID_ADD_REPLY", sizeof(struct bp_status),
-	  MP_FROM_MUX, check_status_reply },
-	{ MP_GID_DEL, "GID_DEL", sizeof(struct mp_gid_del), MP_FROM_BROKER,
-	  check_gid_del },
-	{ MP_GID_DEL_REPLY, "GID_DEL_REPLY", sizeof(struct bp_status),
-	  MP_FROM_MUX, check_status_reply },
-	{ MP_STATS, "STATS", sizeof(struct mp_worker_ref), MP_FROM_BROKER,
-	  check_stats },
-	{ MP_STATS_REPLY, "STATS_REPLY", sizeof(struct mp_stats_reply),
-	  MP_FROM_MUX, check_stats_reply },
-	{ MP_ERROR_REPLY, "ERROR_REPLY", sizeof(struct bp_status), MP_FROM_MUX,
-	  check_status_reply },
-	{ MP_RDMACM_ATTACH, "RDMACM_ATTACH", sizeof(struct mp_rdmacm_attach),
-	  MP_FROM_BROKER, check_rdmacm_attach },
-	{ MP_RDMACM_ATTACH_REPLY, "RDMACM_ATTACH_REPLY",
-	  sizeof(struct bp_status), MP_FROM_MUX, check_status_reply },
-	{ MP_MAD_SEND, "MAD_SEND", sizeof(struct mp_mad_send), MP_FROM_WORKER,
-	  check_mad_send },
-	{ MP_MAD_RECV, "MAD_RECV", sizeof(struct mp_mad_recv), MP_FROM_MUX,
-	  check_mad_recv },
+	{ .type = MP_HELLO,
+	  .name = "HELLO",
+	  .size = 0,
+	  .from = MP_FROM_BROKER,
+	  .check = check_empty,
+	  .phase = MSG_FIRST },
+	{ .type = MP_HELLO_REPLY,
+	  .name = "HELLO_REPLY",
+	  .size = sizeof(struct mp_hello_reply),
+	  .from = MP_FROM_MUX,
+	  .check = check_hello_reply },
+	{ .type = MP_PORT_ADD,
+	  .name = "PORT_ADD",
+	  .size = sizeof(struct mp_port_add),
+	  .from = MP_FROM_BROKER,
+	  .check = check_port_add },
+	{ .type = MP_PORT_ADD_REPLY,
+	  .name = "PORT_ADD_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = MP_FROM_MUX,
+	  .check = check_status_reply },
+	{ .type = MP_WORKER_ATTACH,
+	  .name = "WORKER_ATTACH",
+	  .size = sizeof(struct mp_worker_attach),
+	  .from = MP_FROM_BROKER,
+	  .check = check_attach,
+	  .fds = 1 },
+	{ .type = MP_WORKER_ATTACH_REPLY,
+	  .name = "WORKER_ATTACH_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = MP_FROM_MUX,
+	  .check = check_status_reply },
+	{ .type = MP_WORKER_DETACH,
+	  .name = "WORKER_DETACH",
+	  .size = sizeof(struct mp_worker_ref),
+	  .from = MP_FROM_BROKER,
+	  .check = check_detach },
+	{ .type = MP_WORKER_DETACH_REPLY,
+	  .name = "WORKER_DETACH_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = MP_FROM_MUX,
+	  .check = check_status_reply },
+	{ .type = MP_GID_ADD,
+	  .name = "GID_ADD",
+	  .size = sizeof(struct mp_gid_add),
+	  .from = MP_FROM_BROKER,
+	  .check = check_gid_add },
+	{ .type = MP_GID_ADD_REPLY,
+	  .name = "GID_ADD_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = MP_FROM_MUX,
+	  .check = check_status_reply },
+	{ .type = MP_GID_DEL,
+	  .name = "GID_DEL",
+	  .size = sizeof(struct mp_gid_del),
+	  .from = MP_FROM_BROKER,
+	  .check = check_gid_del },
+	{ .type = MP_GID_DEL_REPLY,
+	  .name = "GID_DEL_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = MP_FROM_MUX,
+	  .check = check_status_reply },
+	{ .type = MP_STATS,
+	  .name = "STATS",
+	  .size = sizeof(struct mp_worker_ref),
+	  .from = MP_FROM_BROKER,
+	  .check = check_stats },
+	{ .type = MP_STATS_REPLY,
+	  .name = "STATS_REPLY",
+	  .size = sizeof(struct mp_stats_reply),
+	  .from = MP_FROM_MUX,
+	  .check = check_stats_reply },
+	{ .type = MP_ERROR_REPLY,
+	  .name = "ERROR_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = MP_FROM_MUX,
+	  .check = check_status_reply },
+	{ .type = MP_RDMACM_ATTACH,
+	  .name = "RDMACM_ATTACH",
+	  .size = sizeof(struct mp_rdmacm_attach),
+	  .from = MP_FROM_BROKER,
+	  .check = check_rdmacm_attach,
+	  .fds = 1 },
+	{ .type = MP_RDMACM_ATTACH_REPLY,
+	  .name = "RDMACM_ATTACH_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = MP_FROM_MUX,
+	  .check = check_status_reply },
+	{ .type = MP_MAD_SEND,
+	  .name = "MAD_SEND",
+	  .size = sizeof(struct mp_mad_send),
+	  .from = MP_FROM_WORKER,
+	  .check = check_mad_send },
+	{ .type = MP_MAD_RECV,
+	  .name = "MAD_RECV",
+	  .size = sizeof(struct mp_mad_recv),
+	  .from = MP_FROM_MUX,
+	  .check = check_mad_recv },
 };
 
 static const char *from_name(uint32_t from)
@@ -307,7 +368,7 @@ static const char *from_name(uint32_t from)
 	return "nobody";
 }
 
-static const struct msg_proto proto = {
+const struct msg_proto mp_protocol = {
 	.name = "mux",
 	.version = RDMAGATE_MUX_VERSION,
 	.payload_offset = offsetof(struct mp_msg, u),
@@ -315,18 +376,19 @@ static const struct msg_proto proto = {
 	.max_datagram = MP_MSG_MAX,
 	.types = rows,
 	.n_types = ARRAY_SIZE(rows),
+	.root_from = (1u << MP_FROM_BROKER) | (1u << MP_FROM_MUX),
 	.from_name = from_name,
 };
 _Static_assert(sizeof(struct mp_msg) <= MSG_CONTAINER_MAX, "mp_msg");
 
 const struct msg_type *mp_type_info(uint32_t type)
 {
-	return msg_type_of(&proto, type);
+	return msg_type_of(&mp_protocol, type);
 }
 
 const char *mp_type_name(uint32_t type)
 {
-	const struct msg_type *t = msg_type_of(&proto, type);
+	const struct msg_type *t = msg_type_of(&mp_protocol, type);
 
 	return t ? t->name : "unknown";
 }
@@ -334,15 +396,16 @@ const char *mp_type_name(uint32_t type)
 int mp_decode(const void *buf, size_t len, enum mp_from from,
 	      struct mp_msg *ret, char *err)
 {
-	return msg_decode_from(&proto, buf, len, (uint32_t)from, ret, err);
+	return msg_decode_from(&mp_protocol, buf, len, (uint32_t)from, ret,
+			       err);
 }
 
 size_t mp_init(struct mp_msg *m, uint32_t type)
 {
-	return msg_init(&proto, m, type);
+	return msg_init(&mp_protocol, m, type);
 }
 
 int mp_send(int fd, const struct mp_msg *m, int flags, int fd_pass)
 {
-	return msg_send(&proto, fd, m, fd_pass, flags);
+	return msg_send(&mp_protocol, fd, m, fd_pass, flags);
 }

@@ -227,6 +227,10 @@ struct mp_msg {
 /* The longest datagram: the header and the largest payload. */
 #define MP_MSG_MAX (sizeof(struct mp_header) + sizeof(struct mp_stats_reply))
 
+/* The protocol's table and framing, for msg_conn_open() (common/msg_frame.h).
+ */
+extern const struct msg_proto mp_protocol;
+
 /* The row of type (from: enum mp_from), or NULL for a type the protocol
  * does not have. */
 const struct msg_type *mp_type_info(uint32_t type);

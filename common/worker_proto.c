@@ -154,25 +154,50 @@ static int check_stats_reply(const void *msg, char *err)
 
 /* THE table. */
 static const struct msg_type rows[] = {
-	{ WP_HELLO, "HELLO", sizeof(struct wp_hello), WP_FROM_WORKER,
-	  check_hello },
-	{ WP_GID_ADD, "GID_ADD", sizeof(struct wp_gid), WP_FROM_WORKER,
-	  check_gid },
-	{ WP_GID_ADD_REPLY, "GID_ADD_REPLY", sizeof(struct wp_gid_reply),
-	  WP_FROM_BROKER, check_gid_reply },
-	{ WP_GID_DEL, "GID_DEL", sizeof(struct wp_gid), WP_FROM_WORKER,
-	  check_gid },
-	{ WP_GID_DEL_REPLY, "GID_DEL_REPLY", sizeof(struct wp_gid_reply),
-	  WP_FROM_BROKER, check_gid_reply },
-	{ WP_STATS, "STATS", sizeof(struct wp_stats_req), WP_FROM_BROKER,
-	  check_stats },
-	{ WP_STATS_REPLY, "STATS_REPLY", sizeof(struct wp_stats_reply),
-	  WP_FROM_WORKER, check_stats_reply },
-	{ WP_MUX_CHANNEL, "MUX_CHANNEL", sizeof(struct wp_mux_channel),
-	  WP_FROM_BROKER, NULL },
+	{ .type = WP_HELLO,
+	  .name = "HELLO",
+	  .size = sizeof(struct wp_hello),
+	  .from = WP_FROM_WORKER,
+	  .check = check_hello,
+	  .phase = MSG_FIRST },
+	{ .type = WP_GID_ADD,
+	  .name = "GID_ADD",
+	  .size = sizeof(struct wp_gid),
+	  .from = WP_FROM_WORKER,
+	  .check = check_gid },
+	{ .type = WP_GID_ADD_REPLY,
+	  .name = "GID_ADD_REPLY",
+	  .size = sizeof(struct wp_gid_reply),
+	  .from = WP_FROM_BROKER,
+	  .check = check_gid_reply },
+	{ .type = WP_GID_DEL,
+	  .name = "GID_DEL",
+	  .size = sizeof(struct wp_gid),
+	  .from = WP_FROM_WORKER,
+	  .check = check_gid },
+	{ .type = WP_GID_DEL_REPLY,
+	  .name = "GID_DEL_REPLY",
+	  .size = sizeof(struct wp_gid_reply),
+	  .from = WP_FROM_BROKER,
+	  .check = check_gid_reply },
+	{ .type = WP_STATS,
+	  .name = "STATS",
+	  .size = sizeof(struct wp_stats_req),
+	  .from = WP_FROM_BROKER,
+	  .check = check_stats },
+	{ .type = WP_STATS_REPLY,
+	  .name = "STATS_REPLY",
+	  .size = sizeof(struct wp_stats_reply),
+	  .from = WP_FROM_WORKER,
+	  .check = check_stats_reply },
+	{ .type = WP_MUX_CHANNEL,
+	  .name = "MUX_CHANNEL",
+	  .size = sizeof(struct wp_mux_channel),
+	  .from = WP_FROM_BROKER,
+	  .fds = 1 },
 };
 
-static const struct msg_proto proto = {
+const struct msg_proto wp_protocol = {
 	.name = "worker channel",
 	.version = RDMAGATE_WORKER_PROTO_VERSION,
 	.payload_offset = offsetof(struct wp_msg, u),
@@ -180,6 +205,7 @@ static const struct msg_proto proto = {
 	.max_datagram = WP_MSG_MAX,
 	.types = rows,
 	.n_types = ARRAY_SIZE(rows),
+	.root_from = 1u << WP_FROM_BROKER,
 };
 _Static_assert(sizeof(struct wp_msg) <= MSG_CONTAINER_MAX, "wp_msg");
 _Static_assert(sizeof(struct wp_stats_reply) <= sizeof(struct wp_gid_reply),
@@ -187,32 +213,32 @@ _Static_assert(sizeof(struct wp_stats_reply) <= sizeof(struct wp_gid_reply),
 
 const struct msg_type *wp_type_info(uint32_t type)
 {
-	return msg_type_of(&proto, type);
+	return msg_type_of(&wp_protocol, type);
 }
 
 const char *wp_type_name(uint32_t type)
 {
-	const struct msg_type *t = msg_type_of(&proto, type);
+	const struct msg_type *t = msg_type_of(&wp_protocol, type);
 
 	return t ? t->name : "unknown";
 }
 
 int wp_decode(const void *buf, size_t len, struct wp_msg *ret, char *err)
 {
-	return msg_decode(&proto, buf, len, ret, err);
+	return msg_decode(&wp_protocol, buf, len, ret, err);
 }
 
 size_t wp_init(struct wp_msg *m, uint32_t type)
 {
-	return msg_init(&proto, m, type);
+	return msg_init(&wp_protocol, m, type);
 }
 
 int wp_send(int fd, const struct wp_msg *m)
 {
-	return msg_send(&proto, fd, m, -1, MSG_DONTWAIT);
+	return msg_send(&wp_protocol, fd, m, -1, MSG_DONTWAIT);
 }
 
 int wp_send_fd(int fd, const struct wp_msg *m, int pass_fd)
 {
-	return msg_send(&proto, fd, m, pass_fd, MSG_DONTWAIT);
+	return msg_send(&wp_protocol, fd, m, pass_fd, MSG_DONTWAIT);
 }

@@ -146,6 +146,10 @@ struct wp_msg {
 /* The names of struct wp_counters' fields, in order (for rdmagatectl). */
 extern const char *const wp_counter_names[WP_COUNTERS_N];
 
+/* The protocol's table and framing, for msg_conn_open() (common/msg_frame.h).
+ */
+extern const struct msg_proto wp_protocol;
+
 /* The row of type (from: enum wp_from), or NULL. */
 const struct msg_type *wp_type_info(uint32_t type);
 const char *wp_type_name(uint32_t type);
