@@ -83,6 +83,7 @@ struct worker {
 	/* the broker channel (common/worker_proto.h) */
 	char chan_path[BP_PATH_SIZE]; /* its listening socket */
 	int chan_fd;		      /* our connection, or -1 */
+	struct msg_conn chan;	      /* chan_fd's peer and phase */
 	bool hello;		      /* the worker greeted on it */
 	uint64_t spawn_ms;	      /* CLOCK_MONOTONIC ms of SPAWN */
 	uint32_t seq;		      /* of our requests */

@@ -375,8 +375,14 @@ int msg_conn_recv(struct msg_conn *c, int fd, void *ret, int *ret_fd, int flags,
 		return reason_fail(why, -EMSGSIZE,
 				   "long message: more than %zu bytes",
 				   c->p->max_datagram);
-	if (n <= 0)
-		return (int)n;
+	if (n == -EAGAIN || n == -EWOULDBLOCK)
+		return 0;
+	if (n == 0)
+		return reason_fail(why, -EPIPE,
+				   "the peer closed the connection");
+	if (n < 0)
+		return reason_fail(why, -EPIPE, "recvmsg: %s",
+				   strerror((int)-n));
 	rc = msg_conn_decode(c, buf, (size_t)n, nfds, ret, why);
 	if (!ret_fd)
 		return rc < 0 ? rc : 1;

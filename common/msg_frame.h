@@ -141,11 +141,12 @@ int msg_conn_decode(struct msg_conn *c, const void *buf, size_t len,
  * Receives one datagram on fd (flags add to recvmsg's, e.g. MSG_DONTWAIT)
  * and decodes it with msg_conn_decode().  Returns 1 with *ret filled and
  * the fd the message carries in *ret_fd (close-on-exec; -1 when the type
- * carries none; ret_fd may be NULL only for a protocol without fds); 0
- * when the peer closed; -EAGAIN/-EINTR for nothing to read; -EMSGSIZE for
- * a datagram longer than the protocol's longest, or the decoder's refusal
- * (why says; the datagram is consumed, its fds closed); or another -errno
- * of recvmsg.
+ * carries none; with ret_fd NULL every fd is closed, and a type that
+ * carries one is refused); 0 when there is nothing to read; -EPIPE when
+ * the connection is gone (the peer closed it, or recvmsg failed: why
+ * says); any other -errno when the message was refused (why says; the
+ * datagram is consumed, its fds closed, the connection still usable).
+ * *ret and *ret_fd are untouched unless it returns 1.
  */
 int msg_conn_recv(struct msg_conn *c, int fd, void *ret, int *ret_fd, int flags,
 		  struct reason *why);

@@ -221,8 +221,11 @@ static void test_conn_recv_hands_over_or_closes_fds(void **state)
 		assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
 		close(fd);
 	}
+	assert_int_equal(
+		msg_conn_recv(&c, sv[0], &out, &fd, MSG_DONTWAIT, &why), 0);
 	close(sv[1]);
-	assert_int_equal(msg_conn_recv(&c, sv[0], &out, &fd, 0, &why), 0);
+	assert_int_equal(msg_conn_recv(&c, sv[0], &out, &fd, 0, &why), -EPIPE);
+	assert_string_equal(why.msg, "the peer closed the connection");
 	close(sv[0]);
 }
 
