@@ -43,7 +43,8 @@
 #define BROKER_DEFAULT_STATE_DIR "/run/rdmagate"
 
 struct conn {
-	int fd; /* -1: free */
+	int fd;		    /* -1: free */
+	struct msg_conn in; /* fd's peer (SO_PEERCRED) and phase */
 	uid_t uid;
 	gid_t gid;
 	bool in_group; /* a member of control_group */

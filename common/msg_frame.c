@@ -288,6 +288,7 @@ int msg_conn_open(struct msg_conn *c, const struct msg_proto *p, int fd,
 		.p = p,
 		.from_mask = from_mask,
 		.uid = (uint32_t)cr.uid,
+		.gid = (uint32_t)cr.gid,
 		.pid = (int32_t)cr.pid,
 	};
 	return 0;

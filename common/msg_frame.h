@@ -107,6 +107,7 @@ struct msg_conn {
 	const struct msg_proto *p;
 	uint32_t from_mask; /* the "from" values the peer sends (1u << from) */
 	uint32_t uid;	    /* the peer's, from SO_PEERCRED */
+	uint32_t gid;	    /* the same */
 	int32_t pid;	    /* the same (logs) */
 	bool started;	    /* its MSG_FIRST message came */
 };
