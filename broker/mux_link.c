@@ -58,10 +58,11 @@ struct req {
 
 static struct {
 	enum link_state state;
-	uint64_t retry_at; /* the next connect (DOWN) */
-	bool warned;	   /* the link's failure is logged already */
-	bool busy;	   /* a request is in flight */
-	uint64_t deadline; /* of its reply */
+	struct msg_conn conn; /* b->mux_fd's peer */
+	uint64_t retry_at;    /* the next connect (DOWN) */
+	bool warned;	      /* the link's failure is logged already */
+	bool busy;	      /* a request is in flight */
+	uint64_t deadline;    /* of its reply */
 	struct req cur;
 	struct req q[MUX_QUEUE];
 	unsigned int head, n;
@@ -334,8 +335,7 @@ static void try_connect(struct broker *b)
 	struct epoll_event ev = { .events = EPOLLIN,
 				  .data.u64 = (uint64_t)TAG_MUX << 32 };
 	_cleanup_close_ int fd = -1;
-	struct ucred cr;
-	socklen_t crlen = sizeof(cr);
+	struct reason why;
 	struct mp_msg m;
 	int ret;
 
@@ -351,16 +351,11 @@ static void try_connect(struct broker *b)
 		link_down(b, "connect: %s", strerror(errno));
 		return;
 	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0) {
-		link_down(b, "SO_PEERCRED: %s", strerror(errno));
-		return;
-	}
-	/* the mux creates its socket as root, before any --user */
-	if (cr.uid != 0) {
-		link_down(b,
-			  "the socket belongs to uid %u (pid %d), not root: "
-			  "not the mux",
-			  (unsigned int)cr.uid, (int)cr.pid);
+	/* the mux's messages are root's (it creates its socket as root,
+	 * before any --user): another uid is not the mux */
+	if (msg_conn_open(&L.conn, &mp_protocol, fd, 1u << MP_FROM_MUX, &why) <
+	    0) {
+		link_down(b, "%s", why.msg);
 		return;
 	}
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -519,26 +514,21 @@ static void on_reply(struct broker *b, const struct mp_msg *m)
 
 void mux_read(struct broker *b)
 {
-	uint8_t buf[MP_MSG_MAX + 1];
-	char err[MP_ERR_LEN];
+	struct reason why;
 	struct mp_msg m;
-	ssize_t n;
+	int n;
 
 	if (b->mux_fd < 0)
 		return;
-	n = recv(b->mux_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	n = msg_conn_recv(&L.conn, b->mux_fd, &m, NULL, MSG_DONTWAIT, &why);
+	if (n == 0)
 		return;
-	if (n <= 0) {
-		link_down(b, "connection %s", n ? strerror(errno) : "closed");
-		return;
-	}
-	if ((size_t)n > sizeof(buf)) {
-		link_down(b, "a reply of %zd bytes: too long", n);
+	if (n == -EPIPE) {
+		link_down(b, "connection: %s", why.msg);
 		return;
 	}
-	if (mp_decode(buf, (size_t)n, MP_FROM_MUX, &m, err) < 0) {
-		link_down(b, "a reply that does not decode: %s", err);
+	if (n < 0) {
+		link_down(b, "a reply refused: %s", why.msg);
 		return;
 	}
 	if (!L.busy) {
