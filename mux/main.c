@@ -494,34 +494,32 @@ void send_out(struct mux *m, struct router_verdict *v,
 
 static void on_worker(struct mux *m, struct worker *w)
 {
-	uint8_t buf[MP_MSG_MAX + 1];
 	int n;
 
 	for (n = 0; n < BATCH && w->fd >= 0; n++) {
 		struct router_verdict v;
-		char err[MP_ERR_LEN];
+		struct reason why;
 		struct mp_msg msg;
-		ssize_t len;
 		int ret;
 
-		len = recv(w->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-		if (len < 0 && (errno == EAGAIN || errno == EINTR))
+		/* the table lets a worker send MAD_SEND only, without fds */
+		ret = msg_conn_recv(&w->conn, w->fd, &msg, NULL, MSG_DONTWAIT,
+				    &why);
+		if (ret == 0)
 			return;
-		if (len <= 0) {
-			log_info("worker %u (%s): channel closed%s%s", w->id,
-				 w->vm, len < 0 ? ": " : "",
-				 len < 0 ? strerror(errno) : "");
+		if (ret == -EPIPE) {
+			log_info("worker %u (%s): channel closed: %s", w->id,
+				 w->vm, why.msg);
 			ep_del_close(m, &w->fd);
 			worker_farewell(m, w);
 			return;
 		}
-		ret = mp_decode(buf, (size_t)len, MP_FROM_WORKER, &msg, err);
 		if (ret < 0) {
 			memset(&v, 0, sizeof(v));
 			v.direction = RDMAGATE_MUX_OUT;
 			v.worker_id = w->id;
 			v.reason = RDMAGATE_MUX_DROP_MALFORMED;
-			snprintf(v.why, sizeof(v.why), "%s", err);
+			snprintf(v.why, sizeof(v.why), "%s", why.msg);
 			outcome(m, &v);
 			continue;
 		}
@@ -615,12 +613,6 @@ static int do_attach(struct mux *m, const struct mp_worker_attach *a, int *fd,
 	struct worker *w;
 	int ret;
 
-	if (*fd < 0) {
-		snprintf(why, why_len,
-			 "WORKER_ATTACH needs the channel's fd "
-			 "(SCM_RIGHTS)");
-		return -EINVAL;
-	}
 	ret = check_channel(*fd, why, why_len);
 	if (ret < 0)
 		return ret;
@@ -628,6 +620,12 @@ static int do_attach(struct mux *m, const struct mp_worker_attach *a, int *fd,
 	if (ret < 0)
 		return ret;
 	ep_del_close(m, &w->fd); /* replaced: the broker's replay */
+	ret = msg_conn_open(&w->conn, &mp_protocol, *fd, 1u << MP_FROM_WORKER,
+			    NULL);
+	if (ret < 0) {
+		snprintf(why, why_len, "the channel: %s", strerror(-ret));
+		return ret;
+	}
 	ret = ep_add(m, *fd, TAG_WORKER | (uint64_t)(w - m->workers) << 8);
 	if (ret < 0) {
 		snprintf(why, why_len, "epoll: %s", strerror(-ret));
@@ -811,66 +809,26 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 
 static void on_broker(struct mux *m)
 {
-	uint8_t buf[MP_MSG_MAX + 1];
-	union {
-		struct cmsghdr align;
-		char b[CMSG_SPACE(sizeof(int) * 8)];
-	} cbuf;
-	struct iovec iov = { buf, sizeof(buf) };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf.b,
-		.msg_controllen = sizeof(cbuf.b),
-	};
-	int fds[8], nfds = 0, fd = -1, i, ret;
-	char err[MP_ERR_LEN];
-	struct cmsghdr *c;
+	struct reason why;
 	struct mp_msg in;
-	ssize_t n;
+	int fd = -1, ret;
 
-	n = recvmsg(m->bfd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC | MSG_TRUNC);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	/* the table says which requests carry an fd, and that HELLO is
+	 * first */
+	ret = msg_conn_recv(&m->bconn, m->bfd, &in, &fd, MSG_DONTWAIT, &why);
+	if (ret == 0)
 		return;
-	for (c = CMSG_FIRSTHDR(&mh); n >= 0 && c; c = CMSG_NXTHDR(&mh, c)) {
-		size_t k;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (k = 0;
-		     k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) && nfds < 8;
-		     k++)
-			memcpy(&fds[nfds++], CMSG_DATA(c) + k * sizeof(int),
-			       sizeof(int));
-	}
-	if (n <= 0) {
-		log_info("broker disconnected%s%s", n < 0 ? ": " : "",
-			 n < 0 ? strerror(errno) : "");
+	if (ret == -EPIPE) {
+		log_info("broker disconnected: %s", why.msg);
 		ep_del_close(m, &m->bfd);
 		return;
 	}
-	ret = mp_decode(buf, (size_t)n, MP_FROM_BROKER, &in, err);
-	if (ret == 0 &&
-	    (in.h.type == MP_WORKER_ATTACH || in.h.type == MP_RDMACM_ATTACH) &&
-	    nfds == 1 && !(mh.msg_flags & MSG_CTRUNC)) {
-		fd = fds[0];
-		nfds = 0;
-	} else if (ret == 0 && (nfds || (mh.msg_flags & MSG_CTRUNC))) {
-		ret = -EINVAL;
-		snprintf(err, sizeof(err), "%s: %s", mp_type_name(in.h.type),
-			 in.h.type == MP_WORKER_ATTACH ||
-					 in.h.type == MP_RDMACM_ATTACH
-				 ? "needs exactly one fd"
-				 : "carries fds it should not");
-	}
-	for (i = 0; i < nfds; i++)
-		close(fds[i]);
 	if (ret < 0) {
 		struct mp_msg out;
 
-		log_warnx("broker: %s", err);
+		log_warnx("broker: %s", why.msg);
 		mp_init(&out, MP_ERROR_REPLY);
-		bp_set_status(&out.u.status, -ret, "%s", err);
+		bp_set_status(&out.u.status, -ret, "%s", why.msg);
 		mp_send(m->bfd, &out, MSG_DONTWAIT, -1);
 		return;
 	}
@@ -880,34 +838,32 @@ static void on_broker(struct mux *m)
 
 static void on_listen(struct mux *m)
 {
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
 	_cleanup_close_ int fd = -1;
+	struct msg_conn c;
+	struct reason why;
 
 	fd = accept4(m->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
-		log_warn("SO_PEERCRED");
-		return;
-	}
-	if (cr.uid != 0) {
-		log_warnx("refused a control connection from pid %d uid %u: "
-			  "only root (the broker) may connect",
-			  cr.pid, cr.uid);
+	/* the broker's requests are root's in the table: only root (the
+	 * broker) may connect */
+	if (msg_conn_open(&c, &mp_protocol, fd, 1u << MP_FROM_BROKER, &why) <
+	    0) {
+		log_warnx("refused a control connection: %s", why.msg);
 		return;
 	}
 	if (m->bfd >= 0)
 		log_info("a new broker connection (pid %d) replaces the old "
 			 "one",
-			 cr.pid);
+			 (int)c.pid);
 	ep_del_close(m, &m->bfd);
 	if (ep_add(m, fd, TAG_BROKER) < 0) {
 		log_warn("epoll");
 		return;
 	}
 	m->bfd = TAKE_FD(fd);
-	log_info("broker connected (pid %d)", cr.pid);
+	m->bconn = c;
+	log_info("broker connected (pid %d)", (int)c.pid);
 }
 
 /* ---- setup ----------------------------------------------------------------

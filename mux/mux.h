@@ -76,7 +76,8 @@ struct worker {
 	bool used;
 	uint32_t id;
 	char vm[MP_VM_SIZE];
-	int fd; /* -1 once its channel closed */
+	int fd;		      /* -1 once its channel closed */
+	struct msg_conn conn; /* fd's peer: MAD_SEND only */
 	struct ratelimit rl;
 	struct rdmacm_vm *rdmacm; /* a QEMU pvrdma VM, not a worker */
 };
@@ -88,6 +89,7 @@ struct mux {
 	struct router_config rc;
 	struct router *r;
 	int ep, lfd, bfd, sfd, tfd;
+	struct msg_conn bconn; /* bfd's peer (the broker) and phase */
 	struct port ports[MAX_PORTS];
 	struct worker workers[MAX_WORKERS];
 	struct ratelimit rl_none; /* drops no worker can be blamed for */

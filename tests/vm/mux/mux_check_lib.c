@@ -87,7 +87,21 @@ pid_t start_mux(const char *const *extra, int err_fd)
 	return pid;
 }
 
-/* Connects to the control socket, retrying while the mux starts. */
+/* HELLO, the first message on every connection (as the broker says it). */
+static int hello(int fd)
+{
+	struct mp_msg m, rep;
+
+	mp_init(&m, MP_HELLO);
+	if (ctl(fd, &m, -1, &rep) ||
+	    rep.u.hello_reply.version != RDMAGATE_MUX_VERSION)
+		die("HELLO: '%s', version %u", rep.u.status.text,
+		    rep.u.hello_reply.version);
+	return fd;
+}
+
+/* Connects to the control socket, retrying while the mux starts, and
+ * says HELLO. */
 int connect_mux(pid_t pid)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -101,7 +115,7 @@ int connect_mux(pid_t pid)
 		if (fd < 0)
 			die("socket: %s", strerror(errno));
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			return fd;
+			return hello(fd);
 		close(fd);
 		if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid)
 			die("the mux exited (status 0x%x) before listening",
