@@ -433,7 +433,7 @@ static void deliver(struct broker *b, struct worker *w)
 /* A refusal: logged with the mux's text (quietly for an owed DETACH or a
  * GID_DEL of something the mux no longer has). */
 static void refused(struct broker *b, const struct req *r,
-		    const struct bp_status *st)
+		    const struct mp_status *st)
 {
 	struct worker *w = &b->workers[r->row];
 	const char *who =
@@ -455,7 +455,7 @@ static void refused(struct broker *b, const struct req *r,
 
 static void on_reply(struct broker *b, const struct mp_msg *m)
 {
-	const struct bp_status *st = &m->u.status;
+	const struct mp_status *st = &m->u.status;
 	struct req r = L.cur;
 	struct worker *w;
 

@@ -436,20 +436,13 @@ void bp_set_status(struct bp_status *st, int status, const char *fmt, ...)
 {
 	va_list ap;
 
-	memset(st, 0, sizeof(*st));
 	st->status = status;
 	va_start(ap, fmt);
-	vsnprintf(st->text, sizeof(st->text), fmt, ap);
+	msg_vset_text(st->text, sizeof(st->text), fmt, ap);
 	va_end(ap);
 }
 
 int bp_set_str(char *field, size_t size, const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n >= size)
-		return -ENAMETOOLONG;
-	memset(field, 0, size);
-	memcpy(field, s, n);
-	return 0;
+	return msg_set_str(field, size, s);
 }

@@ -34,6 +34,23 @@ void msg_set_err(char *err, const char *fmt, ...)
 			*c = '?';
 }
 
+int msg_set_str(char *field, size_t size, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memset(field, 0, size);
+	memcpy(field, s, n);
+	return 0;
+}
+
+void msg_vset_text(char *field, size_t size, const char *fmt, va_list ap)
+{
+	memset(field, 0, size);
+	vsnprintf(field, size, fmt, ap);
+}
+
 int msg_field_len(const char *f, size_t size)
 {
 	const char *nul = memchr(f, '\0', size);

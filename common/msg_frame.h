@@ -12,6 +12,7 @@
 #ifndef RDMAGATE_COMMON_MSG_FRAME_H
 #define RDMAGATE_COMMON_MSG_FRAME_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -181,6 +182,15 @@ ssize_t msg_recv(int fd, void *buf, size_t size, int *ret_fd, int flags);
  * (any other byte, from a peer's field, becomes '?'); err may be NULL. */
 void msg_set_err(char *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Copies s into a fixed field of size bytes; -ENAMETOOLONG if it does not
+ * fit with its NUL.  The rest of the field is zeroed. */
+int msg_set_str(char *field, size_t size, const char *s);
+
+/* Formats into a fixed text field of size bytes (truncated to fit), the
+ * rest of it zeroed: a reply's status text. */
+void msg_vset_text(char *field, size_t size, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /* The string's length in a fixed field, or -1 if the field has no NUL or
  * has bytes other than NUL after it. */

@@ -81,7 +81,7 @@ static int check_attach(const void *msg, char *err)
 		msg_set_err(err, "vm name: not NUL-terminated and NUL-padded");
 		return -EINVAL;
 	}
-	if (!bp_vm_name_ok(a->vm)) {
+	if (!msg_name_ok(a->vm, MP_VM_NAME_MAX)) {
 		msg_set_err(err,
 			    "vm name '%.64s': not 1..64 of A-Z a-z 0-9 _ . - "
 			    "(no leading . or -)",
@@ -155,7 +155,7 @@ static int check_gid_del(const void *msg, char *err)
 	return check_gid(m->u.gid_del.gid, err);
 }
 
-static int check_status(const struct bp_status *st, char *err)
+static int check_status(const struct mp_status *st, char *err)
 {
 	if (st->status < 0 || st->status > 4095) {
 		msg_set_err(err, "status %d: not 0 or an errno", st->status);
@@ -273,7 +273,7 @@ static const struct msg_type rows[] = {
 	  .check = check_port_add },
 	{ .type = MP_PORT_ADD_REPLY,
 	  .name = "PORT_ADD_REPLY",
-	  .size = sizeof(struct bp_status),
+	  .size = sizeof(struct mp_status),
 	  .from = MP_FROM_MUX,
 	  .check = check_status_reply },
 	{ .type = MP_WORKER_ATTACH,
@@ -284,7 +284,7 @@ static const struct msg_type rows[] = {
 	  .fds = 1 },
 	{ .type = MP_WORKER_ATTACH_REPLY,
 	  .name = "WORKER_ATTACH_REPLY",
-	  .size = sizeof(struct bp_status),
+	  .size = sizeof(struct mp_status),
 	  .from = MP_FROM_MUX,
 	  .check = check_status_reply },
 	{ .type = MP_WORKER_DETACH,
@@ -294,7 +294,7 @@ static const struct msg_type rows[] = {
 	  .check = check_detach },
 	{ .type = MP_WORKER_DETACH_REPLY,
 	  .name = "WORKER_DETACH_REPLY",
-	  .size = sizeof(struct bp_status),
+	  .size = sizeof(struct mp_status),
 	  .from = MP_FROM_MUX,
 	  .check = check_status_reply },
 	{ .type = MP_GID_ADD,
@@ -304,7 +304,7 @@ static const struct msg_type rows[] = {
 	  .check = check_gid_add },
 	{ .type = MP_GID_ADD_REPLY,
 	  .name = "GID_ADD_REPLY",
-	  .size = sizeof(struct bp_status),
+	  .size = sizeof(struct mp_status),
 	  .from = MP_FROM_MUX,
 	  .check = check_status_reply },
 	{ .type = MP_GID_DEL,
@@ -314,7 +314,7 @@ static const struct msg_type rows[] = {
 	  .check = check_gid_del },
 	{ .type = MP_GID_DEL_REPLY,
 	  .name = "GID_DEL_REPLY",
-	  .size = sizeof(struct bp_status),
+	  .size = sizeof(struct mp_status),
 	  .from = MP_FROM_MUX,
 	  .check = check_status_reply },
 	{ .type = MP_STATS,
@@ -329,7 +329,7 @@ static const struct msg_type rows[] = {
 	  .check = check_stats_reply },
 	{ .type = MP_ERROR_REPLY,
 	  .name = "ERROR_REPLY",
-	  .size = sizeof(struct bp_status),
+	  .size = sizeof(struct mp_status),
 	  .from = MP_FROM_MUX,
 	  .check = check_status_reply },
 	{ .type = MP_RDMACM_ATTACH,
@@ -340,7 +340,7 @@ static const struct msg_type rows[] = {
 	  .fds = 1 },
 	{ .type = MP_RDMACM_ATTACH_REPLY,
 	  .name = "RDMACM_ATTACH_REPLY",
-	  .size = sizeof(struct bp_status),
+	  .size = sizeof(struct mp_status),
 	  .from = MP_FROM_MUX,
 	  .check = check_status_reply },
 	{ .type = MP_MAD_SEND,
@@ -408,4 +408,14 @@ size_t mp_init(struct mp_msg *m, uint32_t type)
 int mp_send(int fd, const struct mp_msg *m, int flags, int fd_pass)
 {
 	return msg_send(&mp_protocol, fd, m, fd_pass, flags);
+}
+
+void mp_set_status(struct mp_status *st, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	st->status = status;
+	va_start(ap, fmt);
+	msg_vset_text(st->text, sizeof(st->text), fmt, ap);
+	va_end(ap);
 }

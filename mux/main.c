@@ -732,7 +732,7 @@ static int do_gid_add(struct mux *m, const struct mp_gid_add *g, char *why,
 
 static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 {
-	char why[BP_TEXT_SIZE] = "";
+	char why[MP_TEXT_SIZE] = "";
 	struct mp_msg out;
 	uint32_t rtype = in->h.type + 1;
 	struct worker *w;
@@ -753,7 +753,7 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 				 "the CM class on %s port %u is taken: the "
 				 "kernel's ib_cm module is loaded",
 				 in->u.port_add.device, in->u.port_add.port);
-			bp_set_status(&out.u.status, EBUSY, "%s", why);
+			mp_set_status(&out.u.status, EBUSY, "%s", why);
 			mp_send(m->bfd, &out, MSG_DONTWAIT, -1);
 			cm_taken(in->u.port_add.device, in->u.port_add.port);
 		}
@@ -800,7 +800,7 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 			 mp_type_name(in->h.type));
 	}
 	/* every reply starts with the status */
-	bp_set_status(&out.u.status, ret < 0 ? -ret : 0, "%s", why);
+	mp_set_status(&out.u.status, ret < 0 ? -ret : 0, "%s", why);
 	ret = mp_send(m->bfd, &out, MSG_DONTWAIT, -1);
 	if (ret < 0)
 		log_warnx("reply %s to the broker: %s", mp_type_name(rtype),
@@ -828,7 +828,7 @@ static void on_broker(struct mux *m)
 
 		log_warnx("broker: %s", why.msg);
 		mp_init(&out, MP_ERROR_REPLY);
-		bp_set_status(&out.u.status, -ret, "%s", why.msg);
+		mp_set_status(&out.u.status, -ret, "%s", why.msg);
 		mp_send(m->bfd, &out, MSG_DONTWAIT, -1);
 		return;
 	}
@@ -970,7 +970,7 @@ static uint64_t parse_secs(const char *opt, const char *s)
 
 static void parse_port(struct mux *m, const char *s)
 {
-	char dev[MP_DEVICE_SIZE], why[BP_TEXT_SIZE];
+	char dev[MP_DEVICE_SIZE], why[MP_TEXT_SIZE];
 	const char *colon = strrchr(s, ':');
 	unsigned long num;
 	char *end;

@@ -34,7 +34,7 @@ static void good_gid_add(struct mp_msg *m)
 {
 	mp_init(m, MP_GID_ADD);
 	m->u.gid_add.worker_id = 7;
-	bp_set_str(m->u.gid_add.device, MP_DEVICE_SIZE, "rxe0");
+	msg_set_str(m->u.gid_add.device, MP_DEVICE_SIZE, "rxe0");
 	m->u.gid_add.port = 1;
 	memcpy(m->u.gid_add.gid, gid_a, 16);
 	m->u.gid_add.host_gid_index = 3;
@@ -57,7 +57,7 @@ static void good_attach(struct mp_msg *m)
 {
 	mp_init(m, MP_WORKER_ATTACH);
 	m->u.attach.worker_id = 1;
-	bp_set_str(m->u.attach.vm, MP_VM_SIZE, "vm-a");
+	msg_set_str(m->u.attach.vm, MP_VM_SIZE, "vm-a");
 }
 
 /* A malformed case: start from a good message, break it, decode. */
@@ -125,9 +125,9 @@ static void m_truncated_payload(uint8_t *b, size_t *len)
 static void m_reply_from_broker(uint8_t *b, size_t *len)
 {
 	PUT32(b, 4, MP_GID_ADD_REPLY);
-	PUT32(b, 8, sizeof(struct bp_status));
-	memset(b + HDR, 0, sizeof(struct bp_status));
-	*len = HDR + sizeof(struct bp_status);
+	PUT32(b, 8, sizeof(struct mp_status));
+	memset(b + HDR, 0, sizeof(struct mp_status));
+	*len = HDR + sizeof(struct mp_status);
 }
 static void m_mad_send_from_broker(uint8_t *b, size_t *len)
 {
@@ -153,11 +153,11 @@ static void m_device_empty(uint8_t *b, size_t *len)
 }
 static void m_device_slash(uint8_t *b, size_t *len)
 {
-	bp_set_str(GA(b)->device, MP_DEVICE_SIZE, "../rxe0");
+	msg_set_str(GA(b)->device, MP_DEVICE_SIZE, "../rxe0");
 }
 static void m_device_leading_dash(uint8_t *b, size_t *len)
 {
-	bp_set_str(GA(b)->device, MP_DEVICE_SIZE, "-rxe0");
+	msg_set_str(GA(b)->device, MP_DEVICE_SIZE, "-rxe0");
 }
 static void m_port0(uint8_t *b, size_t *len)
 {
@@ -181,7 +181,7 @@ static void m_vm_unterminated(uint8_t *b, size_t *len)
 }
 static void m_vm_bad(uint8_t *b, size_t *len)
 {
-	bp_set_str(AT(b)->vm, MP_VM_SIZE, "vm a");
+	msg_set_str(AT(b)->vm, MP_VM_SIZE, "vm a");
 }
 static void m_vm_empty(uint8_t *b, size_t *len)
 {
@@ -378,7 +378,7 @@ static void test_rdmacm_attach(void **state)
 
 	mp_init(&m, MP_RDMACM_ATTACH);
 	m.u.rdmacm_attach.worker_id = 9;
-	bp_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "pv-1");
+	msg_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "pv-1");
 	m.u.rdmacm_attach.uid = 64055;
 	len = wire(&m, buf);
 	assert_int_equal(len, 12 + 80);
@@ -394,7 +394,7 @@ static void test_rdmacm_attach(void **state)
 	assert_non_null(strstr(err, "worker id 0"));
 
 	m.u.rdmacm_attach.worker_id = 9;
-	bp_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "-pv");
+	msg_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "-pv");
 	wire(&m, buf);
 	assert_int_equal(mp_decode(buf, len, B, &out, err), -EINVAL);
 	assert_non_null(strstr(err, "vm name"));
@@ -480,7 +480,7 @@ static void test_stats_reply(void **state)
 	assert_non_null(strstr(err, "drop slot 0"));
 	/* counters with a failure */
 	m.u.stats_reply.s.dropped[0] = 0;
-	bp_set_status(&m.u.stats_reply.st, ENOENT, "no such worker");
+	mp_set_status(&m.u.stats_reply.st, ENOENT, "no such worker");
 	wire(&m, buf);
 	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), -EINVAL);
 	assert_non_null(strstr(err, "counters with a failure"));

@@ -157,7 +157,7 @@ int port_add(int fd, const char *dev, struct mp_msg *rep)
 	struct mp_msg m;
 
 	mp_init(&m, MP_PORT_ADD);
-	bp_set_str(m.u.port_add.device, MP_DEVICE_SIZE, dev);
+	msg_set_str(m.u.port_add.device, MP_DEVICE_SIZE, dev);
 	m.u.port_add.port = 1;
 	return ctl(fd, &m, -1, rep);
 }
@@ -172,7 +172,7 @@ int attach(int fd, uint32_t id, const char *vm)
 		die("socketpair: %s", strerror(errno));
 	mp_init(&m, MP_WORKER_ATTACH);
 	m.u.attach.worker_id = id;
-	bp_set_str(m.u.attach.vm, MP_VM_SIZE, vm);
+	msg_set_str(m.u.attach.vm, MP_VM_SIZE, vm);
 	ret = ctl(fd, &m, sv[0], &rep);
 	close(sv[0]);
 	if (ret)
@@ -187,7 +187,7 @@ int gid_add(int fd, uint32_t id, const char *dev, const uint8_t *gid,
 
 	mp_init(&m, MP_GID_ADD);
 	m.u.gid_add.worker_id = id;
-	bp_set_str(m.u.gid_add.device, MP_DEVICE_SIZE, dev);
+	msg_set_str(m.u.gid_add.device, MP_DEVICE_SIZE, dev);
 	m.u.gid_add.port = 1;
 	memcpy(m.u.gid_add.gid, gid, 16);
 	m.u.gid_add.host_gid_index = index;

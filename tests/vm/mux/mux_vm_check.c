@@ -195,7 +195,7 @@ static void control_checks(int c, const struct setup *s, pid_t pid)
 		die("pipe");
 	mp_init(&m, MP_WORKER_ATTACH);
 	m.u.attach.worker_id = 9;
-	bp_set_str(m.u.attach.vm, MP_VM_SIZE, "vm-x");
+	msg_set_str(m.u.attach.vm, MP_VM_SIZE, "vm-x");
 	ret = ctl(c, &m, pfd[0], &rep);
 	CHECK(ret == EINVAL && strstr(rep.u.status.text, "SOCK_SEQPACKET"),
 	      "WORKER_ATTACH with a pipe: refused ('%s')", rep.u.status.text);
@@ -223,7 +223,7 @@ static void control_checks(int c, const struct setup *s, pid_t pid)
 	ret = socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pfd);
 	mp_init(&m, MP_WORKER_ATTACH);
 	m.u.attach.worker_id = 1;
-	bp_set_str(m.u.attach.vm, MP_VM_SIZE, "vm-z");
+	msg_set_str(m.u.attach.vm, MP_VM_SIZE, "vm-z");
 	ret = ctl(c, &m, pfd[0], &rep);
 	CHECK(ret == EEXIST, "WORKER_ATTACH 1 for vm-z: EEXIST ('%s')",
 	      rep.u.status.text);
@@ -277,7 +277,7 @@ static void control_checks(int c, const struct setup *s, pid_t pid)
 		die("socketpair");
 	mp_init(&m, MP_WORKER_ATTACH);
 	m.u.attach.worker_id = 9;
-	bp_set_str(m.u.attach.vm, MP_VM_SIZE, "vm-x");
+	msg_set_str(m.u.attach.vm, MP_VM_SIZE, "vm-x");
 	ret = ctl(c, &m, pfd[0], &rep);
 	close(pfd[0]);
 	CHECK(ret == 0, "WORKER_ATTACH 9 (vm-x): '%s'", rep.u.status.text);

@@ -68,7 +68,7 @@ static int rdmacm_attach(int c, uint32_t id, const char *vm, int fd,
 
 	mp_init(&m, MP_RDMACM_ATTACH);
 	m.u.rdmacm_attach.worker_id = id;
-	bp_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, vm);
+	msg_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, vm);
 	m.u.rdmacm_attach.uid = getuid();
 	return ctl(c, &m, fd, rep);
 }
@@ -191,7 +191,7 @@ static void control_checks(int c)
 	close(fd);
 	mp_init(&m, MP_WORKER_ATTACH);
 	m.u.attach.worker_id = PV_ID;
-	bp_set_str(m.u.attach.vm, MP_VM_SIZE, "pv1");
+	msg_set_str(m.u.attach.vm, MP_VM_SIZE, "pv1");
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	ret = ctl(c, &m, fd, &rep);
 	close(fd);
