@@ -156,7 +156,7 @@ static void on_hello(struct broker *b, struct worker *w,
 		log_debug("worker/%s: channel up", w->vm);
 	}
 	/* its mux channel, if the mux attached it before the worker was up */
-	mux_worker_hello(b, w);
+	mux_link_worker_hello(b, w);
 }
 
 void channel_read(struct broker *b, unsigned int i)

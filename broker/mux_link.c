@@ -178,7 +178,7 @@ static void queue_worker(struct broker *b, struct worker *w)
 		struct gid_entry *e = &b->gids[i];
 
 		if (e->used && !e->pending && !strcmp(e->vm, w->vm))
-			mux_gid_ready(b, e);
+			mux_link_gid_ready(b, e);
 	}
 }
 
@@ -375,7 +375,7 @@ static void try_connect(struct broker *b)
 	L.deadline = mono_ms() + MUX_REPLY_WAIT_MS;
 }
 
-int mux_open(struct broker *b)
+int mux_link_open(struct broker *b)
 {
 	unsigned int i;
 
@@ -391,7 +391,7 @@ int mux_open(struct broker *b)
 	return 0;
 }
 
-void mux_close(struct broker *b)
+void mux_link_close(struct broker *b)
 {
 	unsigned int i;
 
@@ -512,7 +512,7 @@ static void on_reply(struct broker *b, const struct mp_msg *m)
 	log_debug("mux: %s: %s", mp_type_name(r.type), st->text);
 }
 
-void mux_read(struct broker *b)
+void mux_link_read(struct broker *b)
 {
 	struct reason why;
 	struct mp_msg m;
@@ -552,7 +552,7 @@ void mux_read(struct broker *b)
 	pump(b);
 }
 
-int mux_timeout(struct broker *b)
+int mux_link_timeout(struct broker *b)
 {
 	uint64_t now = mono_ms(), at;
 
@@ -567,7 +567,7 @@ int mux_timeout(struct broker *b)
 	return at <= now ? 0 : (int)(at - now);
 }
 
-void mux_tick(struct broker *b)
+void mux_link_tick(struct broker *b)
 {
 	uint64_t now;
 
@@ -585,7 +585,7 @@ void mux_tick(struct broker *b)
 
 /* ---- events from the rest of the broker ---------------------------------- */
 
-void mux_worker_add(struct broker *b, struct worker *w)
+void mux_link_worker_add(struct broker *b, struct worker *w)
 {
 	w->mux_gen = ++L.gen;
 	if (!L.gen)
@@ -594,12 +594,12 @@ void mux_worker_add(struct broker *b, struct worker *w)
 	pump(b);
 }
 
-void mux_worker_hello(struct broker *b, struct worker *w)
+void mux_link_worker_hello(struct broker *b, struct worker *w)
 {
 	deliver(b, w);
 }
 
-void mux_worker_gone(struct broker *b, struct worker *w)
+void mux_link_worker_gone(struct broker *b, struct worker *w)
 {
 	struct req r = { .type = MP_WORKER_DETACH,
 			 .worker_id = worker_id(b, w) };
@@ -616,7 +616,7 @@ void mux_worker_gone(struct broker *b, struct worker *w)
 	}
 }
 
-void mux_gid_ready(struct broker *b, struct gid_entry *e)
+void mux_link_gid_ready(struct broker *b, struct gid_entry *e)
 {
 	struct worker *w = workers_find(b, e->vm);
 	struct req r = { .type = MP_GID_ADD };
@@ -643,7 +643,7 @@ void mux_gid_ready(struct broker *b, struct gid_entry *e)
 	pump(b);
 }
 
-void mux_gid_gone(struct broker *b, struct gid_entry *e)
+void mux_link_gid_gone(struct broker *b, struct gid_entry *e)
 {
 	struct req r = { .type = MP_GID_DEL, .worker_id = e->mux_worker };
 

@@ -902,7 +902,7 @@ int spawn_worker(struct broker *b, const struct conn *c,
 		log_warnx("worker/%s: connecting its channel: %s", w->vm,
 			  strerror(-ret));
 	state_save(b, w);
-	mux_worker_add(b, w);
+	mux_link_worker_add(b, w);
 	RDMAGATE_WORKER_SPAWN(w->vm, w->pid);
 	log_info("worker/%s: pid %d, uid %u gid %u, socket %s, device %s, "
 		 "frontend %s, cgroup %s",
