@@ -14,24 +14,25 @@
 #include "common/cleanup.h"
 #include "common/msg_frame.h"
 
-void msg_set_err(char *err, const char *fmt, ...)
+int msg_fail(struct reason *why, int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!err)
-		return;
+	if (!why)
+		return err;
 	va_start(ap, fmt);
-	vsnprintf(err, MSG_ERR_LEN, fmt, ap);
+	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
 	va_end(ap);
 	/*
-	 * An error quotes what a peer sent and ends up in a log line and in
+	 * A reason quotes what a peer sent and ends up in a log line and in
 	 * replies: every byte outside printable ASCII becomes '?', so a
 	 * peer's field can neither start a forged line nor carry a terminal
 	 * escape sequence.
 	 */
-	for (char *c = err; *c; c++)
+	for (char *c = why->msg; *c; c++)
 		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
 			*c = '?';
+	return err;
 }
 
 int msg_set_str(char *field, size_t size, const char *s)
@@ -108,66 +109,55 @@ static const char *sender(const struct msg_proto *p, uint32_t from)
 }
 
 int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
-	       void *ret, char *err)
+	       void *ret, struct reason *why)
 {
-	return msg_decode_from(p, buf, len, 0, ret, err);
+	return msg_decode_from(p, buf, len, 0, ret, why);
 }
 
 int msg_decode_from(const struct msg_proto *p, const void *buf, size_t len,
-		    uint32_t from, void *ret, char *err)
+		    uint32_t from, void *ret, struct reason *why)
 {
 	_Alignas(16) uint8_t m[MSG_CONTAINER_MAX];
 	const struct msg_type *t;
 	struct msg_header h;
 	int rc;
 
-	if (p->container_size > sizeof(m) || p->payload_offset < sizeof(h)) {
-		msg_set_err(err, "%s: bad protocol description", p->name);
-		return -EINVAL;
-	}
-	if (len < sizeof(h)) {
-		msg_set_err(err, "short message: %zu bytes, the header is %zu",
-			    len, sizeof(h));
-		return -EBADMSG;
-	}
-	if (len > p->max_datagram) {
-		msg_set_err(err, "long message: %zu bytes, at most %zu", len,
-			    p->max_datagram);
-		return -EMSGSIZE;
-	}
+	if (p->container_size > sizeof(m) || p->payload_offset < sizeof(h))
+		return msg_fail(why, -EINVAL, "%s: bad protocol description",
+				p->name);
+	if (len < sizeof(h))
+		return msg_fail(why, -EBADMSG,
+				"short message: %zu bytes, the header is %zu",
+				len, sizeof(h));
+	if (len > p->max_datagram)
+		return msg_fail(why, -EMSGSIZE,
+				"long message: %zu bytes, at most %zu", len,
+				p->max_datagram);
 	memcpy(&h, buf, sizeof(h));
-	if (h.version != p->version) {
-		msg_set_err(err, "protocol version %u, this side speaks %u",
-			    h.version, p->version);
-		return -EPROTONOSUPPORT;
-	}
+	if (h.version != p->version)
+		return msg_fail(why, -EPROTONOSUPPORT,
+				"protocol version %u, this side speaks %u",
+				h.version, p->version);
 	t = msg_type_of(p, h.type);
-	if (!t) {
-		msg_set_err(err, "unknown message type %u", h.type);
-		return -EOPNOTSUPP;
-	}
-	if (from && t->from != from) {
-		msg_set_err(err, "%s: sent by %s, not by %s", t->name,
-			    sender(p, t->from), sender(p, from));
-		return -EOPNOTSUPP;
-	}
-	if (h.len != len - sizeof(h)) {
-		msg_set_err(err,
-			    "%s: header says %u payload bytes, the message "
-			    "has %zu",
-			    t->name, h.len, len - sizeof(h));
-		return -EBADMSG;
-	}
-	if (h.len != t->size ||
-	    p->payload_offset + t->size > p->container_size) {
-		msg_set_err(err, "%s: payload of %u bytes, it has %u", t->name,
-			    h.len, t->size);
-		return -EBADMSG;
-	}
+	if (!t)
+		return msg_fail(why, -EOPNOTSUPP, "unknown message type %u",
+				h.type);
+	if (from && t->from != from)
+		return msg_fail(why, -EOPNOTSUPP, "%s: sent by %s, not by %s",
+				t->name, sender(p, t->from), sender(p, from));
+	if (h.len != len - sizeof(h))
+		return msg_fail(why, -EBADMSG,
+				"%s: header says %u payload bytes, the message "
+				"has %zu",
+				t->name, h.len, len - sizeof(h));
+	if (h.len != t->size || p->payload_offset + t->size > p->container_size)
+		return msg_fail(why, -EBADMSG,
+				"%s: payload of %u bytes, it has %u", t->name,
+				h.len, t->size);
 	memset(m, 0, p->container_size);
 	memcpy(m, &h, sizeof(h));
 	memcpy(m + p->payload_offset, (const uint8_t *)buf + sizeof(h), h.len);
-	rc = t->check ? t->check(m, err) : 0;
+	rc = t->check ? t->check(m, why) : 0;
 	if (rc < 0)
 		return rc;
 	memcpy(ret, m, p->container_size);
@@ -295,12 +285,12 @@ int msg_conn_open(struct msg_conn *c, const struct msg_proto *p, int fd,
 	socklen_t len = sizeof(cr);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
-		return reason_fail(why, -errno, "%s: SO_PEERCRED: %s", p->name,
-				   strerror(errno));
+		return msg_fail(why, -errno, "%s: SO_PEERCRED: %s", p->name,
+				strerror(errno));
 	if (cr.uid != 0 && from_mask && !(from_mask & ~p->root_from))
-		return reason_fail(why, -EPERM,
-				   "%s: peer pid %d uid %u is not root",
-				   p->name, (int)cr.pid, (unsigned int)cr.uid);
+		return msg_fail(why, -EPERM,
+				"%s: peer pid %d uid %u is not root", p->name,
+				(int)cr.pid, (unsigned int)cr.uid);
 	*c = (struct msg_conn){
 		.p = p,
 		.from_mask = from_mask,
@@ -335,20 +325,20 @@ static int conn_rules(const struct msg_conn *c, const struct msg_type *t,
 	const struct msg_type *first = first_type(p);
 
 	if (c->from_mask && !(c->from_mask & (1u << t->from)))
-		return reason_fail(why, -EOPNOTSUPP, "%s: sent by %s", t->name,
-				   sender(p, t->from));
+		return msg_fail(why, -EOPNOTSUPP, "%s: sent by %s", t->name,
+				sender(p, t->from));
 	if ((p->root_from & (1u << t->from)) && c->uid != 0)
-		return reason_fail(why, -EPERM, "%s: not allowed for uid %u",
-				   t->name, (unsigned int)c->uid);
+		return msg_fail(why, -EPERM, "%s: not allowed for uid %u",
+				t->name, (unsigned int)c->uid);
 	if (nfds != t->fds)
-		return reason_fail(why, -EBADMSG, "%s: %u fds, it carries %u",
-				   t->name, nfds, (unsigned int)t->fds);
+		return msg_fail(why, -EBADMSG, "%s: %u fds, it carries %u",
+				t->name, nfds, (unsigned int)t->fds);
 	if (t->phase == MSG_FIRST && c->started)
-		return reason_fail(why, -EPROTO, "a second %s", t->name);
+		return msg_fail(why, -EPROTO, "a second %s", t->name);
 	if (first && t != first && !c->started &&
 	    (c->from_mask & (1u << first->from)))
-		return reason_fail(why, -EPROTO, "%s before %s", t->name,
-				   first->name);
+		return msg_fail(why, -EPROTO, "%s before %s", t->name,
+				first->name);
 	return 0;
 }
 
@@ -356,13 +346,12 @@ int msg_conn_decode(struct msg_conn *c, const void *buf, size_t len,
 		    unsigned int nfds, void *ret, struct reason *why)
 {
 	_Alignas(16) uint8_t m[MSG_CONTAINER_MAX];
-	char err[MSG_ERR_LEN];
 	const struct msg_type *t;
 	int rc;
 
-	rc = msg_decode(c->p, buf, len, m, err);
+	rc = msg_decode(c->p, buf, len, m, why);
 	if (rc < 0)
-		return reason_fail(why, rc, "%s", err);
+		return rc;
 	t = msg_type_of(c->p, ((const struct msg_header *)m)->type);
 	rc = conn_rules(c, t, nfds, why);
 	if (rc < 0)
@@ -384,23 +373,21 @@ int msg_conn_recv(struct msg_conn *c, int fd, void *ret, int *ret_fd, int flags,
 	int rc;
 
 	if (size > sizeof(buf))
-		return reason_fail(why, -EINVAL, "%s: bad protocol description",
-				   c->p->name);
+		return msg_fail(why, -EINVAL, "%s: bad protocol description",
+				c->p->name);
 	/* without ret_fd every fd is closed at once, but still counted */
 	n = recv_fds(fd, buf, size, fds, ret_fd ? MSG_FDS_MAX : 0, &nfds,
 		     flags);
 	if (n == -EMSGSIZE)
-		return reason_fail(why, -EMSGSIZE,
-				   "long message: more than %zu bytes",
-				   c->p->max_datagram);
+		return msg_fail(why, -EMSGSIZE,
+				"long message: more than %zu bytes",
+				c->p->max_datagram);
 	if (n == -EAGAIN || n == -EWOULDBLOCK)
 		return 0;
 	if (n == 0)
-		return reason_fail(why, -EPIPE,
-				   "the peer closed the connection");
+		return msg_fail(why, -EPIPE, "the peer closed the connection");
 	if (n < 0)
-		return reason_fail(why, -EPIPE, "recvmsg: %s",
-				   strerror((int)-n));
+		return msg_fail(why, -EPIPE, "recvmsg: %s", strerror((int)-n));
 	rc = msg_conn_decode(c, buf, (size_t)n, nfds, ret, why);
 	if (!ret_fd)
 		return rc < 0 ? rc : 1;

@@ -27,8 +27,6 @@ struct msg_header {
 };
 _Static_assert(sizeof(struct msg_header) == 12, "msg_header");
 
-/* Room for a decoder's error message. */
-#define MSG_ERR_LEN 160
 /* The largest decoded message (header + aligned payload) a protocol may
  * have: the decoder works on a copy of this size on its stack. */
 #define MSG_CONTAINER_MAX 1024
@@ -36,9 +34,9 @@ _Static_assert(sizeof(struct msg_header) == 12, "msg_header");
 /*
  * Checks one decoded message (msg is the protocol's container: the header
  * at offset 0, the payload at the protocol's payload_offset).  Returns 0 or
- * -EINVAL with err filled (msg_set_err).
+ * -EINVAL with why filled (msg_fail).
  */
-typedef int (*msg_check_fn)(const void *msg, char *err);
+typedef int (*msg_check_fn)(const void *msg, struct reason *why);
 
 /* When a message may come on a connection (struct msg_type.phase). */
 enum msg_phase {
@@ -83,11 +81,11 @@ const struct msg_type *msg_type_of(const struct msg_proto *p, uint32_t type);
  * (-EMSGSIZE "long"), the version (-EPROTONOSUPPORT), the type
  * (-EOPNOTSUPP), len against the datagram and against the table
  * (-EBADMSG), then the type's check (-EINVAL).  Returns 0, or the negative
- * errno with err (MSG_ERR_LEN bytes, may be NULL) naming what was wrong;
- * *ret is untouched on failure.
+ * errno with why (may be NULL) naming what was wrong; *ret is untouched on
+ * failure.
  */
 int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
-	       void *ret, char *err);
+	       void *ret, struct reason *why);
 /*
  * The same for a message that `from` (the table's "from" value) is
  * expected to have sent: after the type, a type that `from` does not send
@@ -95,7 +93,7 @@ int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
  * worker").  from 0 accepts any sender.
  */
 int msg_decode_from(const struct msg_proto *p, const void *buf, size_t len,
-		    uint32_t from, void *ret, char *err);
+		    uint32_t from, void *ret, struct reason *why);
 
 /* The most fds a message carries (struct msg_type.fds). */
 #define MSG_FDS_MAX 1
@@ -178,10 +176,13 @@ int msg_send(const struct msg_proto *p, int fd, const void *m, int pass_fd,
  */
 ssize_t msg_recv(int fd, void *buf, size_t size, int *ret_fd, int flags);
 
-/* err = the formatted message (MSG_ERR_LEN), one line of printable ASCII
- * (any other byte, from a peer's field, becomes '?'); err may be NULL. */
-void msg_set_err(char *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * Formats *why (if not NULL) as reason_fail() does, as one line of
+ * printable ASCII (any other byte, from a peer's field, becomes '?'), and
+ * returns err: a decoder's `return msg_fail(why, -EINVAL, ...)`.
+ */
+int msg_fail(struct reason *why, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Copies s into a fixed field of size bytes; -ENAMETOOLONG if it does not
  * fit with its NUL.  The rest of the field is zeroed. */

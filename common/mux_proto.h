@@ -246,7 +246,6 @@ const struct msg_type *mp_type_info(uint32_t type);
 /* "GID_ADD", or "unknown" */
 const char *mp_type_name(uint32_t type);
 
-#define MP_ERR_LEN MSG_ERR_LEN
 /*
  * Decodes one datagram of len bytes that `from` is expected to have sent
  * into *ret (a copy: buf may be shared or hostile).  Checks, in order:
@@ -256,11 +255,11 @@ const char *mp_type_name(uint32_t type);
  * the datagram and against the table (-EBADMSG), then each field: strings
  * terminated and padded with NULs, names well formed, numbers in range,
  * MAD lengths and the zeros after them (-EINVAL).  Returns 0, or the
- * negative errno with err (MP_ERR_LEN bytes, may be NULL) naming what was
- * wrong; *ret is untouched on failure.
+ * negative errno with why (may be NULL) naming what was wrong; *ret is
+ * untouched on failure.
  */
 int mp_decode(const void *buf, size_t len, enum mp_from from,
-	      struct mp_msg *ret, char *err);
+	      struct mp_msg *ret, struct reason *why);
 
 /*
  * Fills the header of m for type (len from the table), zeroing the rest.

@@ -50,105 +50,84 @@ int wp_gid_to_addr(const uint8_t gid[16], uint8_t addr[16])
 }
 
 /* An address a host interface may carry: not unspecified, loopback,
- * multicast or broadcast. */
-static bool gid_ok(const uint8_t gid[16], const char **why)
+ * multicast or broadcast.  Returns 0 or -EINVAL with why. */
+static int gid_check(const uint8_t gid[16], struct reason *why)
 {
 	static const uint8_t zero[16], loop6[16] = { [15] = 1 };
 	uint8_t a[16];
 
 	if (wp_gid_to_addr(gid, a) == AF_INET) {
-		if (a[0] == 0 || a[0] == 127 || a[0] >= 224) {
-			*why = "an IPv4 address no interface may carry "
-			       "(0/8, 127/8, multicast or reserved)";
-			return false;
-		}
-		return true;
+		if (a[0] == 0 || a[0] == 127 || a[0] >= 224)
+			return msg_fail(why, -EINVAL,
+					"GID: an IPv4 address no interface may "
+					"carry (0/8, 127/8, multicast or "
+					"reserved)");
+		return 0;
 	}
-	if (!memcmp(a, zero, 16) || !memcmp(a, loop6, 16)) {
-		*why = "the unspecified or loopback address";
-		return false;
-	}
-	if (a[0] == 0xff) {
-		*why = "a multicast address";
-		return false;
-	}
-	if (!memcmp(a, zero, 10) && (a[10] | a[11]) == 0) {
-		*why = "an IPv4-compatible address (deprecated)";
-		return false;
-	}
-	return true;
+	if (!memcmp(a, zero, 16) || !memcmp(a, loop6, 16))
+		return msg_fail(why, -EINVAL,
+				"GID: the unspecified or loopback address");
+	if (a[0] == 0xff)
+		return msg_fail(why, -EINVAL, "GID: a multicast address");
+	if (!memcmp(a, zero, 10) && (a[10] | a[11]) == 0)
+		return msg_fail(why, -EINVAL,
+				"GID: an IPv4-compatible address (deprecated)");
+	return 0;
 }
 
-static int check_hello(const void *msg, char *err)
+static int check_hello(const void *msg, struct reason *why)
 {
 	const struct wp_msg *m = msg;
 
-	if (m->u.hello.pad) {
-		msg_set_err(err, "hello: padding is not zero");
-		return -EINVAL;
-	}
+	if (m->u.hello.pad)
+		return msg_fail(why, -EINVAL, "hello: padding is not zero");
 	if (msg_field_len(m->u.hello.vm, WP_VM_SIZE) < 0 ||
-	    !bp_vm_name_ok(m->u.hello.vm)) {
-		msg_set_err(err, "hello: not a VM name");
-		return -EINVAL;
-	}
+	    !bp_vm_name_ok(m->u.hello.vm))
+		return msg_fail(why, -EINVAL, "hello: not a VM name");
 	return 0;
 }
 
-static int check_gid(const void *msg, char *err)
+static int check_gid(const void *msg, struct reason *why)
 {
 	const struct wp_gid *g = &((const struct wp_msg *)msg)->u.gid;
-	const char *why;
 
-	if (g->gid_type != WP_GID_ROCE_V1 && g->gid_type != WP_GID_ROCE_V2) {
-		msg_set_err(err, "GID type %u: not RoCE v1 (1) or v2 (2)",
-			    g->gid_type);
-		return -EINVAL;
-	}
-	if (!gid_ok(g->gid, &why)) {
-		msg_set_err(err, "GID: %s", why);
-		return -EINVAL;
-	}
-	return 0;
+	if (g->gid_type != WP_GID_ROCE_V1 && g->gid_type != WP_GID_ROCE_V2)
+		return msg_fail(why, -EINVAL,
+				"GID type %u: not RoCE v1 (1) or v2 (2)",
+				g->gid_type);
+	return gid_check(g->gid, why);
 }
 
-static int check_gid_reply(const void *msg, char *err)
+static int check_gid_reply(const void *msg, struct reason *why)
 {
 	const struct wp_gid_reply *r =
 		&((const struct wp_msg *)msg)->u.gid_reply;
 
-	if (r->pad) {
-		msg_set_err(err, "GID reply: padding is not zero");
-		return -EINVAL;
-	}
-	if (r->status < 0 || r->status > 4095) {
-		msg_set_err(err, "GID reply: status %d: not 0 or an errno",
-			    r->status);
-		return -EINVAL;
-	}
-	if (msg_field_len(r->text, sizeof(r->text)) < 0) {
-		msg_set_err(err, "GID reply: text not NUL-terminated and "
-				 "NUL-padded");
-		return -EINVAL;
-	}
+	if (r->pad)
+		return msg_fail(why, -EINVAL, "GID reply: padding is not zero");
+	if (r->status < 0 || r->status > 4095)
+		return msg_fail(why, -EINVAL,
+				"GID reply: status %d: not 0 or an errno",
+				r->status);
+	if (msg_field_len(r->text, sizeof(r->text)) < 0)
+		return msg_fail(why, -EINVAL,
+				"GID reply: text not NUL-terminated and "
+				"NUL-padded");
 	return 0;
 }
 
-static int check_stats(const void *msg, char *err)
+static int check_stats(const void *msg, struct reason *why)
 {
-	if (((const struct wp_msg *)msg)->u.stats.pad) {
-		msg_set_err(err, "stats: padding is not zero");
-		return -EINVAL;
-	}
+	if (((const struct wp_msg *)msg)->u.stats.pad)
+		return msg_fail(why, -EINVAL, "stats: padding is not zero");
 	return 0;
 }
 
-static int check_stats_reply(const void *msg, char *err)
+static int check_stats_reply(const void *msg, struct reason *why)
 {
-	if (((const struct wp_msg *)msg)->u.stats_reply.pad) {
-		msg_set_err(err, "stats reply: padding is not zero");
-		return -EINVAL;
-	}
+	if (((const struct wp_msg *)msg)->u.stats_reply.pad)
+		return msg_fail(why, -EINVAL,
+				"stats reply: padding is not zero");
 	return 0;
 }
 
@@ -223,9 +202,10 @@ const char *wp_type_name(uint32_t type)
 	return t ? t->name : "unknown";
 }
 
-int wp_decode(const void *buf, size_t len, struct wp_msg *ret, char *err)
+int wp_decode(const void *buf, size_t len, struct wp_msg *ret,
+	      struct reason *why)
 {
-	return msg_decode(&wp_protocol, buf, len, ret, err);
+	return msg_decode(&wp_protocol, buf, len, ret, why);
 }
 
 size_t wp_init(struct wp_msg *m, uint32_t type)

@@ -160,7 +160,8 @@ const char *wp_type_name(uint32_t type);
  * texts terminated and NUL-padded, padding zero, the VM name well formed,
  * statuses 0..4095.
  */
-int wp_decode(const void *buf, size_t len, struct wp_msg *ret, char *err);
+int wp_decode(const void *buf, size_t len, struct wp_msg *ret,
+	      struct reason *why);
 size_t wp_init(struct wp_msg *m, uint32_t type);
 /* Sends without blocking (MSG_DONTWAIT): -EAGAIN when the peer's queue is
  * full; never SIGPIPE. */

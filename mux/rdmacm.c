@@ -322,13 +322,13 @@ static void handle(struct mux *m, struct worker *w)
 {
 	const struct rcm_msg *raw = (const struct rcm_msg *)w->rdmacm->rx;
 	struct rcm_request r;
-	char err[RCM_ERR_LEN];
+	struct reason why;
 	uint32_t op = raw->op_code;
 	int ret;
 
-	ret = rcm_decode_request(w->rdmacm->rx, RCM_MSG_SIZE, &r, err);
+	ret = rcm_decode_request(w->rdmacm->rx, RCM_MSG_SIZE, &r, &why);
 	if (ret < 0) {
-		refuse(m, w, RDMAGATE_MUX_DROP_MALFORMED, "QEMU: %s", err);
+		refuse(m, w, RDMAGATE_MUX_DROP_MALFORMED, "QEMU: %s", why.msg);
 		respond(m, w, op, NULL, RCM_ERR_EINVAL);
 		return;
 	}

@@ -28,12 +28,15 @@ static void assert_one_printable_line(const char *err)
 				 (unsigned char)*c, (size_t)(c - err), err);
 }
 
-static void test_set_err_replaces_control_and_high_bytes(void **state)
+static void test_fail_replaces_control_and_high_bytes(void **state)
 {
-	char err[MSG_ERR_LEN];
+	struct reason why;
 
-	msg_set_err(err, "name '%s'", "a\nb\x1b[31m\xc2\x85z");
-	assert_string_equal(err, "name 'a?b?[31m??z'");
+	assert_int_equal(
+		msg_fail(&why, -EINVAL, "name '%s'", "a\nb\x1b[31m\xc2\x85z"),
+		-EINVAL);
+	assert_string_equal(why.msg, "name 'a?b?[31m??z'");
+	assert_int_equal(msg_fail(NULL, -EBADMSG, "no reason kept"), -EBADMSG);
 }
 
 /* The datagram a sender puts on the wire: header, then len payload bytes. */
@@ -51,24 +54,24 @@ static void test_decoders_quote_hostile_names_on_one_line(void **state)
 	uint8_t buf[1024];
 	struct bp_msg b, bout;
 	struct mp_msg m, mout;
-	char err[MSG_ERR_LEN];
+	struct reason why;
 	size_t len;
 
 	assert_true(bp_init(&b, BP_STATS) > 0);
 	memcpy(b.u.stats.vm, "vm\nbroker: forged line", 22);
 	len = wire(buf, &b.h, &b.u);
-	assert_int_not_equal(bp_decode(buf, len, &bout, err), 0);
-	assert_non_null(strstr(err, "vm?broker: forged line"));
-	assert_one_printable_line(err);
+	assert_int_not_equal(bp_decode(buf, len, &bout, &why), 0);
+	assert_non_null(strstr(why.msg, "vm?broker: forged line"));
+	assert_one_printable_line(why.msg);
 
 	assert_true(mp_init(&m, MP_PORT_ADD) > 0);
 	memcpy(m.u.port_add.device, "rxe0\x1b]0;x\a", 10);
 	m.u.port_add.port = 1;
 	len = wire(buf, &m.h, &m.u);
-	assert_int_not_equal(mp_decode(buf, len, MP_FROM_BROKER, &mout, err),
+	assert_int_not_equal(mp_decode(buf, len, MP_FROM_BROKER, &mout, &why),
 			     0);
-	assert_non_null(strstr(err, "rxe0?]0;x?"));
-	assert_one_printable_line(err);
+	assert_non_null(strstr(why.msg, "rxe0?]0;x?"));
+	assert_one_printable_line(why.msg);
 }
 
 /* The mux's control end as the receive helper sees it: the broker (root)
@@ -232,7 +235,7 @@ static void test_conn_recv_hands_over_or_closes_fds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_set_err_replaces_control_and_high_bytes),
+		cmocka_unit_test(test_fail_replaces_control_and_high_bytes),
 		cmocka_unit_test(test_decoders_quote_hostile_names_on_one_line),
 		cmocka_unit_test(test_conn_refuses_a_wrong_fd_count_by_name),
 		cmocka_unit_test(test_conn_refuses_a_message_before_hello),

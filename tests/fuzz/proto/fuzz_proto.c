@@ -27,17 +27,14 @@
 
 #if FUZZ_PROTO == 1
 typedef struct bp_msg container;
-#define ERR_LEN			   BP_ERR_LEN
 #define DECODE(b, n, from, m, err) bp_decode(b, n, m, err)
 #define type_info		   bp_type_info
 #elif FUZZ_PROTO == 2
 typedef struct wp_msg container;
-#define ERR_LEN			   MSG_ERR_LEN
 #define DECODE(b, n, from, m, err) wp_decode(b, n, m, err)
 #define type_info		   wp_type_info
 #elif FUZZ_PROTO == 3
 typedef struct mp_msg container;
-#define ERR_LEN MP_ERR_LEN
 /* every sender the protocol has: broker, mux, worker */
 #define DECODE(b, n, from, m, err)                                             \
 	mp_decode(b, n, (enum mp_from)((from) % 3 + 1), m, err)
@@ -47,7 +44,7 @@ typedef struct mp_msg container;
 #endif
 
 static int decode(const void *b, size_t n, uint8_t from, container *m,
-		  char *err)
+		  struct reason *err)
 {
 	return DECODE(b, n, from, m, err);
 }
@@ -57,11 +54,11 @@ static int decode(const void *b, size_t n, uint8_t from, container *m,
 static void check_refusal(const container *m, const container *before,
 			  const char *err)
 {
-	size_t n = strnlen(err, ERR_LEN);
+	size_t n = strnlen(err, REASON_LEN);
 
 	if (memcmp(m, before, sizeof(*m)) != 0)
 		abort(); /* output touched on failure */
-	if (n == 0 || n == ERR_LEN || strchr(err, '\n') || strchr(err, '\r'))
+	if (n == 0 || n == REASON_LEN || strchr(err, '\n') || strchr(err, '\r'))
 		abort(); /* no reason, unterminated, or several lines */
 }
 
@@ -70,14 +67,14 @@ static void check_accepted(const container *m, uint8_t from)
 	const struct msg_type *t = type_info(m->h.type);
 	uint8_t wire[sizeof(struct msg_header) + sizeof(*m)];
 	container again;
-	char err[ERR_LEN];
+	struct reason err;
 
 	if (!t || t->size != m->h.len || m->h.len > sizeof(*m) - PAYLOAD)
 		abort();
 	memcpy(wire, &m->h, sizeof(m->h));
 	memcpy(wire + sizeof(m->h), (const uint8_t *)m + PAYLOAD, m->h.len);
 	memset(&again, 0xa5, sizeof(again));
-	if (decode(wire, sizeof(m->h) + m->h.len, from, &again, err) != 0)
+	if (decode(wire, sizeof(m->h) + m->h.len, from, &again, &err) != 0)
 		abort(); /* what it accepted, re-sent, is refused */
 	if (memcmp(&again.h, &m->h, sizeof(m->h)) ||
 	    memcmp((const uint8_t *)&again + PAYLOAD,
@@ -90,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	container m, before;
-	char err[ERR_LEN];
+	struct reason err;
 	uint8_t *copy;
 	uint8_t from;
 
@@ -104,11 +101,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(copy, data + 1, size - 1);
 	memset(&m, 0xa5, sizeof(m));
 	before = m;
-	memset(err, 0, sizeof(err));
-	if (decode(copy, size - 1, from, &m, err) == 0)
+	memset(&err, 0, sizeof(err));
+	if (decode(copy, size - 1, from, &m, &err) == 0)
 		check_accepted(&m, from);
 	else
-		check_refusal(&m, &before, err);
+		check_refusal(&m, &before, err.msg);
 	free(copy);
 	return 0;
 }

@@ -56,20 +56,20 @@ static void test_decode_good(void **state)
 {
 	uint8_t b[RCM_MSG_SIZE];
 	struct rcm_request r;
-	char err[RCM_ERR_LEN] = "";
+	struct reason why = { "" };
 
 	qemu_record(b, RCM_OP_REG, gid_a, 0);
-	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, err), 0);
+	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, &why), 0);
 	assert_int_equal(r.op, RCM_OP_REG);
 	assert_memory_equal(r.sgid, gid_a, 16);
 	assert_int_equal(r.mad_len, 0);
 
 	qemu_record(b, RCM_OP_UNREG, gid_b, 0);
-	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, err), 0);
+	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, &why), 0);
 	assert_int_equal(r.op, RCM_OP_UNREG);
 
 	qemu_record(b, RCM_OP_MAD, gid_a, 256);
-	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, err), 0);
+	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, &why), 0);
 	assert_int_equal(r.op, RCM_OP_MAD);
 	assert_int_equal(r.mad_len, 256);
 	assert_int_equal(r.mad[0], 1);
@@ -77,7 +77,7 @@ static void test_decode_good(void **state)
 
 	qemu_record(b, RCM_OP_MAD, gid_a, 24);
 	b[100 + 24] = 0x77; /* past umad_len: not copied */
-	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, err), 0);
+	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, &why), 0);
 	assert_int_equal(r.mad_len, 24);
 	assert_int_equal(r.mad[24], 0);
 }
@@ -146,18 +146,18 @@ static void test_decode_bad(void **state)
 	const struct bad *c = *state;
 	uint8_t b[RCM_MSG_SIZE + 8];
 	struct rcm_request r, before;
-	char err[RCM_ERR_LEN] = "";
+	struct reason why = { "" };
 	size_t len = RCM_MSG_SIZE;
 
 	qemu_record(b, c->op, gid_a, 256);
 	c->mutate(b, &len);
 	memset(&r, 0xa5, sizeof(r));
 	before = r;
-	assert_int_equal(rcm_decode_request(b, len, &r, err), c->err);
-	if (!strstr(err, c->msg))
-		fail_msg("%s: \"%s\" lacks \"%s\"", c->name, err, c->msg);
+	assert_int_equal(rcm_decode_request(b, len, &r, &why), c->err);
+	if (!strstr(why.msg, c->msg))
+		fail_msg("%s: \"%s\" lacks \"%s\"", c->name, why.msg, c->msg);
 	assert_memory_equal(&r, &before, sizeof(r));
-	/* and err may be NULL */
+	/* and why.msg may be NULL */
 	assert_int_equal(rcm_decode_request(b, len, &r, NULL), c->err);
 }
 

@@ -129,7 +129,7 @@ int connect_mux(pid_t pid)
 int ctl(int fd, struct mp_msg *req, int fd_pass, struct mp_msg *rep)
 {
 	uint8_t buf[MP_MSG_MAX + 1];
-	char err[MP_ERR_LEN];
+	struct reason why = { "" };
 	struct pollfd p = { fd, POLLIN, 0 };
 	ssize_t n;
 	int ret;
@@ -143,9 +143,9 @@ int ctl(int fd, struct mp_msg *req, int fd_pass, struct mp_msg *rep)
 	n = recv(fd, buf, sizeof(buf), 0);
 	if (n <= 0)
 		return -EPIPE;
-	ret = mp_decode(buf, (size_t)n, MP_FROM_MUX, rep, err);
+	ret = mp_decode(buf, (size_t)n, MP_FROM_MUX, rep, &why);
 	if (ret < 0)
-		die("reply to %s: %s", mp_type_name(req->h.type), err);
+		die("reply to %s: %s", mp_type_name(req->h.type), why.msg);
 	if (rep->h.type != req->h.type + 1)
 		die("reply to %s is %s (%s)", mp_type_name(req->h.type),
 		    mp_type_name(rep->h.type), rep->u.status.text);
@@ -329,7 +329,7 @@ bool mad_recv(int wfd, int ms, struct mp_mad_recv *r)
 {
 	uint8_t buf[MP_MSG_MAX + 1];
 	struct pollfd p = { wfd, POLLIN, 0 };
-	char err[MP_ERR_LEN];
+	struct reason why = { "" };
 	struct mp_msg m;
 	ssize_t n;
 
@@ -338,8 +338,8 @@ bool mad_recv(int wfd, int ms, struct mp_mad_recv *r)
 	n = recv(wfd, buf, sizeof(buf), 0);
 	if (n <= 0)
 		die("worker channel: %s", n ? strerror(errno) : "closed");
-	if (mp_decode(buf, (size_t)n, MP_FROM_MUX, &m, err) < 0)
-		die("MAD_RECV: %s", err);
+	if (mp_decode(buf, (size_t)n, MP_FROM_MUX, &m, &why) < 0)
+		die("MAD_RECV: %s", why.msg);
 	if (m.h.type != MP_MAD_RECV)
 		die("worker got %s", mp_type_name(m.h.type));
 	*r = m.u.mad_recv;

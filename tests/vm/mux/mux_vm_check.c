@@ -155,14 +155,14 @@ static bool all_accounted(const struct mp_stats *st, uint64_t n)
 static int error_reply(int c, struct mp_msg *m, int fd_pass, struct mp_msg *rep)
 {
 	uint8_t buf[MP_MSG_MAX + 1];
-	char err[MP_ERR_LEN];
+	struct reason why = { "" };
 	ssize_t n;
 
 	if (mp_send(c, m, 0, fd_pass) < 0)
 		die("send: %s", strerror(errno));
 	n = recv(c, buf, sizeof(buf), 0);
 	strcpy(rep->u.status.text, "?");
-	if (n <= 0 || mp_decode(buf, (size_t)n, MP_FROM_MUX, rep, err) < 0 ||
+	if (n <= 0 || mp_decode(buf, (size_t)n, MP_FROM_MUX, rep, &why) < 0 ||
 	    rep->h.type != MP_ERROR_REPLY)
 		return -1;
 	return rep->u.status.status;
@@ -174,7 +174,7 @@ static void control_checks(int c, const struct setup *s, pid_t pid)
 	uint8_t buf[MP_MSG_MAX + 1];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct mp_msg m, rep;
-	char err[MP_ERR_LEN];
+	struct reason why = { "" };
 	int ret, fd, pfd[2], status;
 	uint8_t other[16];
 	ssize_t n;
@@ -185,7 +185,7 @@ static void control_checks(int c, const struct setup *s, pid_t pid)
 	if (send(c, buf, 40, 0) != 40)
 		die("send: %s", strerror(errno));
 	n = recv(c, buf, sizeof(buf), 0);
-	ret = n > 0 ? mp_decode(buf, (size_t)n, MP_FROM_MUX, &rep, err) : -1;
+	ret = n > 0 ? mp_decode(buf, (size_t)n, MP_FROM_MUX, &rep, &why) : -1;
 	CHECK(ret == 0 && rep.h.type == MP_ERROR_REPLY &&
 		      rep.u.status.status == EPROTONOSUPPORT,
 	      "40 bytes of 0xee: ERROR_REPLY '%s'",
