@@ -23,8 +23,8 @@
 #include "mux/router.h"
 #include "common/unix_socket.h"
 
-static int do_gid_add(struct mux *m, const struct mp_gid_add *g, char *why,
-		      size_t why_len)
+static int do_gid_add(struct mux *m, const struct mp_gid_add *g,
+		      struct reason *why)
 {
 	int rid = router_port_find(m->r, g->device, g->port);
 	uint8_t have[16];
@@ -32,53 +32,52 @@ static int do_gid_add(struct mux *m, const struct mp_gid_add *g, char *why,
 	int ret;
 
 	if (rid < 0) {
-		snprintf(why, why_len, "%s port %u: not added (PORT_ADD first)",
-			 g->device, g->port);
-		return -ENOENT;
+		return reason_fail(why, -ENOENT,
+				   "%s port %u: not added (PORT_ADD first)",
+				   g->device, g->port);
 	}
 	ret = port_sysfs_gid(g->device, g->port, g->host_gid_index, have);
 	if (ret < 0) {
-		snprintf(why, why_len, "%s port %u GID index %u: %s", g->device,
-			 g->port, g->host_gid_index, strerror(-ret));
-		return ret;
+		return reason_fail(why, ret, "%s port %u GID index %u: %s",
+				   g->device, g->port, g->host_gid_index,
+				   strerror(-ret));
 	}
 	if (memcmp(have, g->gid, 16)) {
-		snprintf(why, why_len,
-			 "%s port %u GID index %u holds %s, not %s", g->device,
-			 g->port, g->host_gid_index, router_gid_str(have, s1),
-			 router_gid_str(g->gid, s2));
-		return -EINVAL;
+		return reason_fail(why, -EINVAL,
+				   "%s port %u GID index %u holds %s, not %s",
+				   g->device, g->port, g->host_gid_index,
+				   router_gid_str(have, s1),
+				   router_gid_str(g->gid, s2));
 	}
 	ret = router_gid_add(m->r, g->worker_id, rid, g->gid,
 			     g->host_gid_index);
 	switch (ret) {
 	case 0:
-		snprintf(why, why_len,
+		snprintf(why->msg, sizeof(why->msg),
 			 "%s (%s port %u index %u) is worker "
 			 "%u's",
 			 router_gid_str(g->gid, s1), g->device, g->port,
 			 g->host_gid_index, g->worker_id);
-		log_info("%s", why);
+		log_info("%s", why->msg);
 		return 0;
 	case -ENOENT:
-		snprintf(why, why_len, "worker %u: not attached", g->worker_id);
-		return ret;
+		return reason_fail(why, ret, "worker %u: not attached",
+				   g->worker_id);
 	case -EEXIST:
-		snprintf(why, why_len,
-			 "%s or index %u on %s port %u: owned already "
-			 "(GID_DEL first)",
-			 router_gid_str(g->gid, s1), g->host_gid_index,
-			 g->device, g->port);
-		return ret;
+		return reason_fail(
+			why, ret,
+			"%s or index %u on %s port %u: owned already "
+			"(GID_DEL first)",
+			router_gid_str(g->gid, s1), g->host_gid_index,
+			g->device, g->port);
 	default:
-		snprintf(why, why_len, "%s", strerror(-ret));
-		return ret;
+		return reason_fail(why, ret, "%s", strerror(-ret));
 	}
 }
 
 static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 {
-	char why[MP_TEXT_SIZE] = "";
+	struct reason why = { "" };
 	struct mp_msg out;
 	uint32_t rtype = in->h.type + 1;
 	struct worker *w;
@@ -89,34 +88,34 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 	switch (in->h.type) {
 	case MP_HELLO:
 		out.u.hello_reply.version = RDMAGATE_MUX_VERSION;
-		snprintf(why, sizeof(why), "rdmagate-mux %s", RDMAGATE_VERSION);
+		snprintf(why.msg, sizeof(why.msg), "rdmagate-mux %s",
+			 RDMAGATE_VERSION);
 		break;
 	case MP_PORT_ADD:
 		ret = port_open(m, in->u.port_add.device, in->u.port_add.port,
-				why, sizeof(why));
+				&why);
 		if (ret == -EBUSY) {
-			snprintf(why, sizeof(why),
+			snprintf(why.msg, sizeof(why.msg),
 				 "the CM class on %s port %u is taken: the "
 				 "kernel's ib_cm module is loaded",
 				 in->u.port_add.device, in->u.port_add.port);
-			mp_set_status(&out.u.status, EBUSY, "%s", why);
+			mp_set_status(&out.u.status, EBUSY, "%s", why.msg);
 			mp_send(m->bfd, &out, MSG_DONTWAIT, -1);
 			port_cm_taken(in->u.port_add.device,
 				      in->u.port_add.port);
 		}
 		break;
 	case MP_WORKER_ATTACH:
-		ret = worker_attach(m, &in->u.attach, fd, why, sizeof(why));
+		ret = worker_attach(m, &in->u.attach, fd, &why);
 		break;
 	case MP_RDMACM_ATTACH:
-		ret = rdmacm_attach(m, &in->u.rdmacm_attach, fd, why,
-				    sizeof(why));
+		ret = rdmacm_attach(m, &in->u.rdmacm_attach, fd, &why);
 		break;
 	case MP_WORKER_DETACH:
-		ret = worker_detach(m, in->u.ref.worker_id, why, sizeof(why));
+		ret = worker_detach(m, in->u.ref.worker_id, &why);
 		break;
 	case MP_GID_ADD:
-		ret = do_gid_add(m, &in->u.gid_add, why, sizeof(why));
+		ret = do_gid_add(m, &in->u.gid_add, &why);
 		break;
 	case MP_GID_DEL:
 		w = worker_by_id(m, in->u.gid_del.worker_id);
@@ -124,12 +123,12 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 			worker_farewell(m, w); /* before its ids go */
 		ret = router_gid_del(m->r, in->u.gid_del.worker_id,
 				     in->u.gid_del.gid);
-		snprintf(why, sizeof(why), "%s %s worker %u",
+		snprintf(why.msg, sizeof(why.msg), "%s %s worker %u",
 			 router_gid_str(in->u.gid_del.gid, s1),
 			 ret ? "is not a GID of" : "removed from",
 			 in->u.gid_del.worker_id);
 		if (!ret)
-			log_info("%s", why);
+			log_info("%s", why.msg);
 		break;
 	case MP_STATS:
 		out.u.stats_reply.worker_id = in->u.ref.worker_id;
@@ -138,16 +137,17 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 		if (ret < 0)
 			memset(&out.u.stats_reply.s, 0,
 			       sizeof(out.u.stats_reply.s));
-		snprintf(why, sizeof(why), ret ? "worker %u: not attached" : "",
+		snprintf(why.msg, sizeof(why.msg),
+			 ret ? "worker %u: not attached" : "",
 			 in->u.ref.worker_id);
 		break;
 	default:
 		ret = -EOPNOTSUPP;
-		snprintf(why, sizeof(why), "%s: not a request",
+		snprintf(why.msg, sizeof(why.msg), "%s: not a request",
 			 mp_type_name(in->h.type));
 	}
 	/* every reply starts with the status */
-	mp_set_status(&out.u.status, ret < 0 ? -ret : 0, "%s", why);
+	mp_set_status(&out.u.status, ret < 0 ? -ret : 0, "%s", why.msg);
 	ret = mp_send(m->bfd, &out, MSG_DONTWAIT, -1);
 	if (ret < 0)
 		log_warnx("reply %s to the broker: %s", mp_type_name(rtype),

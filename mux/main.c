@@ -149,7 +149,8 @@ static uint64_t parse_secs(const char *opt, const char *s)
 
 static void parse_port(struct mux *m, const char *s)
 {
-	char dev[MP_DEVICE_SIZE], why[MP_TEXT_SIZE];
+	char dev[MP_DEVICE_SIZE];
+	struct reason why;
 	const char *colon = strrchr(s, ':');
 	unsigned long num;
 	char *end;
@@ -165,11 +166,11 @@ static void parse_port(struct mux *m, const char *s)
 	    !mp_device_name_ok(dev))
 		fatalx("--port %s: not DEVICE:PORT (port 1..%u)", s,
 		       MP_PORT_MAX);
-	ret = port_open(m, dev, (uint32_t)num, why, sizeof(why));
+	ret = port_open(m, dev, (uint32_t)num, &why);
 	if (ret == -EBUSY)
 		port_cm_taken(dev, (uint32_t)num);
 	if (ret < 0)
-		fatalx("%s", why);
+		fatalx("%s", why.msg);
 }
 
 int main(int argc, char **argv)

@@ -105,8 +105,8 @@ struct mux {
  * ib_cm holds the class (the caller says so with port_cm_taken()), or
  * -errno with why.
  */
-int port_open(struct mux *m, const char *device, uint32_t num, char *why,
-	      size_t why_len);
+int port_open(struct mux *m, const char *device, uint32_t num,
+	      struct reason *why);
 /* The one line when the kernel's CM holds the class; exits. */
 void port_cm_taken(const char *device, uint32_t port) __attribute__((noreturn));
 /* MADs from the wire on p: to the worker the router names. */
@@ -125,7 +125,7 @@ struct worker *worker_by_id(struct mux *m, uint32_t id);
  * a QEMU pvrdma VM), -ENOSPC; why says which.
  */
 int worker_claim(struct mux *m, uint32_t id, const char *vm, bool rdmacm,
-		 struct worker **ret, char *why, size_t why_len);
+		 struct worker **ret, struct reason *why);
 /* Counts, fires the probes and logs (rate-limited) a MAD's outcome. */
 void outcome(struct mux *m, const struct router_verdict *v);
 /* Says, once a window is over, what it suppressed (the timer's tick). */
@@ -134,9 +134,9 @@ void ratelimits_flush(struct mux *m);
 void worker_readable(struct mux *m, struct worker *w);
 /* WORKER_ATTACH: takes *fd (the mux's end of the channel) on success. */
 int worker_attach(struct mux *m, const struct mp_worker_attach *a, int *fd,
-		  char *why, size_t why_len);
+		  struct reason *why);
 /* WORKER_DETACH (a worker or a QEMU pvrdma VM). */
-int worker_detach(struct mux *m, uint32_t id, char *why, size_t why_len);
+int worker_detach(struct mux *m, uint32_t id, struct reason *why);
 /* Sends s on the port and from the GID index the router chose (v);
  * v->reason becomes SEND_FAILED when umad refuses. */
 void send_out(struct mux *m, struct router_verdict *v,
@@ -165,7 +165,7 @@ void ep_del_close(struct mux *m, int *fd);
 
 /* RDMACM_ATTACH: takes *fd (the listening socket) on success. */
 int rdmacm_attach(struct mux *m, const struct mp_rdmacm_attach *a, int *fd,
-		  char *why, size_t why_len);
+		  struct reason *why);
 /* Closes the VM's sockets and frees its state (WORKER_DETACH, exit). */
 void rdmacm_release(struct mux *m, struct worker *w);
 void rdmacm_on_listen(struct mux *m, struct worker *w);

@@ -45,8 +45,8 @@ static bool ib_cm_loaded(void)
  * Send: the only method CM uses).  Exits with EXIT_CM_TAKEN when the
  * kernel's ib_cm holds the class.  Returns 0 or -errno with why.
  */
-int port_open(struct mux *m, const char *device, uint32_t num, char *why,
-	      size_t why_len)
+int port_open(struct mux *m, const char *device, uint32_t num,
+	      struct reason *why)
 {
 	long mask[16 / sizeof(long)] = { 0 };
 	struct port *p = NULL;
@@ -58,17 +58,16 @@ int port_open(struct mux *m, const char *device, uint32_t num, char *why,
 	for (i = 0; i < MAX_PORTS; i++) {
 		if (m->ports[i].used && m->ports[i].num == num &&
 		    !strcmp(m->ports[i].device, device)) {
-			snprintf(why, why_len, "%s port %u: open already",
-				 device, num);
-			return 0;
+			return reason_fail(why, 0, "%s port %u: open already",
+					   device, num);
 		}
 		if (!m->ports[i].used && !p)
 			p = &m->ports[i];
 	}
 	if (!p) {
-		snprintf(why, why_len, "%s port %u: %d ports open already",
-			 device, num, MAX_PORTS);
-		return -ENOSPC;
+		return reason_fail(why, -ENOSPC,
+				   "%s port %u: %d ports open already", device,
+				   num, MAX_PORTS);
 	}
 	if (umad_get_port(device, (int)num, &info) == 0) {
 		pkeys = info.pkeys_size ? info.pkeys_size : 1;
@@ -78,13 +77,12 @@ int port_open(struct mux *m, const char *device, uint32_t num, char *why,
 	fd = umad_open_port(device, (int)num);
 	if (fd < 0) {
 		e = errno ? errno : -fd;
-		snprintf(why, why_len,
-			 "%s port %u: opening its umad device: %s%s", device,
-			 num, strerror(e),
-			 e == EACCES ? " (a port opened after --user needs "
-				       "--port at start)"
-				     : "");
-		return -e;
+		return reason_fail(
+			why, -e, "%s port %u: opening its umad device: %s%s",
+			device, num, strerror(e),
+			e == EACCES ? " (a port opened after --user needs "
+				      "--port at start)"
+				    : "");
 	}
 	mask[ROUTER_METHOD_SEND / (8 * sizeof(long))] |=
 		1L << (ROUTER_METHOD_SEND % (8 * sizeof(long)));
@@ -96,17 +94,15 @@ int port_open(struct mux *m, const char *device, uint32_t num, char *why,
 		umad_close_port(fd);
 		if (ib_cm_loaded())
 			return -EBUSY; /* the caller says so and exits */
-		snprintf(why, why_len,
-			 "%s port %u: registering the CM class: %s", device,
-			 num, strerror(e));
-		return -e;
+		return reason_fail(why, -e,
+				   "%s port %u: registering the CM class: %s",
+				   device, num, strerror(e));
 	}
 	rid = router_port_add(m->r, device, num, pkeys);
 	if (rid < 0) {
 		umad_close_port(fd);
-		snprintf(why, why_len, "%s port %u: %s", device, num,
-			 strerror(-rid));
-		return rid;
+		return reason_fail(why, rid, "%s port %u: %s", device, num,
+				   strerror(-rid));
 	}
 	memset(p, 0, sizeof(*p));
 	p->used = true;
@@ -119,14 +115,12 @@ int port_open(struct mux *m, const char *device, uint32_t num, char *why,
 	if (e < 0) {
 		umad_close_port(fd);
 		p->used = false;
-		snprintf(why, why_len, "epoll: %s", strerror(-e));
-		return e;
+		return reason_fail(why, e, "epoll: %s", strerror(-e));
 	}
 	log_info("%s port %u: umad open, CM class registered (agent %d, %u "
 		 "P_Keys)",
 		 device, num, agent, pkeys);
-	snprintf(why, why_len, "%s port %u: open", device, num);
-	return 0;
+	return reason_fail(why, 0, "%s port %u: open", device, num);
 }
 
 static struct port *port_of_router_id(struct mux *m, int rid)

@@ -181,45 +181,44 @@ static struct worker *worker_slot(struct mux *m)
 }
 
 /* The fd must be our end of a SOCK_SEQPACKET AF_UNIX socketpair. */
-static int check_channel(int fd, char *why, size_t why_len)
+static int check_channel(int fd, struct reason *why)
 {
 	int type = 0, domain = 0, sndbuf = WORKER_SNDBUF;
 	socklen_t l1 = sizeof(type), l2 = sizeof(domain);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l1) < 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l2) < 0) {
-		snprintf(why, why_len,
-			 "the fd is not an AF_UNIX SOCK_SEQPACKET socket");
-		return -EINVAL;
+		return reason_fail(
+			why, -EINVAL,
+			"the fd is not an AF_UNIX SOCK_SEQPACKET socket");
 	}
 	if (domain != AF_UNIX || type != SOCK_SEQPACKET) {
-		snprintf(why, why_len,
-			 "the fd is not an AF_UNIX SOCK_SEQPACKET socket");
-		return -EINVAL;
+		return reason_fail(
+			why, -EINVAL,
+			"the fd is not an AF_UNIX SOCK_SEQPACKET socket");
 	}
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) <
 		    0) {
-		snprintf(why, why_len, "setting up the channel: %s",
-			 strerror(errno));
-		return -errno;
+		return reason_fail(why, -errno, "setting up the channel: %s",
+				   strerror(errno));
 	}
 	return 0;
 }
 
 int worker_claim(struct mux *m, uint32_t id, const char *vm, bool rdmacm,
-		 struct worker **ret, char *why, size_t why_len)
+		 struct worker **ret, struct reason *why)
 {
 	struct worker *w = worker_by_id(m, id);
 	int e;
 
 	if (w && (strcmp(w->vm, vm) || !w->rdmacm != !rdmacm)) {
-		snprintf(why, why_len, "worker %u is attached for vm %s%s", id,
-			 w->vm,
-			 w->rdmacm ? " as a QEMU pvrdma VM"
-			 : rdmacm  ? " as a worker"
-				   : "");
-		return -EEXIST;
+		return reason_fail(why, -EEXIST,
+				   "worker %u is attached for vm %s%s", id,
+				   w->vm,
+				   w->rdmacm ? " as a QEMU pvrdma VM"
+				   : rdmacm  ? " as a worker"
+					     : "");
 	}
 	if (w) {
 		*ret = w;
@@ -227,14 +226,12 @@ int worker_claim(struct mux *m, uint32_t id, const char *vm, bool rdmacm,
 	}
 	w = worker_slot(m);
 	if (!w) {
-		snprintf(why, why_len, "%d workers attached already",
-			 MAX_WORKERS);
-		return -ENOSPC;
+		return reason_fail(why, -ENOSPC, "%d workers attached already",
+				   MAX_WORKERS);
 	}
 	e = router_worker_add(m->r, id);
 	if (e < 0) {
-		snprintf(why, why_len, "worker %u: %s", id, strerror(-e));
-		return e;
+		return reason_fail(why, e, "worker %u: %s", id, strerror(-e));
 	}
 	memset(w, 0, sizeof(*w));
 	w->used = true;
@@ -246,49 +243,46 @@ int worker_claim(struct mux *m, uint32_t id, const char *vm, bool rdmacm,
 }
 
 int worker_attach(struct mux *m, const struct mp_worker_attach *a, int *fd,
-		  char *why, size_t why_len)
+		  struct reason *why)
 {
 	struct worker *w;
 	int ret;
 
-	ret = check_channel(*fd, why, why_len);
+	ret = check_channel(*fd, why);
 	if (ret < 0)
 		return ret;
-	ret = worker_claim(m, a->worker_id, a->vm, false, &w, why, why_len);
+	ret = worker_claim(m, a->worker_id, a->vm, false, &w, why);
 	if (ret < 0)
 		return ret;
 	ep_del_close(m, &w->fd); /* replaced: the broker's replay */
 	ret = msg_conn_open(&w->conn, &mp_protocol, *fd, 1u << MP_FROM_WORKER,
 			    NULL);
 	if (ret < 0) {
-		snprintf(why, why_len, "the channel: %s", strerror(-ret));
-		return ret;
+		return reason_fail(why, ret, "the channel: %s", strerror(-ret));
 	}
 	ret = ep_add(m, *fd, TAG_WORKER | (uint64_t)(w - m->workers) << 8);
 	if (ret < 0) {
-		snprintf(why, why_len, "epoll: %s", strerror(-ret));
-		return ret;
+		return reason_fail(why, ret, "epoll: %s", strerror(-ret));
 	}
 	w->fd = TAKE_FD(*fd);
 	log_info("worker %u (%s) attached", w->id, w->vm);
-	snprintf(why, why_len, "worker %u (%s) attached", w->id, w->vm);
-	return 0;
+	return reason_fail(why, 0, "worker %u (%s) attached", w->id, w->vm);
 }
 
-int worker_detach(struct mux *m, uint32_t id, char *why, size_t why_len)
+int worker_detach(struct mux *m, uint32_t id, struct reason *why)
 {
 	struct worker *w = worker_by_id(m, id);
 
 	if (!w) {
-		snprintf(why, why_len, "worker %u: not attached", id);
-		return -ENOENT;
+		return reason_fail(why, -ENOENT, "worker %u: not attached", id);
 	}
 	worker_farewell(m, w); /* none left if it was said at the close */
 	router_worker_del(m->r, id);
 	ep_del_close(m, &w->fd);
 	rdmacm_release(m, w);
 	log_info("worker %u (%s) detached", w->id, w->vm);
-	snprintf(why, why_len, "worker %u (%s) detached", w->id, w->vm);
+	snprintf(why->msg, sizeof(why->msg), "worker %u (%s) detached", w->id,
+		 w->vm);
 	w->used = false;
 	return 0;
 }
