@@ -177,7 +177,7 @@ void channel_read(struct broker *b, unsigned int i)
 	if (n == 0)
 		return;
 	if (n == -EPIPE) {
-		log_info("worker/%s: channel closed: %s", w->vm, why.msg);
+		log_info("worker/%s: channel: %s", w->vm, why.msg);
 		channel_close(b, w);
 		return;
 	}

@@ -524,7 +524,7 @@ void mux_link_read(struct broker *b)
 	if (n == 0)
 		return;
 	if (n == -EPIPE) {
-		link_down(b, "connection: %s", why.msg);
+		link_down(b, "%s", why.msg);
 		return;
 	}
 	if (n < 0) {

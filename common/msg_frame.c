@@ -385,9 +385,10 @@ int msg_conn_recv(struct msg_conn *c, int fd, void *ret, int *ret_fd, int flags,
 	if (n == -EAGAIN || n == -EWOULDBLOCK)
 		return 0;
 	if (n == 0)
-		return msg_fail(why, -EPIPE, "the peer closed the connection");
+		return msg_fail(why, -EPIPE, "connection closed");
 	if (n < 0)
-		return msg_fail(why, -EPIPE, "recvmsg: %s", strerror((int)-n));
+		return msg_fail(why, -EPIPE, "connection lost: %s",
+				strerror((int)-n));
 	rc = msg_conn_decode(c, buf, (size_t)n, nfds, ret, why);
 	if (!ret_fd)
 		return rc < 0 ? rc : 1;

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The framing every rdmagate SOCK_SEQPACKET protocol shares (the broker's
- * control protocol, the broker-worker channel): one datagram is one
- * message, a header {version, type, len} and exactly len payload bytes; a
- * table gives each type its name, exact payload size, who may send it and a
+ * control protocol, the broker-worker channel, the mux's): one datagram is
+ * one message, a header {version, type, len} and exactly len payload
+ * bytes; a table gives each type its name, exact payload size, who may
+ * send it, how many fds it carries, whether it opens the connection, and a
  * check of its fields; one decoder copies the datagram out before checking
- * anything.  Each protocol's header (common/broker_proto.h,
- * common/worker_proto.h) defines its messages and its table; this file only
- * frames them.  Linked by every process; pure except msg_send/msg_recv.
+ * anything, and one receive helper (msg_conn_recv) applies the rest of the
+ * table to a connection and its peer (SO_PEERCRED).  Each protocol's
+ * header (common/broker_proto.h, common/worker_proto.h, common/mux_proto.h)
+ * defines its messages and its table; this file only frames them.  Linked
+ * by every process; pure except msg_send, msg_recv, msg_conn_open and
+ * msg_conn_recv.
  */
 #ifndef RDMAGATE_COMMON_MSG_FRAME_H
 #define RDMAGATE_COMMON_MSG_FRAME_H

@@ -152,6 +152,22 @@ int ctl(int fd, struct mp_msg *req, int fd_pass, struct mp_msg *rep)
 	return rep->u.status.status;
 }
 
+int ctl_refused(int fd, struct mp_msg *req, int fd_pass, struct mp_msg *rep)
+{
+	uint8_t buf[MP_MSG_MAX + 1];
+	struct reason why = { "" };
+	ssize_t n;
+
+	if (mp_send(fd, req, 0, fd_pass) < 0)
+		die("send: %s", strerror(errno));
+	n = recv(fd, buf, sizeof(buf), 0);
+	strcpy(rep->u.status.text, "?");
+	if (n <= 0 || mp_decode(buf, (size_t)n, MP_FROM_MUX, rep, &why) < 0 ||
+	    rep->h.type != MP_ERROR_REPLY)
+		return -1;
+	return rep->u.status.status;
+}
+
 int port_add(int fd, const char *dev, struct mp_msg *rep)
 {
 	struct mp_msg m;

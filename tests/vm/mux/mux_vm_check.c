@@ -150,24 +150,6 @@ static bool all_accounted(const struct mp_stats *st, uint64_t n)
 	return st->routed_in + st->dropped[RDMAGATE_MUX_DROP_WORKER_FULL] >= n;
 }
 
-/* Sends m (with fd_pass unless -1); the ERROR_REPLY's status, or -1 for
- * any other answer.  rep->u.status.text says why. */
-static int error_reply(int c, struct mp_msg *m, int fd_pass, struct mp_msg *rep)
-{
-	uint8_t buf[MP_MSG_MAX + 1];
-	struct reason why = { "" };
-	ssize_t n;
-
-	if (mp_send(c, m, 0, fd_pass) < 0)
-		die("send: %s", strerror(errno));
-	n = recv(c, buf, sizeof(buf), 0);
-	strcpy(rep->u.status.text, "?");
-	if (n <= 0 || mp_decode(buf, (size_t)n, MP_FROM_MUX, rep, &why) < 0 ||
-	    rep->h.type != MP_ERROR_REPLY)
-		return -1;
-	return rep->u.status.status;
-}
-
 /* Hostile or wrong control messages: refused by name, the mux serves on. */
 static void control_checks(int c, const struct setup *s, pid_t pid)
 {
@@ -210,13 +192,13 @@ static void control_checks(int c, const struct setup *s, pid_t pid)
 	close(pfd[0]);
 	close(pfd[1]);
 	/* the table's fd column (common/msg_frame.c) */
-	ret = error_reply(c, &m, -1, &rep);
+	ret = ctl_refused(c, &m, -1, &rep);
 	CHECK(ret == EBADMSG && strstr(rep.u.status.text, "0 fds"),
 	      "WORKER_ATTACH without an fd: ERROR_REPLY '%s'",
 	      rep.u.status.text);
 	/* an fd where none belongs */
 	mp_init(&m, MP_HELLO);
-	ret = error_reply(c, &m, 0, &rep);
+	ret = ctl_refused(c, &m, 0, &rep);
 	CHECK(ret == EBADMSG && strstr(rep.u.status.text, "HELLO: 1 fds"),
 	      "HELLO with an fd: ERROR_REPLY '%s'", rep.u.status.text);
 	/* worker 1 attached again for another VM */
@@ -299,7 +281,7 @@ static void control_checks(int c, const struct setup *s, pid_t pid)
 	      rep.u.status.text);
 	/* HELLO opens a connection, once */
 	mp_init(&m, MP_HELLO);
-	ret = error_reply(c, &m, -1, &rep);
+	ret = ctl_refused(c, &m, -1, &rep);
 	CHECK(ret == EPROTO && strstr(rep.u.status.text, "a second HELLO"),
 	      "a second HELLO: ERROR_REPLY '%s'", rep.u.status.text);
 	/* and the broker's connection still works */
