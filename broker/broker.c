@@ -297,7 +297,7 @@ static void dispatch(struct broker *b, uint64_t tag, uint32_t events)
 		workers_pidfd(b, (unsigned int)tag);
 		break;
 	case TAG_MUX:
-		mux_read(b);
+		mux_link_read(b);
 		break;
 	case TAG_WLOG:
 		worker_log_read(b, (unsigned int)tag);
@@ -360,7 +360,7 @@ static void run(struct broker *b)
 		t = min_timeout(watchdog_tick(), workers_timeout(b));
 		t = min_timeout(t, gids_timeout(b));
 		t = min_timeout(t, stats_timeout(b));
-		t = min_timeout(t, mux_timeout(b));
+		t = min_timeout(t, mux_link_timeout(b));
 		t = min_timeout(t, control_timeout(b));
 		n = epoll_wait(b->ep, ev, ARRAY_SIZE(ev), t);
 		if (n < 0 && errno != EINTR)
@@ -370,7 +370,7 @@ static void run(struct broker *b)
 		workers_kill_timed_out(b);
 		gids_poll(b);
 		stats_check(b);
-		mux_tick(b);
+		mux_link_tick(b);
 		control_close_idle(b);
 	}
 }
@@ -406,7 +406,7 @@ int main(int argc, char **argv)
 	/* workers a previous broker left running */
 	state_adopt(b);
 	/* the mux: connected (or retried) in the loop, never waited for */
-	if (mux_open(b) < 0)
+	if (mux_link_open(b) < 0)
 		fatalx("--mux %s: too long for a socket path", b->mux_path);
 	if (control_open(b) < 0)
 		fatalx("cannot open the control socket");
@@ -420,7 +420,7 @@ int main(int argc, char **argv)
 	run(b);
 	sd_notify(0, "STOPPING=1");
 	workers_stop_all(b);
-	mux_close(b);
+	mux_link_close(b);
 	gids_close(b);
 	control_close(b);
 	policy_free(b->pol);

@@ -44,7 +44,8 @@
 #define BROKER_DEFAULT_STATE_DIR "/run/rdmagate"
 
 struct conn {
-	int fd; /* -1: free */
+	int fd;		    /* -1: free */
+	struct msg_conn in; /* fd's peer (SO_PEERCRED) and phase */
 	uid_t uid;
 	gid_t gid;
 	bool in_group; /* a member of control_group */
@@ -84,6 +85,7 @@ struct worker {
 	/* the broker channel (common/worker_proto.h) */
 	char chan_path[BP_PATH_SIZE]; /* its listening socket */
 	int chan_fd;		      /* our connection, or -1 */
+	struct msg_conn chan;	      /* chan_fd's peer and phase */
 	bool hello;		      /* the worker greeted on it */
 	uint64_t spawn_ms;	      /* CLOCK_MONOTONIC ms of SPAWN */
 	uint32_t seq;		      /* of our requests */
@@ -244,20 +246,20 @@ int gids_restore(struct broker *b, const char *vm, int family,
  * mux_link.c: the link to rdmagate-mux (--mux): ports, workers and their
  * GIDs, replayed whenever the link comes up; never blocks the loop.
  */
-int mux_open(struct broker *b);
-void mux_close(struct broker *b);
-void mux_read(struct broker *b);
-int mux_timeout(struct broker *b);
-void mux_tick(struct broker *b);
+int mux_link_open(struct broker *b);
+void mux_link_close(struct broker *b);
+void mux_link_read(struct broker *b);
+int mux_link_timeout(struct broker *b);
+void mux_link_tick(struct broker *b);
 /* A new or re-adopted worker. */
-void mux_worker_add(struct broker *b, struct worker *w);
+void mux_link_worker_add(struct broker *b, struct worker *w);
 /* The worker greeted on its broker channel: hand it its mux channel. */
-void mux_worker_hello(struct broker *b, struct worker *w);
+void mux_link_worker_hello(struct broker *b, struct worker *w);
 /* The worker is gone (before its row is freed). */
-void mux_worker_gone(struct broker *b, struct worker *w);
+void mux_link_worker_gone(struct broker *b, struct worker *w);
 /* An address's GID is in the device's table / is being removed. */
-void mux_gid_ready(struct broker *b, struct gid_entry *e);
-void mux_gid_gone(struct broker *b, struct gid_entry *e);
+void mux_link_gid_ready(struct broker *b, struct gid_entry *e);
+void mux_link_gid_gone(struct broker *b, struct gid_entry *e);
 
 /*
  * qemu_pvrdma.c: a VM whose QEMU runs its own pvrdma device (frontend

@@ -77,6 +77,7 @@ int channel_connect(struct broker *b, struct worker *w)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct epoll_event ev = { .events = EPOLLIN };
 	_cleanup_close_ int fd = -1;
+	int ret;
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", w->chan_path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -84,6 +85,10 @@ int channel_connect(struct broker *b, struct worker *w)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
+	ret = msg_conn_open(&w->chan, &wp_protocol, fd, 1u << WP_FROM_WORKER,
+			    NULL);
+	if (ret < 0)
+		return ret;
 	ev.data.u64 = ((uint64_t)TAG_CHANNEL << 32) | index_of(b, w);
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
@@ -130,12 +135,14 @@ static void on_hello(struct broker *b, struct worker *w,
 		     const struct wp_hello *h, unsigned int *bad)
 {
 	if (strcmp(h->vm, w->vm) || h->pid != (uint32_t)w->pid) {
-		char err[MSG_ERR_LEN];
+		struct reason why;
 
-		snprintf(err, sizeof(err),
-			 "HELLO says vm %.64s pid %u, expected pid %d", h->vm,
-			 h->pid, (int)w->pid);
-		bad_message(w, bad, err);
+		reason_fail(&why, -EINVAL,
+			    "HELLO says vm %.64s pid %u, expected pid %d",
+			    h->vm, h->pid, (int)w->pid);
+		bad_message(w, bad, why.msg);
+		/* the next message must be a HELLO again */
+		msg_conn_restart(&w->chan);
 		return;
 	}
 	w->hello = true;
@@ -149,52 +156,41 @@ static void on_hello(struct broker *b, struct worker *w,
 		log_debug("worker/%s: channel up", w->vm);
 	}
 	/* its mux channel, if the mux attached it before the worker was up */
-	mux_worker_hello(b, w);
+	mux_link_worker_hello(b, w);
 }
 
 void channel_read(struct broker *b, unsigned int i)
 {
 	static unsigned int bad[BROKER_MAX_WORKERS];
-	uint8_t buf[WP_MSG_MAX + 1];
-	char err[MSG_ERR_LEN] = "";
+	struct reason why;
 	struct worker *w;
 	struct wp_msg m;
-	ssize_t n;
+	int n;
 
 	if (i >= BROKER_MAX_WORKERS || !b->workers[i].used ||
 	    b->workers[i].chan_fd < 0)
 		return;
 	w = &b->workers[i];
-	n = msg_recv(w->chan_fd, buf, sizeof(buf), NULL, MSG_DONTWAIT);
-	if (n == -EAGAIN || n == -EINTR)
+	/* the table refuses the broker's own types, any fd, and anything
+	 * before HELLO */
+	n = msg_conn_recv(&w->chan, w->chan_fd, &m, NULL, MSG_DONTWAIT, &why);
+	if (n == 0)
 		return;
-	if (n <= 0 && n != -EMSGSIZE) {
-		log_info("worker/%s: channel closed%s%s", w->vm, n ? ": " : "",
-			 n ? strerror((int)-n) : "");
+	if (n == -EPIPE) {
+		log_info("worker/%s: channel: %s", w->vm, why.msg);
 		channel_close(b, w);
 		return;
 	}
 	if (!w->hello)
 		bad[i] = 0;
-	if (n == -EMSGSIZE || wp_decode(buf, (size_t)n, &m, err) < 0) {
-		bad_message(w, &bad[i], n == -EMSGSIZE ? "too long" : err);
-		return;
-	}
-	if (wp_type_info(m.h.type)->from != WP_FROM_WORKER) {
-		snprintf(err, sizeof(err), "%s is the broker's to send",
-			 wp_type_name(m.h.type));
-		bad_message(w, &bad[i], err);
-		return;
-	}
-	if (m.h.type == WP_HELLO) {
-		on_hello(b, w, &m.u.hello, &bad[i]);
-		return;
-	}
-	if (!w->hello) {
-		bad_message(w, &bad[i], "a request before HELLO");
+	if (n < 0) {
+		bad_message(w, &bad[i], why.msg);
 		return;
 	}
 	switch (m.h.type) {
+	case WP_HELLO:
+		on_hello(b, w, &m.u.hello, &bad[i]);
+		break;
 	case WP_GID_ADD:
 		gids_add(b, w, &m.u.gid);
 		break;

@@ -295,10 +295,10 @@ static unsigned int conns_used(const struct broker *b)
 
 void control_accept(struct broker *b)
 {
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
 	struct epoll_event ev = { .events = EPOLLIN };
 	_cleanup_close_ int fd = -1;
+	struct msg_conn in;
+	struct reason why;
 	unsigned int i;
 
 	/* replies never block the loop: what the socket does not take waits
@@ -306,43 +306,47 @@ void control_accept(struct broker *b)
 	fd = accept4(b->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
-		log_warn("SO_PEERCRED");
+	if (msg_conn_open(&in, &bp_protocol, fd,
+			  (1u << BP_FROM_CALLER) | (1u << BP_FROM_ROOT),
+			  &why) < 0) {
+		log_warnx("control: %s", why.msg);
 		return;
 	}
-	if (cr.uid != 0 &&
-	    !(b->has_group && peer_in_group(fd, b->control_gid, cr.gid))) {
+	/* who is a caller is the policy's: root or a member of control_group */
+	if (in.uid != 0 &&
+	    !(b->has_group && peer_in_group(fd, b->control_gid, in.gid))) {
 		log_warnx("control: refused pid %d uid %u: not root nor in "
 			  "control_group",
-			  (int)cr.pid, (unsigned int)cr.uid);
+			  (int)in.pid, (unsigned int)in.uid);
 		return; /* closing tells it */
 	}
-	if (cr.uid != 0 &&
+	if (in.uid != 0 &&
 	    conns_used(b) >= BROKER_MAX_CONNS - BROKER_ROOT_SLOTS) {
 		log_warnx("control: %d connections open; refusing pid %d uid "
 			  "%u (the last %d are root's)",
-			  BROKER_MAX_CONNS - BROKER_ROOT_SLOTS, (int)cr.pid,
-			  (unsigned int)cr.uid, BROKER_ROOT_SLOTS);
+			  BROKER_MAX_CONNS - BROKER_ROOT_SLOTS, (int)in.pid,
+			  (unsigned int)in.uid, BROKER_ROOT_SLOTS);
 		return;
 	}
 	for (i = 0; i < BROKER_MAX_CONNS && b->conns[i].fd >= 0; i++)
 		;
 	if (i == BROKER_MAX_CONNS) {
 		log_warnx("control: %d connections open; refusing pid %d",
-			  BROKER_MAX_CONNS, (int)cr.pid);
+			  BROKER_MAX_CONNS, (int)in.pid);
 		return;
 	}
 	ev.data.u64 = ((uint64_t)TAG_CONN << 32) | i;
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return;
 	b->conns[i] = (struct conn){ .fd = TAKE_FD(fd),
-				     .uid = cr.uid,
-				     .gid = cr.gid,
-				     .in_group = cr.uid != 0,
-				     .pid = cr.pid,
+				     .in = in,
+				     .uid = in.uid,
+				     .gid = in.gid,
+				     .in_group = in.uid != 0,
+				     .pid = in.pid,
 				     .last_ms = mono_ms() };
-	log_debug("control: pid %d uid %u connected", (int)cr.pid,
-		  (unsigned int)cr.uid);
+	log_debug("control: pid %d uid %u connected", (int)in.pid,
+		  (unsigned int)in.uid);
 }
 
 void control_reply(struct broker *b, int conn, const struct bp_msg *m)
@@ -452,68 +456,44 @@ static void reply_error(struct broker *b, int conn, int err, const char *why)
 	control_reply(b, conn, &m);
 }
 
-static bool allowed(const struct conn *c, const struct msg_type *t)
-{
-	switch (t->from) {
-	case BP_FROM_CALLER:
-		return true; /* checked at accept */
-	case BP_FROM_ROOT:
-		return c->uid == 0;
-	default:
-		return false;
-	}
-}
-
 static void dispatch(struct broker *b, int conn, const struct bp_msg *m)
 {
-	const struct msg_type *t = bp_type_info(m->h.type);
 	unsigned int i;
-	char why[BP_ERR_LEN];
 
-	if (!allowed(&b->conns[conn], t)) {
-		snprintf(why, sizeof(why), "%s: not allowed for uid %u",
-			 t->name, (unsigned int)b->conns[conn].uid);
-		log_warnx("control: pid %d: %s", (int)b->conns[conn].pid, why);
-		reply_error(b, conn, EPERM, why);
-		return;
-	}
 	for (i = 0; i < ARRAY_SIZE(handlers); i++)
 		if (handlers[i].type == m->h.type) {
 			handlers[i].fn(b, conn, m);
 			return;
 		}
-	/* a reply type sent to the broker */
-	reply_error(b, conn, EPERM, "only the broker sends replies");
 }
 
 static void control_read(struct broker *b, unsigned int i)
 {
-	uint8_t buf[BP_MSG_MAX + 1];
-	char err[BP_ERR_LEN];
+	struct conn *c;
+	struct reason why;
 	struct bp_msg m;
-	ssize_t n;
 	int ret;
 
 	if (i >= BROKER_MAX_CONNS || b->conns[i].fd < 0)
 		return;
-	n = recv(b->conns[i].fd, buf, sizeof(buf), MSG_TRUNC | MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	c = &b->conns[i];
+	/* the table refuses replies, root's types from another uid, fds,
+	 * and anything before HELLO */
+	ret = msg_conn_recv(&c->in, c->fd, &m, NULL, MSG_DONTWAIT, &why);
+	if (ret == 0)
 		return;
-	if (n <= 0) {
+	if (ret == -EPIPE) {
 		conn_drop(b, i);
 		return;
 	}
-	b->conns[i].last_ms = mono_ms();
-	ret = bp_decode(buf, (size_t)n, &m, err);
+	c->last_ms = mono_ms();
 	if (ret < 0) {
 		log_warnx("control: pid %d uid %u: bad message: %s",
-			  (int)b->conns[i].pid, (unsigned int)b->conns[i].uid,
-			  err);
-		reply_error(b, (int)i, -ret, err);
+			  (int)c->pid, (unsigned int)c->uid, why.msg);
+		reply_error(b, (int)i, -ret, why.msg);
 		return;
 	}
-	log_debug("control: pid %d: %s", (int)b->conns[i].pid,
-		  bp_type_name(m.h.type));
+	log_debug("control: pid %d: %s", (int)c->pid, bp_type_name(m.h.type));
 	dispatch(b, (int)i, &m);
 }
 

@@ -274,7 +274,7 @@ static void answer_when_listed(struct broker *b, struct worker *w,
 	if (idx >= 0) {
 		RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx, g->gid);
 		reply(b, w, WP_GID_ADD_REPLY, g->seq, 0, (uint32_t)idx, "ok");
-		mux_gid_ready(b, e);
+		mux_link_gid_ready(b, e);
 		return;
 	}
 	e->pending = true;
@@ -433,7 +433,7 @@ int gids_grant(struct broker *b, struct worker *w, int family,
 	idx = gid_lookup(e->device, e->port, e->gid, e->gid_type, NULL);
 	if (idx >= 0) {
 		RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx, e->gid);
-		mux_gid_ready(b, e);
+		mux_link_gid_ready(b, e);
 		return 0;
 	}
 	/* the mux is told when gids_poll() sees it listed */
@@ -456,7 +456,7 @@ static void remove_entry(struct broker *b, struct gid_entry *e)
 		log_info("vm %s: removed %s from ifindex %d", e->vm, txt,
 			 e->ifindex);
 	RDMAGATE_GID_DEL(e->vm, e->port, 0, e->gid);
-	mux_gid_gone(b, e);
+	mux_link_gid_gone(b, e);
 	e->used = false;
 }
 
@@ -509,7 +509,7 @@ void gids_poll(struct broker *b)
 					reply(b, w, WP_GID_ADD_REPLY,
 					      e->req_seq, 0, (uint32_t)idx,
 					      "ok");
-				mux_gid_ready(b, e);
+				mux_link_gid_ready(b, e);
 			}
 			continue;
 		}

@@ -58,10 +58,11 @@ struct req {
 
 static struct {
 	enum link_state state;
-	uint64_t retry_at; /* the next connect (DOWN) */
-	bool warned;	   /* the link's failure is logged already */
-	bool busy;	   /* a request is in flight */
-	uint64_t deadline; /* of its reply */
+	struct msg_conn conn; /* b->mux_fd's peer */
+	uint64_t retry_at;    /* the next connect (DOWN) */
+	bool warned;	      /* the link's failure is logged already */
+	bool busy;	      /* a request is in flight */
+	uint64_t deadline;    /* of its reply */
 	struct req cur;
 	struct req q[MUX_QUEUE];
 	unsigned int head, n;
@@ -177,7 +178,7 @@ static void queue_worker(struct broker *b, struct worker *w)
 		struct gid_entry *e = &b->gids[i];
 
 		if (e->used && !e->pending && !strcmp(e->vm, w->vm))
-			mux_gid_ready(b, e);
+			mux_link_gid_ready(b, e);
 	}
 }
 
@@ -334,8 +335,7 @@ static void try_connect(struct broker *b)
 	struct epoll_event ev = { .events = EPOLLIN,
 				  .data.u64 = (uint64_t)TAG_MUX << 32 };
 	_cleanup_close_ int fd = -1;
-	struct ucred cr;
-	socklen_t crlen = sizeof(cr);
+	struct reason why;
 	struct mp_msg m;
 	int ret;
 
@@ -351,16 +351,11 @@ static void try_connect(struct broker *b)
 		link_down(b, "connect: %s", strerror(errno));
 		return;
 	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0) {
-		link_down(b, "SO_PEERCRED: %s", strerror(errno));
-		return;
-	}
-	/* the mux creates its socket as root, before any --user */
-	if (cr.uid != 0) {
-		link_down(b,
-			  "the socket belongs to uid %u (pid %d), not root: "
-			  "not the mux",
-			  (unsigned int)cr.uid, (int)cr.pid);
+	/* the mux's messages are root's (it creates its socket as root,
+	 * before any --user): another uid is not the mux */
+	if (msg_conn_open(&L.conn, &mp_protocol, fd, 1u << MP_FROM_MUX, &why) <
+	    0) {
+		link_down(b, "%s", why.msg);
 		return;
 	}
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -380,7 +375,7 @@ static void try_connect(struct broker *b)
 	L.deadline = mono_ms() + MUX_REPLY_WAIT_MS;
 }
 
-int mux_open(struct broker *b)
+int mux_link_open(struct broker *b)
 {
 	unsigned int i;
 
@@ -396,7 +391,7 @@ int mux_open(struct broker *b)
 	return 0;
 }
 
-void mux_close(struct broker *b)
+void mux_link_close(struct broker *b)
 {
 	unsigned int i;
 
@@ -438,7 +433,7 @@ static void deliver(struct broker *b, struct worker *w)
 /* A refusal: logged with the mux's text (quietly for an owed DETACH or a
  * GID_DEL of something the mux no longer has). */
 static void refused(struct broker *b, const struct req *r,
-		    const struct bp_status *st)
+		    const struct mp_status *st)
 {
 	struct worker *w = &b->workers[r->row];
 	const char *who =
@@ -460,7 +455,7 @@ static void refused(struct broker *b, const struct req *r,
 
 static void on_reply(struct broker *b, const struct mp_msg *m)
 {
-	const struct bp_status *st = &m->u.status;
+	const struct mp_status *st = &m->u.status;
 	struct req r = L.cur;
 	struct worker *w;
 
@@ -517,28 +512,23 @@ static void on_reply(struct broker *b, const struct mp_msg *m)
 	log_debug("mux: %s: %s", mp_type_name(r.type), st->text);
 }
 
-void mux_read(struct broker *b)
+void mux_link_read(struct broker *b)
 {
-	uint8_t buf[MP_MSG_MAX + 1];
-	char err[MP_ERR_LEN];
+	struct reason why;
 	struct mp_msg m;
-	ssize_t n;
+	int n;
 
 	if (b->mux_fd < 0)
 		return;
-	n = recv(b->mux_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	n = msg_conn_recv(&L.conn, b->mux_fd, &m, NULL, MSG_DONTWAIT, &why);
+	if (n == 0)
 		return;
-	if (n <= 0) {
-		link_down(b, "connection %s", n ? strerror(errno) : "closed");
-		return;
-	}
-	if ((size_t)n > sizeof(buf)) {
-		link_down(b, "a reply of %zd bytes: too long", n);
+	if (n == -EPIPE) {
+		link_down(b, "%s", why.msg);
 		return;
 	}
-	if (mp_decode(buf, (size_t)n, MP_FROM_MUX, &m, err) < 0) {
-		link_down(b, "a reply that does not decode: %s", err);
+	if (n < 0) {
+		link_down(b, "a reply refused: %s", why.msg);
 		return;
 	}
 	if (!L.busy) {
@@ -562,7 +552,7 @@ void mux_read(struct broker *b)
 	pump(b);
 }
 
-int mux_timeout(struct broker *b)
+int mux_link_timeout(struct broker *b)
 {
 	uint64_t now = mono_ms(), at;
 
@@ -577,7 +567,7 @@ int mux_timeout(struct broker *b)
 	return at <= now ? 0 : (int)(at - now);
 }
 
-void mux_tick(struct broker *b)
+void mux_link_tick(struct broker *b)
 {
 	uint64_t now;
 
@@ -595,7 +585,7 @@ void mux_tick(struct broker *b)
 
 /* ---- events from the rest of the broker ---------------------------------- */
 
-void mux_worker_add(struct broker *b, struct worker *w)
+void mux_link_worker_add(struct broker *b, struct worker *w)
 {
 	w->mux_gen = ++L.gen;
 	if (!L.gen)
@@ -604,12 +594,12 @@ void mux_worker_add(struct broker *b, struct worker *w)
 	pump(b);
 }
 
-void mux_worker_hello(struct broker *b, struct worker *w)
+void mux_link_worker_hello(struct broker *b, struct worker *w)
 {
 	deliver(b, w);
 }
 
-void mux_worker_gone(struct broker *b, struct worker *w)
+void mux_link_worker_gone(struct broker *b, struct worker *w)
 {
 	struct req r = { .type = MP_WORKER_DETACH,
 			 .worker_id = worker_id(b, w) };
@@ -626,7 +616,7 @@ void mux_worker_gone(struct broker *b, struct worker *w)
 	}
 }
 
-void mux_gid_ready(struct broker *b, struct gid_entry *e)
+void mux_link_gid_ready(struct broker *b, struct gid_entry *e)
 {
 	struct worker *w = workers_find(b, e->vm);
 	struct req r = { .type = MP_GID_ADD };
@@ -653,7 +643,7 @@ void mux_gid_ready(struct broker *b, struct gid_entry *e)
 	pump(b);
 }
 
-void mux_gid_gone(struct broker *b, struct gid_entry *e)
+void mux_link_gid_gone(struct broker *b, struct gid_entry *e)
 {
 	struct req r = { .type = MP_GID_DEL, .worker_id = e->mux_worker };
 

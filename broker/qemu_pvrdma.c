@@ -106,7 +106,7 @@ void qemu_pvrdma_attached(struct broker *b, struct worker *w,
 		n += b->gids[i].used && !strcmp(b->gids[i].vm, w->vm);
 	w->start = time(NULL);
 	w->state = BP_STATE_RUNNING;
-	mux_worker_add(b, w);
+	mux_link_worker_add(b, w);
 	log_info("vm %s: QEMU's own pvrdma: socket %s for uid %u, %s port %u, "
 		 "%u addresses granted; attaching it to the mux",
 		 w->vm, w->socket, (unsigned int)w->uid, w->device, w->port, n);

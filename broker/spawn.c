@@ -624,7 +624,7 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int vu,
 	if (ret < 0)
 		child_fail(efd, 3, -ret);
 	efd = CHILD_ERR_FD;
-	ret = sandbox_drop_privileges(a->uid, a->gid);
+	ret = privdrop_to(a->uid, a->gid);
 	if (ret < 0)
 		child_fail(efd, 4, -ret);
 	execve(a->argv[0], a->argv, envp);
@@ -894,7 +894,7 @@ int spawn_worker(struct broker *b, const struct conn *c,
 		log_warnx("worker/%s: connecting its channel: %s", w->vm,
 			  strerror(-ret));
 	state_save(b, w);
-	mux_worker_add(b, w);
+	mux_link_worker_add(b, w);
 	RDMAGATE_WORKER_SPAWN(w->vm, w->pid);
 	log_info("worker/%s: pid %d, uid %u gid %u, socket %s, device %s, "
 		 "frontend %s, cgroup %s",

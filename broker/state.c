@@ -355,7 +355,7 @@ static void adopt(struct broker *b, const struct state_record *r)
 			  "running until stopped",
 			  w->vm);
 	state_save(b, w);
-	mux_worker_add(b, w);
+	mux_link_worker_add(b, w);
 	log_info("worker/%s (pid %d, uid %u) re-adopted with %u addresses",
 		 w->vm, (int)w->pid, (unsigned int)w->uid, n_addrs);
 }

@@ -172,7 +172,7 @@ static void cleanup(struct broker *b, struct worker *w)
 		w->pidfd = safe_close(w->pidfd);
 	}
 	gids_release_vm(b, w->vm);
-	mux_worker_gone(b, w);
+	mux_link_worker_gone(b, w);
 	if (w->rdmacm_fd >= 0)
 		w->rdmacm_fd = safe_close(w->rdmacm_fd);
 	socket_unlink(w);

@@ -94,55 +94,48 @@ static bool syscall_name_ok(const char *s)
 
 #define FIELD(m, f, what)                                                      \
 	do {                                                                   \
-		if (msg_field_len((m).f, sizeof((m).f)) < 0) {                 \
-			msg_set_err(err,                                       \
-				    "%s: not NUL-terminated and NUL-padded",   \
-				    what);                                     \
-			return -EINVAL;                                        \
-		}                                                              \
+		if (msg_field_len((m).f, sizeof((m).f)) < 0)                   \
+			return msg_fail(why, -EINVAL,                          \
+					"%s: not NUL-terminated and "          \
+					"NUL-padded",                          \
+					what);                                 \
 	} while (0)
 
-static int check_vm(const char *vm, char *err)
+static int check_vm(const char *vm, struct reason *why)
 {
-	if (msg_field_len(vm, BP_VM_SIZE) < 0) {
-		msg_set_err(err, "vm name: not NUL-terminated and NUL-padded");
-		return -EINVAL;
-	}
-	if (!bp_vm_name_ok(vm)) {
-		msg_set_err(err,
-			    "vm name '%.64s': not 1..64 of A-Z a-z 0-9 _ . - "
-			    "(no leading . or -)",
-			    vm);
-		return -EINVAL;
-	}
+	if (msg_field_len(vm, BP_VM_SIZE) < 0)
+		return msg_fail(why, -EINVAL,
+				"vm name: not NUL-terminated and NUL-padded");
+	if (!bp_vm_name_ok(vm))
+		return msg_fail(
+			why, -EINVAL,
+			"vm name '%.64s': not 1..64 of A-Z a-z 0-9 _ . - "
+			"(no leading . or -)",
+			vm);
 	return 0;
 }
 
-static int check_empty(const void *msg, char *err)
+static int check_empty(const void *msg, struct reason *why)
 {
 	return 0;
 }
 
-static int check_addrs(const struct bp_spawn *s, char *err)
+static int check_addrs(const struct bp_spawn *s, struct reason *why)
 {
 	uint32_t i;
 
-	if (s->n_addrs > BP_SPAWN_ADDRS_MAX) {
-		msg_set_err(err, "%u addresses: at most %u", s->n_addrs,
-			    BP_SPAWN_ADDRS_MAX);
-		return -EINVAL;
-	}
+	if (s->n_addrs > BP_SPAWN_ADDRS_MAX)
+		return msg_fail(why, -EINVAL, "%u addresses: at most %u",
+				s->n_addrs, BP_SPAWN_ADDRS_MAX);
 	for (i = 0; i < BP_SPAWN_ADDRS_MAX; i++) {
 		const struct bp_addr *a = &s->addrs[i];
 
 		if (i >= s->n_addrs) {
-			if (!msg_all_zero(a, sizeof(*a))) {
-				msg_set_err(err,
-					    "address %u: past n_addrs (%u) "
-					    "but not zero",
-					    i, s->n_addrs);
-				return -EINVAL;
-			}
+			if (!msg_all_zero(a, sizeof(*a)))
+				return msg_fail(why, -EINVAL,
+						"address %u: past n_addrs (%u) "
+						"but not zero",
+						i, s->n_addrs);
 			continue;
 		}
 		if (a->family == AF_INET && msg_all_zero(a->addr + 4, 12))
@@ -150,26 +143,24 @@ static int check_addrs(const struct bp_spawn *s, char *err)
 		if (a->family == AF_INET6)
 			continue;
 		if (a->family == AF_INET)
-			msg_set_err(err,
-				    "address %u: AF_INET with bytes past "
-				    "the IPv4 address",
-				    i);
-		else
-			msg_set_err(err,
-				    "address %u: family %u is not AF_INET "
-				    "or AF_INET6",
-				    i, a->family);
-		return -EINVAL;
+			return msg_fail(why, -EINVAL,
+					"address %u: AF_INET with bytes past "
+					"the IPv4 address",
+					i);
+		return msg_fail(why, -EINVAL,
+				"address %u: family %u is not AF_INET "
+				"or AF_INET6",
+				i, a->family);
 	}
 	return 0;
 }
 
-static int check_spawn(const void *msg, char *err)
+static int check_spawn(const void *msg, struct reason *why)
 {
 	const struct bp_msg *m = msg;
 
 	const struct bp_spawn *s = &m->u.spawn;
-	int ret = check_vm(s->vm, err);
+	int ret = check_vm(s->vm, why);
 
 	if (ret < 0)
 		return ret;
@@ -186,100 +177,87 @@ static int check_spawn(const void *msg, char *err)
 			shown[i] = s->socket[i] && ctl_char(s->socket[i])
 					   ? '?'
 					   : s->socket[i];
-		msg_set_err(err,
-			    "socket '%.107s': not a file name nor an absolute "
-			    "path without . or .. components or control "
-			    "characters",
-			    shown);
-		return -EINVAL;
+		return msg_fail(
+			why, -EINVAL,
+			"socket '%.107s': not a file name nor an absolute "
+			"path without . or .. components or control "
+			"characters",
+			shown);
 	}
-	if (s->device[0] && !msg_name_ok(s->device, BP_DEVICE_SIZE - 1)) {
-		msg_set_err(err, "device '%.63s': not a device name",
-			    s->device);
-		return -EINVAL;
-	}
-	if (!syscall_name_ok(s->test_syscall)) {
-		msg_set_err(err, "test syscall '%.31s': not a syscall name",
-			    s->test_syscall);
-		return -EINVAL;
-	}
-	if (s->port > 255) {
-		msg_set_err(err, "port %u: not 0 (the policy's) or 1..255",
-			    s->port);
-		return -EINVAL;
-	}
-	if (s->frontend > BP_FRONTEND_MAX) {
-		msg_set_err(err, "frontend %u: not 0 (the policy's) or 1..%u",
-			    s->frontend, BP_FRONTEND_MAX);
-		return -EINVAL;
-	}
-	if (s->pad) {
-		msg_set_err(err, "spawn: padding is not zero");
-		return -EINVAL;
-	}
-	if (s->flags & ~(uint32_t)BP_SPAWN_FLAGS_ALL) {
-		msg_set_err(err, "flags 0x%x: unknown bits", s->flags);
-		return -EINVAL;
-	}
-	return check_addrs(s, err);
+	if (s->device[0] && !msg_name_ok(s->device, BP_DEVICE_SIZE - 1))
+		return msg_fail(why, -EINVAL,
+				"device '%.63s': not a device name", s->device);
+	if (!syscall_name_ok(s->test_syscall))
+		return msg_fail(why, -EINVAL,
+				"test syscall '%.31s': not a syscall name",
+				s->test_syscall);
+	if (s->port > 255)
+		return msg_fail(why, -EINVAL,
+				"port %u: not 0 (the policy's) or 1..255",
+				s->port);
+	if (s->frontend > BP_FRONTEND_MAX)
+		return msg_fail(why, -EINVAL,
+				"frontend %u: not 0 (the policy's) or 1..%u",
+				s->frontend, BP_FRONTEND_MAX);
+	if (s->pad)
+		return msg_fail(why, -EINVAL, "spawn: padding is not zero");
+	if (s->flags & ~(uint32_t)BP_SPAWN_FLAGS_ALL)
+		return msg_fail(why, -EINVAL, "flags 0x%x: unknown bits",
+				s->flags);
+	return check_addrs(s, why);
 }
 
-static int check_stop(const void *msg, char *err)
+static int check_stop(const void *msg, struct reason *why)
 {
 	const struct bp_msg *m = msg;
 
-	return check_vm(m->u.stop.vm, err);
+	return check_vm(m->u.stop.vm, why);
 }
 
-static int check_status(const struct bp_status *st, char *err)
+static int check_status(const struct bp_status *st, struct reason *why)
 {
-	if (st->status < 0 || st->status > 4095) {
-		msg_set_err(err, "status %d: not 0 or an errno", st->status);
-		return -EINVAL;
-	}
+	if (st->status < 0 || st->status > 4095)
+		return msg_fail(why, -EINVAL, "status %d: not 0 or an errno",
+				st->status);
 	FIELD(*st, text, "reply text");
 	return 0;
 }
 
-static int check_status_reply(const void *msg, char *err)
+static int check_status_reply(const void *msg, struct reason *why)
 {
 	const struct bp_msg *m = msg;
 
-	return check_status(&m->u.status, err);
+	return check_status(&m->u.status, why);
 }
 
-static int check_spawn_reply(const void *msg, char *err)
+static int check_spawn_reply(const void *msg, struct reason *why)
 {
 	const struct bp_msg *m = msg;
 
-	if (m->u.spawn_reply.pad) {
-		msg_set_err(err, "spawn reply: padding is not zero");
-		return -EINVAL;
-	}
-	return check_status(&m->u.spawn_reply.st, err);
+	if (m->u.spawn_reply.pad)
+		return msg_fail(why, -EINVAL,
+				"spawn reply: padding is not zero");
+	return check_status(&m->u.spawn_reply.st, why);
 }
 
-static int check_list_reply(const void *msg, char *err)
+static int check_list_reply(const void *msg, struct reason *why)
 {
 	const struct bp_msg *m = msg;
 
 	const struct bp_list_reply *r = &m->u.list_reply;
-	int ret = check_status(&r->st, err);
+	int ret = check_status(&r->st, why);
 
 	if (ret < 0)
 		return ret;
-	if (r->pad) {
-		msg_set_err(err, "list reply: padding is not zero");
-		return -EINVAL;
-	}
-	if (r->index >= r->total && !(r->total == 0 && r->index == 0)) {
-		msg_set_err(err, "list reply: index %u of %u", r->index,
-			    r->total);
-		return -EINVAL;
-	}
+	if (r->pad)
+		return msg_fail(why, -EINVAL,
+				"list reply: padding is not zero");
+	if (r->index >= r->total && !(r->total == 0 && r->index == 0))
+		return msg_fail(why, -EINVAL, "list reply: index %u of %u",
+				r->index, r->total);
 	if (r->total == 0)
 		return 0;
-	ret = check_vm(r->w.vm, err);
+	ret = check_vm(r->w.vm, why);
 	if (ret < 0)
 		return ret;
 	FIELD(r->w, socket, "worker socket path");
@@ -287,69 +265,108 @@ static int check_list_reply(const void *msg, char *err)
 	return 0;
 }
 
-static int check_stats(const void *msg, char *err)
+static int check_stats(const void *msg, struct reason *why)
 {
 	const struct bp_msg *m = msg;
 
-	if (msg_field_len(m->u.stats.vm, BP_VM_SIZE) < 0) {
-		msg_set_err(err, "vm name: not NUL-terminated and NUL-padded");
-		return -EINVAL;
-	}
-	return m->u.stats.vm[0] ? check_vm(m->u.stats.vm, err) : 0;
+	if (msg_field_len(m->u.stats.vm, BP_VM_SIZE) < 0)
+		return msg_fail(why, -EINVAL,
+				"vm name: not NUL-terminated and NUL-padded");
+	return m->u.stats.vm[0] ? check_vm(m->u.stats.vm, why) : 0;
 }
 
-static int check_stats_reply(const void *msg, char *err)
+static int check_stats_reply(const void *msg, struct reason *why)
 {
 	const struct bp_stats_reply *r =
 		&((const struct bp_msg *)msg)->u.stats_reply;
-	int ret = check_status(&r->st, err);
+	int ret = check_status(&r->st, why);
 
 	if (ret < 0)
 		return ret;
-	if (r->pad) {
-		msg_set_err(err, "stats reply: padding is not zero");
-		return -EINVAL;
-	}
-	if (r->flags & ~(uint32_t)BP_STATS_FLAGS_ALL) {
-		msg_set_err(err, "stats reply: flags 0x%x: unknown bits",
-			    r->flags);
-		return -EINVAL;
-	}
-	if (r->index >= r->total && !(r->total == 0 && r->index == 0)) {
-		msg_set_err(err, "stats reply: index %u of %u", r->index,
-			    r->total);
-		return -EINVAL;
-	}
-	return r->total ? check_vm(r->vm, err) : 0;
+	if (r->pad)
+		return msg_fail(why, -EINVAL,
+				"stats reply: padding is not zero");
+	if (r->flags & ~(uint32_t)BP_STATS_FLAGS_ALL)
+		return msg_fail(why, -EINVAL,
+				"stats reply: flags 0x%x: unknown bits",
+				r->flags);
+	if (r->index >= r->total && !(r->total == 0 && r->index == 0))
+		return msg_fail(why, -EINVAL, "stats reply: index %u of %u",
+				r->index, r->total);
+	return r->total ? check_vm(r->vm, why) : 0;
 }
 
 /* THE table: every message the protocol has. */
 static const struct msg_type rows[] = {
-	{ BP_HELLO, "HELLO", 0, BP_FROM_CALLER, check_empty },
-	{ BP_HELLO_REPLY, "HELLO_REPLY", sizeof(struct bp_hello_reply),
-	  BP_FROM_BROKER, check_status_reply },
-	{ BP_SPAWN, "SPAWN", sizeof(struct bp_spawn), BP_FROM_CALLER,
-	  check_spawn },
-	{ BP_SPAWN_REPLY, "SPAWN_REPLY", sizeof(struct bp_spawn_reply),
-	  BP_FROM_BROKER, check_spawn_reply },
-	{ BP_STOP, "STOP", sizeof(struct bp_stop), BP_FROM_CALLER, check_stop },
-	{ BP_STOP_REPLY, "STOP_REPLY", sizeof(struct bp_status), BP_FROM_BROKER,
-	  check_status_reply },
-	{ BP_LIST, "LIST", 0, BP_FROM_CALLER, check_empty },
-	{ BP_LIST_REPLY, "LIST_REPLY", sizeof(struct bp_list_reply),
-	  BP_FROM_BROKER, check_list_reply },
-	{ BP_RELOAD, "RELOAD", 0, BP_FROM_ROOT, check_empty },
-	{ BP_RELOAD_REPLY, "RELOAD_REPLY", sizeof(struct bp_status),
-	  BP_FROM_BROKER, check_status_reply },
-	{ BP_ERROR_REPLY, "ERROR_REPLY", sizeof(struct bp_status),
-	  BP_FROM_BROKER, check_status_reply },
-	{ BP_STATS, "STATS", sizeof(struct bp_stats), BP_FROM_CALLER,
-	  check_stats },
-	{ BP_STATS_REPLY, "STATS_REPLY", sizeof(struct bp_stats_reply),
-	  BP_FROM_BROKER, check_stats_reply },
+	{ .type = BP_HELLO,
+	  .name = "HELLO",
+	  .size = 0,
+	  .from = BP_FROM_CALLER,
+	  .check = check_empty,
+	  .phase = MSG_FIRST },
+	{ .type = BP_HELLO_REPLY,
+	  .name = "HELLO_REPLY",
+	  .size = sizeof(struct bp_hello_reply),
+	  .from = BP_FROM_BROKER,
+	  .check = check_status_reply },
+	{ .type = BP_SPAWN,
+	  .name = "SPAWN",
+	  .size = sizeof(struct bp_spawn),
+	  .from = BP_FROM_CALLER,
+	  .check = check_spawn },
+	{ .type = BP_SPAWN_REPLY,
+	  .name = "SPAWN_REPLY",
+	  .size = sizeof(struct bp_spawn_reply),
+	  .from = BP_FROM_BROKER,
+	  .check = check_spawn_reply },
+	{ .type = BP_STOP,
+	  .name = "STOP",
+	  .size = sizeof(struct bp_stop),
+	  .from = BP_FROM_CALLER,
+	  .check = check_stop },
+	{ .type = BP_STOP_REPLY,
+	  .name = "STOP_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = BP_FROM_BROKER,
+	  .check = check_status_reply },
+	{ .type = BP_LIST,
+	  .name = "LIST",
+	  .size = 0,
+	  .from = BP_FROM_CALLER,
+	  .check = check_empty },
+	{ .type = BP_LIST_REPLY,
+	  .name = "LIST_REPLY",
+	  .size = sizeof(struct bp_list_reply),
+	  .from = BP_FROM_BROKER,
+	  .check = check_list_reply },
+	{ .type = BP_RELOAD,
+	  .name = "RELOAD",
+	  .size = 0,
+	  .from = BP_FROM_ROOT,
+	  .check = check_empty },
+	{ .type = BP_RELOAD_REPLY,
+	  .name = "RELOAD_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = BP_FROM_BROKER,
+	  .check = check_status_reply },
+	{ .type = BP_ERROR_REPLY,
+	  .name = "ERROR_REPLY",
+	  .size = sizeof(struct bp_status),
+	  .from = BP_FROM_BROKER,
+	  .check = check_status_reply },
+	{ .type = BP_STATS,
+	  .name = "STATS",
+	  .size = sizeof(struct bp_stats),
+	  .from = BP_FROM_CALLER,
+	  .check = check_stats },
+	{ .type = BP_STATS_REPLY,
+	  .name = "STATS_REPLY",
+	  .size = sizeof(struct bp_stats_reply),
+	  .from = BP_FROM_BROKER,
+	  .check = check_stats_reply },
 };
 
-static const struct msg_proto proto = {
+const struct msg_proto bp_protocol = {
 	.name = "control",
 	.version = RDMAGATE_CTL_VERSION,
 	.payload_offset = offsetof(struct bp_msg, u),
@@ -357,54 +374,49 @@ static const struct msg_proto proto = {
 	.max_datagram = BP_MSG_MAX,
 	.types = rows,
 	.n_types = ARRAY_SIZE(rows),
+	.root_from = (1u << BP_FROM_BROKER) | (1u << BP_FROM_ROOT),
 };
 _Static_assert(sizeof(struct bp_msg) <= MSG_CONTAINER_MAX, "bp_msg");
 
 const struct msg_type *bp_type_info(uint32_t type)
 {
-	return msg_type_of(&proto, type);
+	return msg_type_of(&bp_protocol, type);
 }
 
 const char *bp_type_name(uint32_t type)
 {
-	const struct msg_type *t = msg_type_of(&proto, type);
+	const struct msg_type *t = msg_type_of(&bp_protocol, type);
 
 	return t ? t->name : "unknown";
 }
 
-int bp_decode(const void *buf, size_t len, struct bp_msg *ret, char *err)
+int bp_decode(const void *buf, size_t len, struct bp_msg *ret,
+	      struct reason *why)
 {
-	return msg_decode(&proto, buf, len, ret, err);
+	return msg_decode(&bp_protocol, buf, len, ret, why);
 }
 
 size_t bp_init(struct bp_msg *m, uint32_t type)
 {
-	return msg_init(&proto, m, type);
+	return msg_init(&bp_protocol, m, type);
 }
 
 int bp_send(int fd, const struct bp_msg *m)
 {
-	return msg_send(&proto, fd, m, -1, 0);
+	return msg_send(&bp_protocol, fd, m, -1, 0);
 }
 
 void bp_set_status(struct bp_status *st, int status, const char *fmt, ...)
 {
 	va_list ap;
 
-	memset(st, 0, sizeof(*st));
 	st->status = status;
 	va_start(ap, fmt);
-	vsnprintf(st->text, sizeof(st->text), fmt, ap);
+	msg_vset_text(st->text, sizeof(st->text), fmt, ap);
 	va_end(ap);
 }
 
 int bp_set_str(char *field, size_t size, const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n >= size)
-		return -ENAMETOOLONG;
-	memset(field, 0, size);
-	memcpy(field, s, n);
-	return 0;
+	return msg_set_str(field, size, s);
 }

@@ -220,13 +220,16 @@ struct bp_msg {
 /* The longest datagram: the header and the largest payload. */
 #define BP_MSG_MAX (sizeof(struct bp_header) + sizeof(struct bp_list_reply))
 
+/* The protocol's table and framing, for msg_conn_open() (common/msg_frame.h).
+ */
+extern const struct msg_proto bp_protocol;
+
 /* The row of type in the table (from: enum bp_from), or NULL for a type
  * the protocol does not have. */
 const struct msg_type *bp_type_info(uint32_t type);
 /* "SPAWN", or "unknown" */
 const char *bp_type_name(uint32_t type);
 
-#define BP_ERR_LEN MSG_ERR_LEN
 /*
  * Decodes one datagram of len bytes into *ret (a copy: buf may be shared
  * or hostile).  Checks, in order: the header is there (-EBADMSG "short"),
@@ -234,10 +237,11 @@ const char *bp_type_name(uint32_t type);
  * version (-EPROTONOSUPPORT), the type (-EOPNOTSUPP), len against the
  * datagram and against the table (-EBADMSG), each string is terminated
  * and padded with NULs, names and paths are well formed, numbers in range
- * (-EINVAL).  Returns 0, or the negative errno with err (BP_ERR_LEN bytes,
- * may be NULL) naming what was wrong; *ret is untouched on failure.
+ * (-EINVAL).  Returns 0, or the negative errno with why (may be NULL)
+ * naming what was wrong; *ret is untouched on failure.
  */
-int bp_decode(const void *buf, size_t len, struct bp_msg *ret, char *err);
+int bp_decode(const void *buf, size_t len, struct bp_msg *ret,
+	      struct reason *why);
 
 /*
  * Fills the header of m for type (len from the table).  Returns the

@@ -75,7 +75,7 @@ int ctl_recv(struct ctl_conn *c, uint32_t want, struct bp_msg *m,
 	     char err[CTL_ERR_LEN])
 {
 	uint8_t buf[BP_MSG_MAX + 1];
-	char derr[BP_ERR_LEN];
+	struct reason derr;
 	ssize_t n;
 	int ret;
 
@@ -96,9 +96,9 @@ int ctl_recv(struct ctl_conn *c, uint32_t want, struct bp_msg *m,
 		set_err(err, "reading from the broker: %s", strerror(errno));
 		return ret;
 	}
-	ret = bp_decode(buf, (size_t)n, m, derr);
+	ret = bp_decode(buf, (size_t)n, m, &derr);
 	if (ret < 0) {
-		set_err(err, "bad message from the broker: %s", derr);
+		set_err(err, "bad message from the broker: %s", derr.msg);
 		return ret;
 	}
 	if (m->h.type == BP_ERROR_REPLY) {
@@ -207,20 +207,18 @@ fail:
 	return ret;
 }
 
-int ctl_check(const struct bp_msg *m, char err[BP_ERR_LEN])
+int ctl_check(const struct bp_msg *m, struct reason *why)
 {
 	uint8_t buf[BP_MSG_MAX];
 	struct bp_msg out;
 
-	if (m->h.len > sizeof(buf) - sizeof(m->h) || m->h.len > sizeof(m->u)) {
-		snprintf(err, BP_ERR_LEN, "payload of %u bytes: too long",
-			 m->h.len);
-		return -EMSGSIZE;
-	}
+	if (m->h.len > sizeof(buf) - sizeof(m->h) || m->h.len > sizeof(m->u))
+		return reason_fail(why, -EMSGSIZE,
+				   "payload of %u bytes: too long", m->h.len);
 	/* the wire form: the payload right after the 12-byte header */
 	memcpy(buf, &m->h, sizeof(m->h));
 	memcpy(buf + sizeof(m->h), &m->u, m->h.len);
-	return bp_decode(buf, sizeof(m->h) + m->h.len, &out, err);
+	return bp_decode(buf, sizeof(m->h) + m->h.len, &out, why);
 }
 
 int ctl_spawn_add_address(struct bp_spawn *s, const char *text)

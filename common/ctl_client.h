@@ -62,9 +62,9 @@ void ctl_close(struct ctl_conn *c);
 /*
  * Checks the request m as the broker will, with the protocol's own
  * decoder, before it is sent (for clients that want to say where a bad
- * value came from).  Returns 0 or -errno with err (BP_ERR_LEN bytes).
+ * value came from).  Returns 0 or -errno with why.
  */
-int ctl_check(const struct bp_msg *m, char err[BP_ERR_LEN]);
+int ctl_check(const struct bp_msg *m, struct reason *why);
 
 /*
  * Appends an address the VM will claim to a SPAWN request: text is one

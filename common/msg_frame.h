@@ -1,21 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The framing every rdmagate SOCK_SEQPACKET protocol shares (the broker's
- * control protocol, the broker-worker channel): one datagram is one
- * message, a header {version, type, len} and exactly len payload bytes; a
- * table gives each type its name, exact payload size, who may send it and a
+ * control protocol, the broker-worker channel, the mux's): one datagram is
+ * one message, a header {version, type, len} and exactly len payload
+ * bytes; a table gives each type its name, exact payload size, who may
+ * send it, how many fds it carries, whether it opens the connection, and a
  * check of its fields; one decoder copies the datagram out before checking
- * anything.  Each protocol's header (common/broker_proto.h,
- * common/worker_proto.h) defines its messages and its table; this file only
- * frames them.  Linked by every process; pure except msg_send/msg_recv.
+ * anything, and one receive helper (msg_conn_recv) applies the rest of the
+ * table to a connection and its peer (SO_PEERCRED).  Each protocol's
+ * header (common/broker_proto.h, common/worker_proto.h, common/mux_proto.h)
+ * defines its messages and its table; this file only frames them.  Linked
+ * by every process; pure except msg_send, msg_recv, msg_conn_open and
+ * msg_conn_recv.
  */
 #ifndef RDMAGATE_COMMON_MSG_FRAME_H
 #define RDMAGATE_COMMON_MSG_FRAME_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h> /* ssize_t */
+
+#include "common/reason.h"
 
 struct msg_header {
 	uint32_t version;
@@ -24,8 +31,6 @@ struct msg_header {
 };
 _Static_assert(sizeof(struct msg_header) == 12, "msg_header");
 
-/* Room for a decoder's error message. */
-#define MSG_ERR_LEN 160
 /* The largest decoded message (header + aligned payload) a protocol may
  * have: the decoder works on a copy of this size on its stack. */
 #define MSG_CONTAINER_MAX 1024
@@ -33,9 +38,17 @@ _Static_assert(sizeof(struct msg_header) == 12, "msg_header");
 /*
  * Checks one decoded message (msg is the protocol's container: the header
  * at offset 0, the payload at the protocol's payload_offset).  Returns 0 or
- * -EINVAL with err filled (msg_set_err).
+ * -EINVAL with why filled (msg_fail).
  */
-typedef int (*msg_check_fn)(const void *msg, char *err);
+typedef int (*msg_check_fn)(const void *msg, struct reason *why);
+
+/* When a message may come on a connection (struct msg_type.phase). */
+enum msg_phase {
+	MSG_ANYTIME = 0,
+	/* the first message on a connection, and only once (HELLO): the
+	 * receive helper refuses every other type before it, and a second */
+	MSG_FIRST,
+};
 
 struct msg_type {
 	uint32_t type;
@@ -43,6 +56,8 @@ struct msg_type {
 	uint32_t size; /* exact payload size */
 	uint32_t from; /* who may send it: the protocol's own enum */
 	msg_check_fn check;
+	uint8_t fds;   /* exact number of fds in SCM_RIGHTS (0 or 1) */
+	uint8_t phase; /* enum msg_phase */
 };
 
 struct msg_proto {
@@ -55,6 +70,9 @@ struct msg_proto {
 	size_t n_types;
 	/* "the broker", for msg_decode_from()'s messages (may be NULL) */
 	const char *(*from_name)(uint32_t from);
+	/* the "from" values (bit 1u << from) only uid 0 may send: the
+	 * receive helper checks the peer's SO_PEERCRED against it */
+	uint32_t root_from;
 };
 
 /* The row of type, or NULL for a type the protocol does not have. */
@@ -67,11 +85,11 @@ const struct msg_type *msg_type_of(const struct msg_proto *p, uint32_t type);
  * (-EMSGSIZE "long"), the version (-EPROTONOSUPPORT), the type
  * (-EOPNOTSUPP), len against the datagram and against the table
  * (-EBADMSG), then the type's check (-EINVAL).  Returns 0, or the negative
- * errno with err (MSG_ERR_LEN bytes, may be NULL) naming what was wrong;
- * *ret is untouched on failure.
+ * errno with why (may be NULL) naming what was wrong; *ret is untouched on
+ * failure.
  */
 int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
-	       void *ret, char *err);
+	       void *ret, struct reason *why);
 /*
  * The same for a message that `from` (the table's "from" value) is
  * expected to have sent: after the type, a type that `from` does not send
@@ -79,7 +97,63 @@ int msg_decode(const struct msg_proto *p, const void *buf, size_t len,
  * worker").  from 0 accepts any sender.
  */
 int msg_decode_from(const struct msg_proto *p, const void *buf, size_t len,
-		    uint32_t from, void *ret, char *err);
+		    uint32_t from, void *ret, struct reason *why);
+
+/* The most fds a message carries (struct msg_type.fds). */
+#define MSG_FDS_MAX 1
+
+/*
+ * One end of a connection as the receive helper sees it: which protocol,
+ * who the peer is, and where the connection is in its phases.
+ */
+struct msg_conn {
+	const struct msg_proto *p;
+	uint32_t from_mask; /* the "from" values the peer sends (1u << from) */
+	uint32_t uid;	    /* the peer's, from SO_PEERCRED */
+	uint32_t gid;	    /* the same */
+	int32_t pid;	    /* the same (logs) */
+	bool started;	    /* its MSG_FIRST message came */
+};
+
+/*
+ * Starts *c for the connected socket fd whose peer sends the types whose
+ * "from" is in from_mask: reads the peer's SO_PEERCRED, and refuses a peer
+ * that is not root when every type it sends is root's alone (p->root_from)
+ * (-EPERM, why names the uid).  Returns 0 or -errno.
+ */
+int msg_conn_open(struct msg_conn *c, const struct msg_proto *p, int fd,
+		  uint32_t from_mask, struct reason *why);
+
+/* The connection starts over (its MSG_FIRST message was refused above the
+ * protocol: the next message must be one again). */
+void msg_conn_restart(struct msg_conn *c);
+
+/*
+ * The pure half of msg_conn_recv(): decodes one datagram of len bytes that
+ * came with nfds fds (msg_decode()), then checks, in order: the peer sends
+ * that type (-EOPNOTSUPP "GID_ADD: sent by the broker"), it may (uid 0
+ * for p->root_from: -EPERM), the fd count (-EBADMSG "WORKER_ATTACH: 0
+ * fds, it carries 1"), the phase (-EPROTO "GID_ADD before HELLO",
+ * "a second HELLO").  Returns 0 with *ret filled and the connection's
+ * phase advanced, or the negative errno with why saying what was wrong
+ * (*ret untouched).
+ */
+int msg_conn_decode(struct msg_conn *c, const void *buf, size_t len,
+		    unsigned int nfds, void *ret, struct reason *why);
+
+/*
+ * Receives one datagram on fd (flags add to recvmsg's, e.g. MSG_DONTWAIT)
+ * and decodes it with msg_conn_decode().  Returns 1 with *ret filled and
+ * the fd the message carries in *ret_fd (close-on-exec; -1 when the type
+ * carries none; with ret_fd NULL every fd is closed, and a type that
+ * carries one is refused); 0 when there is nothing to read; -EPIPE when
+ * the connection is gone (the peer closed it, or recvmsg failed: why
+ * says); any other -errno when the message was refused (why says; the
+ * datagram is consumed, its fds closed, the connection still usable).
+ * *ret and *ret_fd are untouched unless it returns 1.
+ */
+int msg_conn_recv(struct msg_conn *c, int fd, void *ret, int *ret_fd, int flags,
+		  struct reason *why);
 
 /*
  * Zeroes the container m and fills its header for type (len from the
@@ -106,10 +180,22 @@ int msg_send(const struct msg_proto *p, int fd, const void *m, int pass_fd,
  */
 ssize_t msg_recv(int fd, void *buf, size_t size, int *ret_fd, int flags);
 
-/* err = the formatted message (MSG_ERR_LEN), one line of printable ASCII
- * (any other byte, from a peer's field, becomes '?'); err may be NULL. */
-void msg_set_err(char *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * Formats *why (if not NULL) as reason_fail() does, as one line of
+ * printable ASCII (any other byte, from a peer's field, becomes '?'), and
+ * returns err: a decoder's `return msg_fail(why, -EINVAL, ...)`.
+ */
+int msg_fail(struct reason *why, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Copies s into a fixed field of size bytes; -ENAMETOOLONG if it does not
+ * fit with its NUL.  The rest of the field is zeroed. */
+int msg_set_str(char *field, size_t size, const char *s);
+
+/* Formats into a fixed text field of size bytes (truncated to fit), the
+ * rest of it zeroed: a reply's status text. */
+void msg_vset_text(char *field, size_t size, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /* The string's length in a fixed field, or -1 if the field has no NUL or
  * has bytes other than NUL after it. */

@@ -17,8 +17,9 @@
  * string is a fixed-size field that must hold a NUL, with only NUL bytes
  * after it; so must the bytes of mad[] past mad_len be zero.
  *
- * Replies reuse the control protocol's status (struct bp_status: 0 or a
- * positive errno, and a text saying why) and its helpers.
+ * Every reply starts with a status (struct mp_status: 0 or a positive
+ * errno, and a text saying why).  This header borrows no other protocol's
+ * types: its version says its wire alone.
  */
 #ifndef RDMAGATE_COMMON_MUX_PROTO_H
 #define RDMAGATE_COMMON_MUX_PROTO_H
@@ -27,7 +28,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/broker_proto.h"
 #include "common/msg_frame.h"
 
 #define RDMAGATE_MUX_VERSION 1
@@ -35,8 +35,10 @@
 /* Where the mux listens unless --control says. */
 #define RDMAGATE_MUX_DEFAULT_SOCKET "/run/rdmagate/mux.sock"
 
-#define MP_VM_SIZE	  BP_VM_SIZE	 /* a VM name (logs, probes) */
-#define MP_DEVICE_SIZE	  BP_DEVICE_SIZE /* an RDMA device: 1..63 + NUL */
+#define MP_VM_SIZE	  72 /* a VM name (logs, probes): 1..64 + NUL, padded */
+#define MP_VM_NAME_MAX	  64
+#define MP_DEVICE_SIZE	  64  /* an RDMA device: 1..63 + NUL */
+#define MP_TEXT_SIZE	  256 /* a reply's human-readable message */
 #define MP_GID_SIZE	  16
 #define MP_MAD_SIZE	  256 /* a MAD (no RMPP: CM MADs are one datagram) */
 #define MP_MAD_HDR	  24  /* the common MAD header: the shortest MAD */
@@ -84,8 +86,15 @@ enum mp_from {
  * of common/msg_frame.h */
 #define mp_header msg_header
 
+/* Every reply starts with this: 0 or a positive errno, and why. */
+struct mp_status {
+	int32_t status;
+	char text[MP_TEXT_SIZE];
+};
+_Static_assert(sizeof(struct mp_status) == 260, "mp_status");
+
 struct mp_hello_reply {
-	struct bp_status st;
+	struct mp_status st;
 	uint32_t version; /* the mux's RDMAGATE_MUX_VERSION */
 };
 _Static_assert(sizeof(struct mp_hello_reply) == 264, "mp_hello_reply");
@@ -163,7 +172,7 @@ struct mp_stats {
 _Static_assert(sizeof(struct mp_stats) == 152, "mp_stats");
 
 struct mp_stats_reply {
-	struct bp_status st;
+	struct mp_status st;
 	uint32_t worker_id;
 	struct mp_stats s; /* all zero when st.status != 0 */
 };
@@ -210,7 +219,7 @@ _Static_assert(sizeof(struct mp_mad_recv) == 304, "mp_mad_recv");
 struct mp_msg {
 	struct mp_header h;
 	union {
-		struct bp_status status; /* most replies */
+		struct mp_status status; /* most replies */
 		struct mp_hello_reply hello_reply;
 		struct mp_port_add port_add;
 		struct mp_worker_attach attach;
@@ -227,13 +236,16 @@ struct mp_msg {
 /* The longest datagram: the header and the largest payload. */
 #define MP_MSG_MAX (sizeof(struct mp_header) + sizeof(struct mp_stats_reply))
 
+/* The protocol's table and framing, for msg_conn_open() (common/msg_frame.h).
+ */
+extern const struct msg_proto mp_protocol;
+
 /* The row of type (from: enum mp_from), or NULL for a type the protocol
  * does not have. */
 const struct msg_type *mp_type_info(uint32_t type);
 /* "GID_ADD", or "unknown" */
 const char *mp_type_name(uint32_t type);
 
-#define MP_ERR_LEN BP_ERR_LEN
 /*
  * Decodes one datagram of len bytes that `from` is expected to have sent
  * into *ret (a copy: buf may be shared or hostile).  Checks, in order:
@@ -243,11 +255,11 @@ const char *mp_type_name(uint32_t type);
  * the datagram and against the table (-EBADMSG), then each field: strings
  * terminated and padded with NULs, names well formed, numbers in range,
  * MAD lengths and the zeros after them (-EINVAL).  Returns 0, or the
- * negative errno with err (MP_ERR_LEN bytes, may be NULL) naming what was
- * wrong; *ret is untouched on failure.
+ * negative errno with why (may be NULL) naming what was wrong; *ret is
+ * untouched on failure.
  */
 int mp_decode(const void *buf, size_t len, enum mp_from from,
-	      struct mp_msg *ret, char *err);
+	      struct mp_msg *ret, struct reason *why);
 
 /*
  * Fills the header of m for type (len from the table), zeroing the rest.
@@ -262,6 +274,10 @@ size_t mp_init(struct mp_msg *m, uint32_t type);
  * SCM_RIGHTS.  Returns 0 or -errno.
  */
 int mp_send(int fd, const struct mp_msg *m, int flags, int fd_pass);
+
+/* Fills a reply's status and text (printf format; truncated to fit). */
+void mp_set_status(struct mp_status *st, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* A device name: 1..63 of [A-Za-z0-9_.-], not starting with '.' or '-'. */
 bool mp_device_name_ok(const char *s);

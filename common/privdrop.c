@@ -106,7 +106,7 @@ static int check_dropped(uid_t uid, gid_t gid)
 	return ret;
 }
 
-int sandbox_drop_privileges(uid_t uid, gid_t gid)
+int privdrop_to(uid_t uid, gid_t gid)
 {
 	int r;
 

@@ -18,6 +18,6 @@
  * Returns 0, -EINVAL for uid or gid 0, -EPERM when a step failed or a
  * check did not hold (logged), or -errno.
  */
-int sandbox_drop_privileges(uid_t uid, gid_t gid);
+int privdrop_to(uid_t uid, gid_t gid);
 
 #endif

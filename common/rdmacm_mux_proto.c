@@ -12,42 +12,35 @@
 #include "common/rdmacm_mux_proto.h"
 
 int rcm_decode_request(const void *buf, size_t len, struct rcm_request *ret,
-		       char *err)
+		       struct reason *why)
 {
 	struct rcm_request r;
 	struct rcm_msg m;
 	char on[16];
 
-	if (len != RCM_MSG_SIZE) {
-		msg_set_err(err, "record of %zu bytes: QEMU's are %d", len,
-			    RCM_MSG_SIZE);
-		return -EBADMSG;
-	}
+	if (len != RCM_MSG_SIZE)
+		return msg_fail(why, -EBADMSG,
+				"record of %zu bytes: QEMU's are %d", len,
+				RCM_MSG_SIZE);
 	memcpy(&m, buf, sizeof(m));
-	if (m.msg_type != RCM_REQ) {
-		msg_set_err(err, "msg_type %u: a client sends requests (%d)",
-			    m.msg_type, RCM_REQ);
-		return -EPROTO;
-	}
-	if (m.op_code > RCM_OP_MAD) {
-		msg_set_err(err, "%s: not REG, UNREG or MAD",
-			    rcm_op_name(m.op_code, on));
-		return -EOPNOTSUPP;
-	}
-	if (msg_all_zero(m.sgid, RCM_GID_SIZE)) {
-		msg_set_err(err, "%s: the GID is all zero",
-			    rcm_op_name(m.op_code, on));
-		return -EINVAL;
-	}
+	if (m.msg_type != RCM_REQ)
+		return msg_fail(why, -EPROTO,
+				"msg_type %u: a client sends requests (%d)",
+				m.msg_type, RCM_REQ);
+	if (m.op_code > RCM_OP_MAD)
+		return msg_fail(why, -EOPNOTSUPP, "%s: not REG, UNREG or MAD",
+				rcm_op_name(m.op_code, on));
+	if (msg_all_zero(m.sgid, RCM_GID_SIZE))
+		return msg_fail(why, -EINVAL, "%s: the GID is all zero",
+				rcm_op_name(m.op_code, on));
 	memset(&r, 0, sizeof(r));
 	r.op = m.op_code;
 	memcpy(r.sgid, m.sgid, RCM_GID_SIZE);
 	if (m.op_code == RCM_OP_MAD) {
-		if (m.umad_len < RCM_MAD_HDR || m.umad_len > RCM_MAD_SIZE) {
-			msg_set_err(err, "MAD: umad_len %d: not %d..%d",
-				    m.umad_len, RCM_MAD_HDR, RCM_MAD_SIZE);
-			return -EINVAL;
-		}
+		if (m.umad_len < RCM_MAD_HDR || m.umad_len > RCM_MAD_SIZE)
+			return msg_fail(why, -EINVAL,
+					"MAD: umad_len %d: not %d..%d",
+					m.umad_len, RCM_MAD_HDR, RCM_MAD_SIZE);
 		r.mad_len = (uint32_t)m.umad_len;
 		memcpy(r.mad, m.mad, r.mad_len);
 	}

@@ -37,7 +37,6 @@
 #define RCM_MAD_SIZE  256 /* QEMU's RDMA_MAX_PRIVATE_DATA */
 #define RCM_MAD_HDR   24  /* the common MAD header: the shortest MAD */
 #define RCM_GID_SIZE  16
-#define RCM_ERR_LEN   MSG_ERR_LEN
 #define RCM_QPN_MASK  0xffffffu
 #define RCM_FLOW_MASK 0xfffffu
 
@@ -120,11 +119,11 @@ struct rcm_request {
  * Fields QEMU leaves zero and the mux does not use (err_code, the
  * ib_user_mad header, the address QEMU fills with the source) are not
  * checked: they carry nothing the mux trusts.  Returns 0, or the
- * negative errno with err (RCM_ERR_LEN bytes, may be NULL) naming what was
- * wrong; *ret is untouched on failure.
+ * negative errno with why (may be NULL) naming what was wrong; *ret is
+ * untouched on failure.
  */
 int rcm_decode_request(const void *buf, size_t len, struct rcm_request *ret,
-		       char *err);
+		       struct reason *why);
 
 /* The RESP to a request of op: the op echoed, err_code, the sgid echoed,
  * no MAD (so that QEMU never mistakes it for an incoming MAD). */

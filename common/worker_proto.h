@@ -146,6 +146,10 @@ struct wp_msg {
 /* The names of struct wp_counters' fields, in order (for rdmagatectl). */
 extern const char *const wp_counter_names[WP_COUNTERS_N];
 
+/* The protocol's table and framing, for msg_conn_open() (common/msg_frame.h).
+ */
+extern const struct msg_proto wp_protocol;
+
 /* The row of type (from: enum wp_from), or NULL. */
 const struct msg_type *wp_type_info(uint32_t type);
 const char *wp_type_name(uint32_t type);
@@ -156,7 +160,8 @@ const char *wp_type_name(uint32_t type);
  * texts terminated and NUL-padded, padding zero, the VM name well formed,
  * statuses 0..4095.
  */
-int wp_decode(const void *buf, size_t len, struct wp_msg *ret, char *err);
+int wp_decode(const void *buf, size_t len, struct wp_msg *ret,
+	      struct reason *why);
 size_t wp_init(struct wp_msg *m, uint32_t type);
 /* Sends without blocking (MSG_DONTWAIT): -EAGAIN when the peer's queue is
  * full; never SIGPIPE. */

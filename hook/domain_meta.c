@@ -355,7 +355,7 @@ static int parse_doc(struct domain_meta *m, xmlDoc *doc, char *err)
 	const xmlNode *root = xmlDocGetRootElement(doc);
 	const xmlNode *dev;
 	struct bp_msg req;
-	char cerr[BP_ERR_LEN];
+	struct reason cerr;
 	int ret;
 
 	if (doc->intSubset || doc->extSubset)
@@ -378,8 +378,8 @@ static int parse_doc(struct domain_meta *m, xmlDoc *doc, char *err)
 	/* what the broker's decoder would refuse, said here with a line */
 	bp_init(&req, BP_SPAWN);
 	req.u.spawn = m->s;
-	if (ctl_check(&req, cerr) < 0)
-		return fail(err, m->line, "<rdmagate:device>: %s", cerr);
+	if (ctl_check(&req, &cerr) < 0)
+		return fail(err, m->line, "<rdmagate:device>: %s", cerr.msg);
 	return 0;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rdmagate-mux's process state, shared by its files: main.c (options,
- * the loop, umad ports, workers, the broker's control socket) and
- * rdmacm.c (the rdmacm-mux endpoint for QEMU's pvrdma).  Not a library:
- * one process, one thread.
+ * set-up, the loop), ports.c (umad ports), workers.c (the workers'
+ * channels, outcomes), broker_link.c (the broker's control socket),
+ * farewell.c and rdmacm.c (the rdmacm-mux endpoint for QEMU's pvrdma).
+ * Not a library: one process, one thread.
  */
 #ifndef RDMAGATE_MUX_MUX_H
 #define RDMAGATE_MUX_MUX_H
@@ -76,7 +77,8 @@ struct worker {
 	bool used;
 	uint32_t id;
 	char vm[MP_VM_SIZE];
-	int fd; /* -1 once its channel closed */
+	int fd;		      /* -1 once its channel closed */
+	struct msg_conn conn; /* fd's peer: MAD_SEND only */
 	struct ratelimit rl;
 	struct rdmacm_vm *rdmacm; /* a QEMU pvrdma VM, not a worker */
 };
@@ -88,11 +90,32 @@ struct mux {
 	struct router_config rc;
 	struct router *r;
 	int ep, lfd, bfd, sfd, tfd;
+	struct msg_conn bconn; /* bfd's peer (the broker) and phase */
 	struct port ports[MAX_PORTS];
 	struct worker workers[MAX_WORKERS];
 	struct ratelimit rl_none; /* drops no worker can be blamed for */
 	bool quit;
 };
+
+/* ---- mux/ports.c: umad ports, the wire's side ---- */
+
+/*
+ * Opens umad on device/port and registers the CM class (0x07 v2, method
+ * Send: the only method CM uses).  Returns 0, -EBUSY when the kernel's
+ * ib_cm holds the class (the caller says so with port_cm_taken()), or
+ * -errno with why.
+ */
+int port_open(struct mux *m, const char *device, uint32_t num,
+	      struct reason *why);
+/* The one line when the kernel's CM holds the class; exits. */
+void port_cm_taken(const char *device, uint32_t port) __attribute__((noreturn));
+/* MADs from the wire on p: to the worker the router names. */
+void port_readable(struct mux *m, struct port *p);
+/* The GID the kernel holds at index of device/port, from sysfs. */
+int port_sysfs_gid(const char *device, uint32_t port, uint32_t index,
+		   uint8_t gid[16]);
+
+/* ---- mux/workers.c: workers, outcomes ---- */
 
 struct worker *worker_by_id(struct mux *m, uint32_t id);
 /*
@@ -102,13 +125,31 @@ struct worker *worker_by_id(struct mux *m, uint32_t id);
  * a QEMU pvrdma VM), -ENOSPC; why says which.
  */
 int worker_claim(struct mux *m, uint32_t id, const char *vm, bool rdmacm,
-		 struct worker **ret, char *why, size_t why_len);
+		 struct worker **ret, struct reason *why);
 /* Counts, fires the probes and logs (rate-limited) a MAD's outcome. */
 void outcome(struct mux *m, const struct router_verdict *v);
+/* Says, once a window is over, what it suppressed (the timer's tick). */
+void ratelimits_flush(struct mux *m);
+/* w's channel is readable: its MAD_SENDs, or its close. */
+void worker_readable(struct mux *m, struct worker *w);
+/* WORKER_ATTACH: takes *fd (the mux's end of the channel) on success. */
+int worker_attach(struct mux *m, const struct mp_worker_attach *a, int *fd,
+		  struct reason *why);
+/* WORKER_DETACH (a worker or a QEMU pvrdma VM). */
+int worker_detach(struct mux *m, uint32_t id, struct reason *why);
 /* Sends s on the port and from the GID index the router chose (v);
  * v->reason becomes SEND_FAILED when umad refuses. */
 void send_out(struct mux *m, struct router_verdict *v,
 	      const struct mp_mad_send *s);
+/* ---- mux/broker_link.c: the broker's control socket ---- */
+
+/* Binds and listens on m->control_path (root only); exits on failure. */
+int control_open(struct mux *m);
+/* A broker connects: root only; it replaces the old connection. */
+void broker_accept(struct mux *m);
+/* A request from the broker, answered at once. */
+void broker_readable(struct mux *m);
+
 /* ---- mux/farewell.c ---- */
 
 /* Sends a DREQ (or REJ) for each live connection of w, which died (its
@@ -124,7 +165,7 @@ void ep_del_close(struct mux *m, int *fd);
 
 /* RDMACM_ATTACH: takes *fd (the listening socket) on success. */
 int rdmacm_attach(struct mux *m, const struct mp_rdmacm_attach *a, int *fd,
-		  char *why, size_t why_len);
+		  struct reason *why);
 /* Closes the VM's sockets and frees its state (WORKER_DETACH, exit). */
 void rdmacm_release(struct mux *m, struct worker *w);
 void rdmacm_on_listen(struct mux *m, struct worker *w);

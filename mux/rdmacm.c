@@ -54,7 +54,7 @@ static uint64_t idx_of(struct mux *m, struct worker *w)
 }
 
 /* The fd must be a listening AF_UNIX SOCK_STREAM socket. */
-static int check_listener(int fd, char *why, size_t why_len)
+static int check_listener(int fd, struct reason *why)
 {
 	int type = 0, domain = 0, acc = 0;
 	socklen_t l1 = sizeof(type), l2 = sizeof(domain), l3 = sizeof(acc);
@@ -63,15 +63,14 @@ static int check_listener(int fd, char *why, size_t why_len)
 	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l2) < 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l3) < 0 ||
 	    domain != AF_UNIX || type != SOCK_STREAM || !acc) {
-		snprintf(why, why_len,
-			 "the fd is not a listening AF_UNIX SOCK_STREAM "
-			 "socket");
-		return -EINVAL;
+		return reason_fail(
+			why, -EINVAL,
+			"the fd is not a listening AF_UNIX SOCK_STREAM "
+			"socket");
 	}
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
-		snprintf(why, why_len, "the listening socket: %s",
-			 strerror(errno));
-		return -errno;
+		return reason_fail(why, -errno, "the listening socket: %s",
+				   strerror(errno));
 	}
 	return 0;
 }
@@ -101,21 +100,16 @@ void rdmacm_release(struct mux *m, struct worker *w)
 }
 
 int rdmacm_attach(struct mux *m, const struct mp_rdmacm_attach *a, int *fd,
-		  char *why, size_t why_len)
+		  struct reason *why)
 {
 	struct worker *w;
 	int ret;
 
-	if (*fd < 0) {
-		snprintf(why, why_len,
-			 "RDMACM_ATTACH needs the listening socket's fd "
-			 "(SCM_RIGHTS)");
-		return -EINVAL;
-	}
-	ret = check_listener(*fd, why, why_len);
+	/* the fd is there: the table says RDMACM_ATTACH carries one */
+	ret = check_listener(*fd, why);
 	if (ret < 0)
 		return ret;
-	ret = worker_claim(m, a->worker_id, a->vm, true, &w, why, why_len);
+	ret = worker_claim(m, a->worker_id, a->vm, true, &w, why);
 	if (ret < 0)
 		return ret;
 	if (ret) {
@@ -127,8 +121,7 @@ int rdmacm_attach(struct mux *m, const struct mp_rdmacm_attach *a, int *fd,
 		if (!w->rdmacm) {
 			router_worker_del(m->r, a->worker_id);
 			w->used = false;
-			snprintf(why, why_len, "out of memory");
-			return -ENOMEM;
+			return reason_fail(why, -ENOMEM, "out of memory");
 		}
 		w->rdmacm->lfd = -1;
 		w->rdmacm->cfd = -1;
@@ -136,16 +129,14 @@ int rdmacm_attach(struct mux *m, const struct mp_rdmacm_attach *a, int *fd,
 	w->rdmacm->uid = a->uid;
 	ret = ep_add(m, *fd, TAG_RDMACM_LISTEN | idx_of(m, w));
 	if (ret < 0) {
-		snprintf(why, why_len, "epoll: %s", strerror(-ret));
-		return ret;
+		return reason_fail(why, ret, "epoll: %s", strerror(-ret));
 	}
 	w->rdmacm->lfd = TAKE_FD(*fd);
 	log_info("vm %s (worker %u): rdmacm-mux endpoint for QEMU's pvrdma "
 		 "(uid %u)",
 		 w->vm, w->id, a->uid);
-	snprintf(why, why_len, "vm %s (worker %u): rdmacm-mux endpoint", w->vm,
-		 w->id);
-	return 0;
+	return reason_fail(why, 0, "vm %s (worker %u): rdmacm-mux endpoint",
+			   w->vm, w->id);
 }
 
 void rdmacm_on_listen(struct mux *m, struct worker *w)
@@ -301,14 +292,13 @@ static void do_mad(struct mux *m, struct worker *w, const struct rcm_request *r)
 {
 	struct router_verdict v;
 	struct mp_mad_send s;
-	char why[160] = "";
+	struct reason why = { "" };
 	int dest;
 
-	dest = rcm_mad_send(&w->rdmacm->peers, r, mono_ms(), &s, why,
-			    sizeof(why));
+	dest = rcm_mad_send(&w->rdmacm->peers, r, mono_ms(), &s, &why);
 	router_outgoing(m->r, w->id, &s, mono_ms(), &v);
 	if (dest < 0 && v.reason == RDMAGATE_MUX_DROP_ADDRESS)
-		snprintf(v.why, sizeof(v.why), "%s", why);
+		snprintf(v.why, sizeof(v.why), "%s", why.msg);
 	if (!v.reason)
 		send_out(m, &v, &s);
 	outcome(m, &v);
@@ -322,13 +312,13 @@ static void handle(struct mux *m, struct worker *w)
 {
 	const struct rcm_msg *raw = (const struct rcm_msg *)w->rdmacm->rx;
 	struct rcm_request r;
-	char err[RCM_ERR_LEN];
+	struct reason why;
 	uint32_t op = raw->op_code;
 	int ret;
 
-	ret = rcm_decode_request(w->rdmacm->rx, RCM_MSG_SIZE, &r, err);
+	ret = rcm_decode_request(w->rdmacm->rx, RCM_MSG_SIZE, &r, &why);
 	if (ret < 0) {
-		refuse(m, w, RDMAGATE_MUX_DROP_MALFORMED, "QEMU: %s", err);
+		refuse(m, w, RDMAGATE_MUX_DROP_MALFORMED, "QEMU: %s", why.msg);
 		respond(m, w, op, NULL, RCM_ERR_EINVAL);
 		return;
 	}

@@ -112,25 +112,24 @@ void rcm_peers_learn(struct rcm_peers *p, const uint8_t *mad, size_t len,
  * SIDR_REQs name none.
  */
 static int sidr_dest(const uint8_t *mad, size_t len, uint8_t ret_dgid[16],
-		     char *why, size_t why_len)
+		     struct reason *why)
 {
 	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
 	uint64_t ps = 0;
 	size_t i;
 
 	if (len < OFF_SIDR_DST + 16) {
-		snprintf(why, why_len, "SIDR_REQ of %zu bytes: no address",
-			 len);
-		return -EINVAL;
+		return reason_fail(why, -EINVAL,
+				   "SIDR_REQ of %zu bytes: no address", len);
 	}
 	for (i = 0; i < 6; i++) /* the service id's upper 48 bits */
 		ps = ps << 8 | mad[OFF_SIDR_SERVICE_ID + i];
 	if ((ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IB) ||
 	    mad[OFF_SIDR_CMA_VERSION] != 0) {
-		snprintf(why, why_len,
-			 "SIDR_REQ not from rdma_cm: names no destination "
-			 "(QEMU drops the address vector)");
-		return -ENOENT;
+		return reason_fail(
+			why, -ENOENT,
+			"SIDR_REQ not from rdma_cm: names no destination "
+			"(QEMU drops the address vector)");
 	}
 	switch (mad[OFF_SIDR_CMA_VERSION + 1] >> 4) {
 	case 6:
@@ -141,16 +140,15 @@ static int sidr_dest(const uint8_t *mad, size_t len, uint8_t ret_dgid[16],
 		memcpy(ret_dgid + 12, mad + OFF_SIDR_DST + 12, 4);
 		return 0;
 	default:
-		snprintf(why, why_len,
-			 "SIDR_REQ: rdma_cm header of IP version %u",
-			 mad[OFF_SIDR_CMA_VERSION + 1] >> 4);
-		return -EINVAL;
+		return reason_fail(why, -EINVAL,
+				   "SIDR_REQ: rdma_cm header of IP version %u",
+				   mad[OFF_SIDR_CMA_VERSION + 1] >> 4);
 	}
 }
 
 int rcm_peers_dest(struct rcm_peers *p, const uint8_t *mad, size_t len,
 		   const uint8_t ours[16], uint64_t now_ms,
-		   uint8_t ret_dgid[16], char *why, size_t why_len)
+		   uint8_t ret_dgid[16], struct reason *why)
 {
 	uint8_t kind = KIND_CONN;
 	size_t off = OFF_REMOTE_ID;
@@ -159,21 +157,20 @@ int rcm_peers_dest(struct rcm_peers *p, const uint8_t *mad, size_t len,
 	uint32_t id;
 
 	if (!is_cm(mad, len)) {
-		snprintf(why, why_len, "not a CM MAD: no destination known");
-		return -EINVAL;
+		return reason_fail(why, -EINVAL,
+				   "not a CM MAD: no destination known");
 	}
 	attr = attr_of(mad);
 	switch (attr) {
 	case CM_ATTR_REQ:
 		if (len < CM_OFF_REQ_PRI_REMOTE_GID + 16) {
-			snprintf(why, why_len, "REQ of %zu bytes: no path",
-				 len);
-			return -EINVAL;
+			return reason_fail(why, -EINVAL,
+					   "REQ of %zu bytes: no path", len);
 		}
 		memcpy(ret_dgid, mad + CM_OFF_REQ_PRI_REMOTE_GID, 16);
 		return 0;
 	case CM_ATTR_SIDR_REQ:
-		return sidr_dest(mad, len, ret_dgid, why, why_len);
+		return sidr_dest(mad, len, ret_dgid, why);
 	case CM_ATTR_SIDR_REP:
 		kind = KIND_SIDR;
 		off = OFF_OWN_ID; /* the request id it answers */
@@ -182,18 +179,18 @@ int rcm_peers_dest(struct rcm_peers *p, const uint8_t *mad, size_t len,
 		break;
 	}
 	if (len < off + 4) {
-		snprintf(why, why_len, "CM attr 0x%04x of %zu bytes: no id",
-			 attr, len);
-		return -EINVAL;
+		return reason_fail(why, -EINVAL,
+				   "CM attr 0x%04x of %zu bytes: no id", attr,
+				   len);
 	}
 	id = rd32(mad + off);
 	e = find(p, kind, id, ours);
 	if (!e) {
-		snprintf(why, why_len,
-			 "CM attr 0x%04x answers %s id 0x%08x, which no peer "
-			 "sent this guest (or it was forgotten)",
-			 attr, kind == KIND_SIDR ? "request" : "comm", id);
-		return -ENOENT;
+		return reason_fail(
+			why, -ENOENT,
+			"CM attr 0x%04x answers %s id 0x%08x, which no peer "
+			"sent this guest (or it was forgotten)",
+			attr, kind == KIND_SIDR ? "request" : "comm", id);
 	}
 	e->last_ms = now_ms;
 	memcpy(ret_dgid, e->peer, 16);
@@ -210,16 +207,14 @@ void rcm_peers_forget(struct rcm_peers *p, const uint8_t ours[16])
 }
 
 int rcm_mad_send(struct rcm_peers *p, const struct rcm_request *r,
-		 uint64_t now_ms, struct mp_mad_send *ret, char *why,
-		 size_t why_len)
+		 uint64_t now_ms, struct mp_mad_send *ret, struct reason *why)
 {
 	size_t len = r->mad_len > MP_MAD_SIZE ? MP_MAD_SIZE : r->mad_len;
 	int dest;
 
 	memset(ret, 0, sizeof(*ret));
 	memcpy(ret->sgid, r->sgid, sizeof(ret->sgid));
-	dest = rcm_peers_dest(p, r->mad, len, r->sgid, now_ms, ret->dgid, why,
-			      why_len);
+	dest = rcm_peers_dest(p, r->mad, len, r->sgid, now_ms, ret->dgid, why);
 	ret->hop_limit = 0xff; /* RoCE takes the route's */
 	ret->remote_qpn = CM_QP1_QPN;
 	ret->remote_qkey = CM_QP1_QKEY;

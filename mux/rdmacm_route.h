@@ -55,12 +55,12 @@ void rcm_peers_learn(struct rcm_peers *p, const uint8_t *mad, size_t len,
  * the sender of the remote comm id, for a SIDR_REP the sender of the
  * request id.  0 with ret_dgid filled, or -ENOENT (no such id was
  * received, or a SIDR_REQ not from rdma_cm, which names no destination) /
- * -EINVAL (not a CM MAD, too short) with why (why_len bytes) saying so;
+ * -EINVAL (not a CM MAD, too short) with why saying so;
  * ret_dgid untouched then.
  */
 int rcm_peers_dest(struct rcm_peers *p, const uint8_t *mad, size_t len,
 		   const uint8_t ours[16], uint64_t now_ms,
-		   uint8_t ret_dgid[16], char *why, size_t why_len);
+		   uint8_t ret_dgid[16], struct reason *why);
 
 /*
  * The MAD_SEND a worker would have sent for QEMU's MAD request r: from
@@ -70,8 +70,7 @@ int rcm_peers_dest(struct rcm_peers *p, const uint8_t *mad, size_t len,
  * check); returns rcm_peers_dest()'s result, why filled on failure.
  */
 int rcm_mad_send(struct rcm_peers *p, const struct rcm_request *r,
-		 uint64_t now_ms, struct mp_mad_send *ret, char *why,
-		 size_t why_len);
+		 uint64_t now_ms, struct mp_mad_send *ret, struct reason *why);
 
 /* Forgets what was learned on ours (the guest unregistered it). */
 void rcm_peers_forget(struct rcm_peers *p, const uint8_t ours[16]);

@@ -33,19 +33,19 @@ static void drop_conn(struct broker_link *bl, const char *why)
 void broker_link_accept(struct broker_link *bl)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = bl->conn_tag };
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
+	struct msg_conn conn;
+	struct reason why;
 	struct wp_msg m;
 	int fd;
 
 	fd = accept4(bl->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
-	    cr.uid != 0) {
-		log_warnx("broker channel: refused a peer that is not root "
-			  "(pid %d uid %d)",
-			  (int)cr.pid, (int)cr.uid);
+	/* the broker's messages are root's alone: a peer of another uid is
+	 * refused here */
+	if (msg_conn_open(&conn, &wp_protocol, fd, 1u << WP_FROM_BROKER, &why) <
+	    0) {
+		log_warnx("broker channel: refused: %s", why.msg);
 		close(fd);
 		return;
 	}
@@ -60,7 +60,8 @@ void broker_link_accept(struct broker_link *bl)
 		return;
 	}
 	bl->cfd = fd;
-	log_info("broker channel: broker pid %d connected", (int)cr.pid);
+	bl->conn = conn;
+	log_info("broker channel: broker pid %d connected", (int)conn.pid);
 }
 
 static void answer_stats(struct broker_link *bl, const struct wp_msg *req)
@@ -75,16 +76,10 @@ static void answer_stats(struct broker_link *bl, const struct wp_msg *req)
 		log_warnx("broker channel: cannot answer STATS");
 }
 
-/* MUX_CHANNEL: exactly one fd must come with it (fd: -1 if none). */
+/* MUX_CHANNEL: its fd (the table says it has one). */
 static void take_mux_channel(struct broker_link *bl, const struct wp_msg *m,
 			     int fd)
 {
-	if (fd < 0) {
-		log_warnx("broker channel: MUX_CHANNEL (seq %u) came without "
-			  "its fd; refused",
-			  m->u.mux_channel.seq);
-		return;
-	}
 	if (!bl->on_mux_channel) {
 		log_warnx("broker channel: MUX_CHANNEL, but this worker has "
 			  "no QP1 to serve (no verbs device); fd closed");
@@ -98,44 +93,30 @@ static void take_mux_channel(struct broker_link *bl, const struct wp_msg *m,
 
 /*
  * Reads one message from the broker.  Returns 1 with *m for a reply the
- * caller may want, 0 when it was handled or ignored (or nothing was
- * there), -1 when the connection is gone.  An fd may come only with
- * MUX_CHANNEL: with anything else it is closed and the message refused.
+ * caller may want, 0 when it was handled or refused (or nothing was
+ * there), -1 when the connection is gone.  msg_conn_recv() refuses what
+ * the table does not allow (a worker's type, an fd with anything but
+ * MUX_CHANNEL, a MUX_CHANNEL without one).
  */
 static int read_one(struct broker_link *bl, struct wp_msg *m)
 {
-	uint8_t buf[WP_MSG_MAX + 1];
-	char err[MSG_ERR_LEN] = "";
-	ssize_t n;
+	struct reason why;
 	int fd = -1;
+	int n;
 
-	n = msg_recv(bl->cfd, buf, sizeof(buf), &fd, MSG_DONTWAIT);
-	if (n == -EAGAIN || n == -EINTR)
+	n = msg_conn_recv(&bl->conn, bl->cfd, m, &fd, MSG_DONTWAIT, &why);
+	if (n == 0)
 		return 0;
-	if (n <= 0) {
-		if (fd >= 0)
-			close(fd);
-		drop_conn(bl,
-			  n == 0 ? "the broker went away" : strerror((int)-n));
+	if (n == -EPIPE) {
+		drop_conn(bl, why.msg);
 		return -1;
 	}
-	if (wp_decode(buf, (size_t)n, m, err) < 0 ||
-	    wp_type_info(m->h.type)->from != WP_FROM_BROKER) {
-		log_warnx("broker channel: bad message: %s",
-			  err[0] ? err : "not a broker's message");
-		if (fd >= 0)
-			close(fd);
+	if (n < 0) {
+		log_warnx("broker channel: bad message: %s", why.msg);
 		return 0;
 	}
 	if (m->h.type == WP_MUX_CHANNEL) {
 		take_mux_channel(bl, m, fd);
-		return 0;
-	}
-	if (fd >= 0) {
-		log_warnx("broker channel: an fd came with %s; closed, the "
-			  "message refused",
-			  wp_type_name(m->h.type));
-		close(fd);
 		return 0;
 	}
 	if (m->h.type == WP_STATS) {

@@ -22,8 +22,9 @@
 struct broker_link {
 	int lfd; /* the listening socket; -1: no broker (standalone) */
 	int cfd; /* the current broker connection, or -1 */
-	int ep;	 /* the worker's epoll set */
-	uint64_t conn_tag; /* epoll tag of cfd */
+	struct msg_conn conn; /* cfd's peer and phase */
+	int ep;		      /* the worker's epoll set */
+	uint64_t conn_tag;    /* epoll tag of cfd */
 	const char *vm;
 	struct wp_counters *counters;
 	uint32_t seq;

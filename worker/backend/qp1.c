@@ -289,12 +289,12 @@ static void deliver(struct qp1_chan *c, struct be *be,
 
 static void handle(struct qp1_chan *c, const uint8_t *buf, size_t len)
 {
-	char err[MP_ERR_LEN] = "";
+	struct reason why;
 	struct mp_msg m;
 
-	if (mp_decode(buf, len, MP_FROM_MUX, &m, err) < 0) {
+	if (mp_decode(buf, len, MP_FROM_MUX, &m, &why) < 0) {
 		drop(c, RDMAGATE_MAD_DROP_BAD, 0,
-		     "bad datagram from the mux: %s", err);
+		     "bad datagram from the mux: %s", why.msg);
 		return;
 	}
 	if (m.h.type != MP_MAD_RECV) {

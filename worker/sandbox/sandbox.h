@@ -15,9 +15,6 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* for mux/main.c, which still includes this header for the drop */
-#include "common/privdrop.h"
-
 /* The one ioctl request rdma-core's ioctl path uses: _IOWR(0x1b, 1, 24). */
 #define SANDBOX_RDMA_VERBS_IOCTL 0xc0181b01U
 

@@ -35,11 +35,11 @@ static void qemu_record(struct router *r, struct rcm_peers *p,
 	struct rcm_request req;
 	struct router_verdict v;
 	struct mp_mad_send s;
-	char why[160], err[RCM_ERR_LEN];
+	struct reason why = { "" }, err = { "" };
 	int dest;
 
-	if (rcm_decode_request(rec, RCM_MSG_SIZE, &req, err) < 0) {
-		if (!err[0])
+	if (rcm_decode_request(rec, RCM_MSG_SIZE, &req, &err) < 0) {
+		if (!err.msg[0])
 			abort(); /* a refusal always says why */
 		return;
 	}
@@ -52,8 +52,8 @@ static void qemu_record(struct router *r, struct rcm_peers *p,
 	}
 	if (req.mad_len < RCM_MAD_HDR)
 		abort();
-	dest = rcm_mad_send(p, &req, now, &s, why, sizeof(why));
-	if (dest < 0 && !why[0])
+	dest = rcm_mad_send(p, &req, now, &s, &why);
+	if (dest < 0 && !why.msg[0])
 		abort();
 	router_outgoing(r, 1, &s, now, &v);
 	if (v.direction != RDMAGATE_MUX_OUT || v.reason > RDMAGATE_MUX_DROP_MAX)

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Writes the seed corpora of the protocol decoder targets (fuzz_proto.c):
-# tests/fuzz/proto/{broker,worker,mux}/.  Input format: one byte choosing
-# the sender (mux: enum mp_from - 1), then the datagram {version, type, len}
-# + len payload bytes.  One seed per message type with its exact size and a
+# tests/fuzz/proto/{broker,worker,mux}/.  Input format: one control byte
+# (bits 0-1 the sender, mux: enum mp_from - 1; bits 2-3 the fds that came
+# with it; bit 4 HELLO came already; bit 5 a peer that is not root), then
+# the datagram {version, type, len} + len payload bytes.  One seed per message type with its exact size and a
 # zero payload (the fuzzer finds the field values from there), and a few
 # broken frames.  The types and sizes are those of the tables in
 # common/{broker,worker,mux}_proto.c; run this again after changing them.
@@ -66,6 +67,19 @@ def main():
         write(d, "bad-short", b"\x00" + struct.pack("<II", version, 2))
         write(d, "bad-version", frame(1, version + 1, 2, 0, b""))
         write(d, "bad-len", frame(1, version, 4, 4, bytes(8)))
+    # the receive helper's rules (msg_conn_decode): fds, phase, root
+    mux = os.path.join(HERE, "mux")
+    v = PROTOCOLS["mux"][0]
+    attach = bytearray(76)
+    struct.pack_into("<I3s", attach, 0, 1, b"vm1")
+    write(mux, "conn-attach-with-fd", bytes([0x10 | 1 << 2]) +
+          struct.pack("<III", v, 6, 76) + bytes(attach))
+    write(mux, "conn-hello-with-fd", bytes([1 << 2]) +
+          struct.pack("<III", v, 2, 0))
+    write(mux, "conn-second-hello", bytes([0x10]) +
+          struct.pack("<III", v, 2, 0))
+    write(os.path.join(HERE, "broker"), "conn-reload-not-root",
+          bytes([0x30]) + struct.pack("<III", PROTOCOLS["broker"][0], 10, 0))
     # a SPAWN choosing frontend qemu-pvrdma (3), the last field but the pad
     spawn = bytearray(456)
     struct.pack_into("<I", spawn, 448, 3)

@@ -51,6 +51,7 @@ def slots(path, n):
 def replies(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.connect(path)
+    s.send(msg(HELLO))  # the first message on every connection
     s.setblocking(False)
     sent = 0
     while sent < 100000:

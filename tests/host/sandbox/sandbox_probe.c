@@ -722,7 +722,7 @@ int main(int argc, char **argv)
 		log_warn("probe: setup");
 		return 1;
 	}
-	if (drop && sandbox_drop_privileges(uid, gid) < 0)
+	if (drop && privdrop_to(uid, gid) < 0)
 		return 1;
 	params_of(&p, listen_mode, debug, &sp);
 	if (sandbox_install_worker_filter(&sp) < 0)

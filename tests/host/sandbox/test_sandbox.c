@@ -4,7 +4,7 @@
  *   filter    every forbidden operation of sandbox_probe dies of SIGSYS,
  *             every allowed one works under the filter (also in listen
  *             mode, debug mode, and after the privilege drop as root);
- *   privdrop  (root) after sandbox_drop_privileges(60000, 60000) the
+ *   privdrop  (root) after privdrop_to(60000, 60000) the
  *             process has uid/gid 60000, no supplementary groups, every
  *             capability set empty and no_new_privs, per /proc/self/status;
  *   golden    the exported PFC equals tests/host/sandbox/worker-filter.pfc.
@@ -340,7 +340,7 @@ static void drop_child(int wfd)
 	FILE *f;
 	size_t n;
 
-	if (sandbox_drop_privileges(60000, 60000) < 0)
+	if (privdrop_to(60000, 60000) < 0)
 		_exit(2);
 	f = fopen("/proc/self/status", "re");
 	if (!f)
@@ -372,7 +372,7 @@ static int mode_privdrop(void)
 		       DROP_ID);
 		return SKIP_ALL;
 	}
-	tap(sandbox_drop_privileges(0, 60000) == -EINVAL,
+	tap(privdrop_to(0, 60000) == -EINVAL,
 	    "refuses to 'drop' to uid 0");
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return 1;
@@ -386,7 +386,7 @@ static int mode_privdrop(void)
 	if (pid > 0)
 		waitpid(pid, &st, 0);
 	describe(st, how, sizeof(how));
-	tap(st == 0, "sandbox_drop_privileges(60000, 60000) in a child: %s",
+	tap(st == 0, "privdrop_to(60000, 60000) in a child: %s",
 	    how);
 	for (i = 0; i < ARRAY_SIZE(want_status); i++)
 		tap(res[i] == 'y', "/proc/self/status: %s: '%s'",

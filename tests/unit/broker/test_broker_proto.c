@@ -330,16 +330,16 @@ static void test_bad(void **state)
 	const struct bad_case *c = *state;
 	uint8_t buf[BP_MSG_MAX + 64] = { 0 };
 	struct bp_msg m, out;
-	char err[BP_ERR_LEN] = "";
+	struct reason why = { "" };
 	size_t len;
 
 	good_spawn(&m);
 	len = wire(&m, buf);
 	c->mutate(&m, buf, &len);
 	memset(&out, 0xa5, sizeof(out));
-	assert_int_equal(bp_decode(buf, len, &out, err), c->err);
-	if (!strstr(err, c->msg))
-		fail_msg("error '%s' does not contain '%s'", err, c->msg);
+	assert_int_equal(bp_decode(buf, len, &out, &why), c->err);
+	if (!strstr(why.msg, c->msg))
+		fail_msg("error '%s' does not contain '%s'", why.msg, c->msg);
 	/* untouched on failure */
 	for (len = 0; len < sizeof(out); len++)
 		assert_int_equal(((uint8_t *)&out)[len], 0xa5);
@@ -349,13 +349,13 @@ static void test_good_spawn(void **state)
 {
 	uint8_t buf[BP_MSG_MAX];
 	struct bp_msg m, out;
-	char err[BP_ERR_LEN] = "";
+	struct reason why = { "" };
 	size_t len;
 
 	good_spawn(&m);
 	len = wire(&m, buf);
 	assert_int_equal(len, 12 + 456);
-	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
 	assert_string_equal(out.u.spawn.vm, "vm-a");
 	assert_string_equal(out.u.spawn.socket, "/run/rdmagate/vm-a.sock");
 	assert_string_equal(out.u.spawn.device, "rxe0");
@@ -367,7 +367,7 @@ static void test_good_spawn(void **state)
 	m.u.spawn.addrs[1].family = AF_INET6;
 	memset(m.u.spawn.addrs[1].addr, 0xfd, 16);
 	len = wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
 	assert_int_equal(out.u.spawn.n_addrs, 2);
 	assert_memory_equal(out.u.spawn.addrs, m.u.spawn.addrs,
 			    sizeof(m.u.spawn.addrs));
@@ -377,18 +377,18 @@ static void test_good_spawn(void **state)
 	memset(m.u.spawn.device, 0, BP_DEVICE_SIZE);
 	m.u.spawn.flags = BP_SPAWN_TEST_ECHO;
 	len = wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
 	assert_int_equal(strlen(out.u.spawn.vm), 64);
 	/* a file name in the broker's socket_dir, or none; a frontend */
 	bp_set_str(m.u.spawn.socket, BP_PATH_SIZE, "vm-a.sock");
 	m.u.spawn.frontend = BP_FRONTEND_PVRDMA;
 	len = wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
 	assert_string_equal(out.u.spawn.socket, "vm-a.sock");
 	assert_int_equal(out.u.spawn.frontend, BP_FRONTEND_PVRDMA);
 	memset(m.u.spawn.socket, 0, BP_PATH_SIZE);
 	len = wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
 }
 
 static void test_frontend_names(void **state)
@@ -422,15 +422,15 @@ static void test_every_type_sizes(void **state)
 					     BP_SPAWN_REPLY };
 	uint8_t buf[BP_MSG_MAX];
 	struct bp_msg m, out;
-	char err[BP_ERR_LEN];
+	struct reason why = { "" };
 	size_t i, len;
 
 	for (i = 0; i < ARRAY_SIZE(empty_ok); i++) {
 		len = bp_init(&m, empty_ok[i]);
 		assert_int_equal(len, 12 + bp_type_info(empty_ok[i])->size);
 		wire(&m, buf);
-		if (bp_decode(buf, len, &out, err) != 0)
-			fail_msg("%s: %s", bp_type_name(empty_ok[i]), err);
+		if (bp_decode(buf, len, &out, &why) != 0)
+			fail_msg("%s: %s", bp_type_name(empty_ok[i]), why.msg);
 	}
 	/* requests even, replies odd; only the broker sends replies */
 	for (i = 0; i < 32; i++) {
@@ -446,47 +446,47 @@ static void test_every_type_sizes(void **state)
 	/* STOP with an empty name is refused */
 	len = bp_init(&m, BP_STOP);
 	wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), -EINVAL);
+	assert_int_equal(bp_decode(buf, len, &out, &why), -EINVAL);
 }
 
 static void test_replies(void **state)
 {
 	uint8_t buf[BP_MSG_MAX];
 	struct bp_msg m, out;
-	char err[BP_ERR_LEN] = "";
+	struct reason why = { "" };
 	size_t len;
 
 	len = bp_init(&m, BP_STOP_REPLY);
 	bp_set_status(&m.u.status, 3, "vm %s has no worker", "x");
 	wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
 	assert_string_equal(out.u.status.text, "vm x has no worker");
 	/* a negative status is not an errno */
 	m.u.status.status = -1;
 	wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "status -1"));
+	assert_int_equal(bp_decode(buf, len, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "status -1"));
 	/* a list reply's index must be below its total */
 	len = bp_init(&m, BP_LIST_REPLY);
 	m.u.list_reply.total = 2;
 	m.u.list_reply.index = 2;
 	bp_set_str(m.u.list_reply.w.vm, BP_VM_SIZE, "a");
 	wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "index 2 of 2"));
+	assert_int_equal(bp_decode(buf, len, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "index 2 of 2"));
 	m.u.list_reply.index = 1;
 	wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), 0);
+	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
 	/* a text without its NUL */
 	memset(m.u.list_reply.st.text, 'x', BP_TEXT_SIZE);
 	wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "reply text"));
+	assert_int_equal(bp_decode(buf, len, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "reply text"));
 	/* nonzero padding */
 	len = bp_init(&m, BP_SPAWN_REPLY);
 	m.u.spawn_reply.pad = 1;
 	wire(&m, buf);
-	assert_int_equal(bp_decode(buf, len, &out, err), -EINVAL);
+	assert_int_equal(bp_decode(buf, len, &out, &why), -EINVAL);
 }
 
 static void test_set_str(void **state)

@@ -40,14 +40,14 @@ static void good_gid(struct wp_msg *m)
 /* decode must fail with err and a message containing msg; out untouched */
 static void refused(const uint8_t *buf, size_t len, int err, const char *msg)
 {
-	char e[MSG_ERR_LEN] = "";
+	struct reason why = { "" };
 	struct wp_msg out;
 	size_t i;
 
 	memset(&out, 0xa5, sizeof(out));
-	assert_int_equal(wp_decode(buf, len, &out, e), err);
-	if (!strstr(e, msg))
-		fail_msg("error '%s' does not contain '%s'", e, msg);
+	assert_int_equal(wp_decode(buf, len, &out, &why), err);
+	if (!strstr(why.msg, msg))
+		fail_msg("error '%s' does not contain '%s'", why.msg, msg);
 	for (i = 0; i < sizeof(out); i++)
 		assert_int_equal(((uint8_t *)&out)[i], 0xa5);
 }
@@ -56,28 +56,28 @@ static void test_round_trips(void **state)
 {
 	uint8_t buf[WP_MSG_MAX];
 	struct wp_msg m, out;
-	char e[MSG_ERR_LEN];
+	struct reason why = { "" };
 
 	good_gid(&m);
-	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, e), 0);
+	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, &why), 0);
 	assert_memory_equal(out.u.gid.gid, v4gid, 16);
 	assert_int_equal(out.u.gid.seq, 7);
 
 	wp_init(&m, WP_HELLO);
 	m.u.hello.pid = 42;
 	strcpy(m.u.hello.vm, "vm-a");
-	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, e), 0);
+	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, &why), 0);
 	assert_string_equal(out.u.hello.vm, "vm-a");
 
 	wp_init(&m, WP_GID_ADD_REPLY);
 	m.u.gid_reply.status = EADDRINUSE;
 	strcpy(m.u.gid_reply.text, "owned");
-	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, e), 0);
+	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, &why), 0);
 	assert_int_equal(out.u.gid_reply.status, EADDRINUSE);
 
 	wp_init(&m, WP_STATS_REPLY);
 	m.u.stats_reply.c.sends = 300;
-	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, e), 0);
+	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, &why), 0);
 	assert_int_equal(out.u.stats_reply.c.sends, 300);
 	assert_int_equal(wp_type_info(WP_STATS_REPLY)->from, WP_FROM_WORKER);
 	assert_int_equal(wp_type_info(WP_STATS)->from, WP_FROM_BROKER);
@@ -86,7 +86,7 @@ static void test_round_trips(void **state)
 
 	wp_init(&m, WP_MUX_CHANNEL);
 	m.u.mux_channel.mux_worker_id = 3;
-	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, e), 0);
+	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, &why), 0);
 	assert_int_equal(out.u.mux_channel.mux_worker_id, 3);
 	assert_int_equal(wp_type_info(WP_MUX_CHANNEL)->from, WP_FROM_BROKER);
 }

@@ -275,21 +275,22 @@ static void test_add_address(void **state)
 
 static void test_check(void **state)
 {
-	char err[BP_ERR_LEN];
+	struct reason why;
 	struct bp_msg m;
 
 	bp_init(&m, BP_SPAWN);
 	bp_set_str(m.u.spawn.vm, BP_VM_SIZE, "vm-a");
 	bp_set_str(m.u.spawn.socket, BP_PATH_SIZE, "/run/rdmagate/vm/a.sock");
 	assert_int_equal(ctl_spawn_add_address(&m.u.spawn, "fd99::1"), 0);
-	assert_int_equal(ctl_check(&m, err), 0);
+	assert_int_equal(ctl_check(&m, &why), 0);
 	m.u.spawn.port = 256;
-	assert_int_equal(ctl_check(&m, err), -EINVAL);
-	assert_string_equal(err, "port 256: not 0 (the policy's) or 1..255");
+	assert_int_equal(ctl_check(&m, &why), -EINVAL);
+	assert_string_equal(why.msg,
+			    "port 256: not 0 (the policy's) or 1..255");
 	m.u.spawn.port = 0;
 	bp_set_str(m.u.spawn.socket, BP_PATH_SIZE, "/run/../a.sock");
-	assert_int_equal(ctl_check(&m, err), -EINVAL);
-	assert_non_null(strstr(err, "socket '/run/../a.sock'"));
+	assert_int_equal(ctl_check(&m, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "socket '/run/../a.sock'"));
 }
 
 int main(void)

@@ -34,7 +34,7 @@ static void good_gid_add(struct mp_msg *m)
 {
 	mp_init(m, MP_GID_ADD);
 	m->u.gid_add.worker_id = 7;
-	bp_set_str(m->u.gid_add.device, MP_DEVICE_SIZE, "rxe0");
+	msg_set_str(m->u.gid_add.device, MP_DEVICE_SIZE, "rxe0");
 	m->u.gid_add.port = 1;
 	memcpy(m->u.gid_add.gid, gid_a, 16);
 	m->u.gid_add.host_gid_index = 3;
@@ -57,7 +57,7 @@ static void good_attach(struct mp_msg *m)
 {
 	mp_init(m, MP_WORKER_ATTACH);
 	m->u.attach.worker_id = 1;
-	bp_set_str(m->u.attach.vm, MP_VM_SIZE, "vm-a");
+	msg_set_str(m->u.attach.vm, MP_VM_SIZE, "vm-a");
 }
 
 /* A malformed case: start from a good message, break it, decode. */
@@ -125,9 +125,9 @@ static void m_truncated_payload(uint8_t *b, size_t *len)
 static void m_reply_from_broker(uint8_t *b, size_t *len)
 {
 	PUT32(b, 4, MP_GID_ADD_REPLY);
-	PUT32(b, 8, sizeof(struct bp_status));
-	memset(b + HDR, 0, sizeof(struct bp_status));
-	*len = HDR + sizeof(struct bp_status);
+	PUT32(b, 8, sizeof(struct mp_status));
+	memset(b + HDR, 0, sizeof(struct mp_status));
+	*len = HDR + sizeof(struct mp_status);
 }
 static void m_mad_send_from_broker(uint8_t *b, size_t *len)
 {
@@ -153,11 +153,11 @@ static void m_device_empty(uint8_t *b, size_t *len)
 }
 static void m_device_slash(uint8_t *b, size_t *len)
 {
-	bp_set_str(GA(b)->device, MP_DEVICE_SIZE, "../rxe0");
+	msg_set_str(GA(b)->device, MP_DEVICE_SIZE, "../rxe0");
 }
 static void m_device_leading_dash(uint8_t *b, size_t *len)
 {
-	bp_set_str(GA(b)->device, MP_DEVICE_SIZE, "-rxe0");
+	msg_set_str(GA(b)->device, MP_DEVICE_SIZE, "-rxe0");
 }
 static void m_port0(uint8_t *b, size_t *len)
 {
@@ -181,7 +181,7 @@ static void m_vm_unterminated(uint8_t *b, size_t *len)
 }
 static void m_vm_bad(uint8_t *b, size_t *len)
 {
-	bp_set_str(AT(b)->vm, MP_VM_SIZE, "vm a");
+	msg_set_str(AT(b)->vm, MP_VM_SIZE, "vm a");
 }
 static void m_vm_empty(uint8_t *b, size_t *len)
 {
@@ -304,7 +304,7 @@ static void test_bad(void **state)
 {
 	const struct bad_case *c = *state;
 	uint8_t buf[MP_MSG_MAX + 64] = { 0 };
-	char err[MP_ERR_LEN] = "";
+	struct reason why = { "" };
 	struct mp_msg m, out;
 	size_t len;
 
@@ -312,9 +312,9 @@ static void test_bad(void **state)
 	len = wire(&m, buf);
 	c->mutate(buf, &len);
 	memset(&out, 0xa5, sizeof(out));
-	assert_int_equal(mp_decode(buf, len, c->from, &out, err), c->err);
-	if (!strstr(err, c->msg))
-		fail_msg("error '%s' does not contain '%s'", err, c->msg);
+	assert_int_equal(mp_decode(buf, len, c->from, &out, &why), c->err);
+	if (!strstr(why.msg, c->msg))
+		fail_msg("error '%s' does not contain '%s'", why.msg, c->msg);
 	for (len = 0; len < sizeof(out); len++)
 		assert_int_equal(((uint8_t *)&out)[len], 0xa5);
 }
@@ -322,14 +322,14 @@ static void test_bad(void **state)
 static void test_good(void **state)
 {
 	uint8_t buf[MP_MSG_MAX];
-	char err[MP_ERR_LEN] = "";
+	struct reason why = { "" };
 	struct mp_msg m, out;
 	size_t len;
 
 	good_gid_add(&m);
 	len = wire(&m, buf);
 	assert_int_equal(len, 12 + 92);
-	assert_int_equal(mp_decode(buf, len, B, &out, err), 0);
+	assert_int_equal(mp_decode(buf, len, B, &out, &why), 0);
 	assert_int_equal(out.u.gid_add.worker_id, 7);
 	assert_string_equal(out.u.gid_add.device, "rxe0");
 	assert_memory_equal(out.u.gid_add.gid, gid_a, 16);
@@ -338,19 +338,19 @@ static void test_good(void **state)
 	good_mad_send(&m);
 	len = wire(&m, buf);
 	assert_int_equal(len, 12 + 308);
-	assert_int_equal(mp_decode(buf, len, W, &out, err), 0);
+	assert_int_equal(mp_decode(buf, len, W, &out, &why), 0);
 	assert_memory_equal(&out.u.mad_send, &m.u.mad_send,
 			    sizeof(m.u.mad_send));
 	/* the shortest MAD, zero padded */
 	memset(m.u.mad_send.mad + 24, 0, 256 - 24);
 	m.u.mad_send.mad_len = 24;
 	len = wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, W, &out, err), 0);
+	assert_int_equal(mp_decode(buf, len, W, &out, &why), 0);
 
 	good_attach(&m);
 	memset(m.u.attach.vm, 'v', 64);
 	len = wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, B, &out, err), 0);
+	assert_int_equal(mp_decode(buf, len, B, &out, &why), 0);
 	assert_int_equal(strlen(out.u.attach.vm), 64);
 
 	/* MAD_RECV, as the worker decodes it */
@@ -359,11 +359,11 @@ static void test_good(void **state)
 	m.u.mad_recv.src_qpn = 1;
 	memset(m.u.mad_recv.mad, 1, 256);
 	len = wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), 0);
+	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, &why), 0);
 	m.u.mad_recv.src_qpn = 0x1000000;
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "source qpn"));
+	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "source qpn"));
 }
 
 /* Every row: sizes as the table says, who sends it, requests even and
@@ -372,36 +372,36 @@ static void test_good(void **state)
 static void test_rdmacm_attach(void **state)
 {
 	uint8_t buf[MP_MSG_MAX];
-	char err[MP_ERR_LEN] = "";
+	struct reason why = { "" };
 	struct mp_msg m, out;
 	size_t len;
 
 	mp_init(&m, MP_RDMACM_ATTACH);
 	m.u.rdmacm_attach.worker_id = 9;
-	bp_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "pv-1");
+	msg_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "pv-1");
 	m.u.rdmacm_attach.uid = 64055;
 	len = wire(&m, buf);
 	assert_int_equal(len, 12 + 80);
-	assert_int_equal(mp_decode(buf, len, B, &out, err), 0);
+	assert_int_equal(mp_decode(buf, len, B, &out, &why), 0);
 	assert_int_equal(out.u.rdmacm_attach.worker_id, 9);
 	assert_string_equal(out.u.rdmacm_attach.vm, "pv-1");
 	assert_int_equal(out.u.rdmacm_attach.uid, 64055);
-	assert_int_equal(mp_decode(buf, len, W, &out, err), -EOPNOTSUPP);
+	assert_int_equal(mp_decode(buf, len, W, &out, &why), -EOPNOTSUPP);
 
 	m.u.rdmacm_attach.worker_id = 0;
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, B, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "worker id 0"));
+	assert_int_equal(mp_decode(buf, len, B, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "worker id 0"));
 
 	m.u.rdmacm_attach.worker_id = 9;
-	bp_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "-pv");
+	msg_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "-pv");
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, B, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "vm name"));
+	assert_int_equal(mp_decode(buf, len, B, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "vm name"));
 
 	mp_init(&m, MP_RDMACM_ATTACH_REPLY);
 	len = wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), 0);
+	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, &why), 0);
 	assert_string_equal(mp_type_name(MP_RDMACM_ATTACH), "RDMACM_ATTACH");
 }
 
@@ -420,7 +420,7 @@ static void test_table(void **state)
 		MP_STATS,
 	};
 	uint8_t buf[MP_MSG_MAX];
-	char err[MP_ERR_LEN];
+	struct reason why = { "" };
 	struct mp_msg m, out;
 	size_t i, len;
 
@@ -430,8 +430,8 @@ static void test_table(void **state)
 		len = mp_init(&m, empty_ok[i]);
 		assert_int_equal(len, 12 + t->size);
 		wire(&m, buf);
-		if (mp_decode(buf, len, t->from, &out, err) != 0)
-			fail_msg("%s: %s", mp_type_name(empty_ok[i]), err);
+		if (mp_decode(buf, len, t->from, &out, &why) != 0)
+			fail_msg("%s: %s", mp_type_name(empty_ok[i]), why.msg);
 	}
 	for (i = 0; i < 32; i++) {
 		const struct msg_type *t = mp_type_info((uint32_t)i);
@@ -448,19 +448,19 @@ static void test_table(void **state)
 	/* empty messages that must carry something */
 	len = mp_init(&m, MP_WORKER_DETACH);
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, B, &out, err), -EINVAL);
+	assert_int_equal(mp_decode(buf, len, B, &out, &why), -EINVAL);
 	len = mp_init(&m, MP_PORT_ADD);
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, B, &out, err), -EINVAL);
+	assert_int_equal(mp_decode(buf, len, B, &out, &why), -EINVAL);
 	len = mp_init(&m, MP_MAD_SEND);
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, W, &out, err), -EINVAL);
+	assert_int_equal(mp_decode(buf, len, W, &out, &why), -EINVAL);
 }
 
 static void test_stats_reply(void **state)
 {
 	uint8_t buf[MP_MSG_MAX];
-	char err[MP_ERR_LEN] = "";
+	struct reason why = { "" };
 	struct mp_msg m, out;
 	size_t len;
 
@@ -469,32 +469,32 @@ static void test_stats_reply(void **state)
 	m.u.stats_reply.s.routed_in = 5;
 	m.u.stats_reply.s.dropped[RDMAGATE_MUX_DROP_SPOOF] = 2;
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), 0);
+	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, &why), 0);
 	assert_int_equal(out.u.stats_reply.s.routed_in, 5);
 	assert_int_equal(out.u.stats_reply.s.dropped[RDMAGATE_MUX_DROP_SPOOF],
 			 2);
 	/* slot 0 is no reason */
 	m.u.stats_reply.s.dropped[0] = 1;
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "drop slot 0"));
+	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "drop slot 0"));
 	/* counters with a failure */
 	m.u.stats_reply.s.dropped[0] = 0;
-	bp_set_status(&m.u.stats_reply.st, ENOENT, "no such worker");
+	mp_set_status(&m.u.stats_reply.st, ENOENT, "no such worker");
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "counters with a failure"));
+	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "counters with a failure"));
 	/* a status that is no errno, a text without NUL */
 	len = mp_init(&m, MP_ERROR_REPLY);
 	m.u.status.status = -5;
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "status -5"));
+	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "status -5"));
 	m.u.status.status = 0;
 	memset(m.u.status.text, 'x', sizeof(m.u.status.text));
 	wire(&m, buf);
-	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, err), -EINVAL);
-	assert_non_null(strstr(err, "reply text"));
+	assert_int_equal(mp_decode(buf, len, MP_FROM_MUX, &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "reply text"));
 }
 
 /* mp_send() writes what mp_decode() reads, with the fd when asked. */
@@ -507,7 +507,7 @@ static void test_send_fd(void **state)
 	} cbuf;
 	struct iovec iov = { buf, sizeof(buf) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	char err[MP_ERR_LEN] = "";
+	struct reason why = { "" };
 	struct mp_msg m, out;
 	int sv[2], pair[2], got = -1;
 	struct cmsghdr *c;
@@ -521,7 +521,7 @@ static void test_send_fd(void **state)
 	mh.msg_controllen = sizeof(cbuf.b);
 	n = recvmsg(sv[1], &mh, 0);
 	assert_int_equal(n, 12 + sizeof(struct mp_worker_attach));
-	assert_int_equal(mp_decode(buf, (size_t)n, B, &out, err), 0);
+	assert_int_equal(mp_decode(buf, (size_t)n, B, &out, &why), 0);
 	c = CMSG_FIRSTHDR(&mh);
 	assert_non_null(c);
 	assert_int_equal(c->cmsg_type, SCM_RIGHTS);

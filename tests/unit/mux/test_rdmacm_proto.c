@@ -56,20 +56,20 @@ static void test_decode_good(void **state)
 {
 	uint8_t b[RCM_MSG_SIZE];
 	struct rcm_request r;
-	char err[RCM_ERR_LEN] = "";
+	struct reason why = { "" };
 
 	qemu_record(b, RCM_OP_REG, gid_a, 0);
-	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, err), 0);
+	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, &why), 0);
 	assert_int_equal(r.op, RCM_OP_REG);
 	assert_memory_equal(r.sgid, gid_a, 16);
 	assert_int_equal(r.mad_len, 0);
 
 	qemu_record(b, RCM_OP_UNREG, gid_b, 0);
-	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, err), 0);
+	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, &why), 0);
 	assert_int_equal(r.op, RCM_OP_UNREG);
 
 	qemu_record(b, RCM_OP_MAD, gid_a, 256);
-	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, err), 0);
+	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, &why), 0);
 	assert_int_equal(r.op, RCM_OP_MAD);
 	assert_int_equal(r.mad_len, 256);
 	assert_int_equal(r.mad[0], 1);
@@ -77,7 +77,7 @@ static void test_decode_good(void **state)
 
 	qemu_record(b, RCM_OP_MAD, gid_a, 24);
 	b[100 + 24] = 0x77; /* past umad_len: not copied */
-	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, err), 0);
+	assert_int_equal(rcm_decode_request(b, sizeof(b), &r, &why), 0);
 	assert_int_equal(r.mad_len, 24);
 	assert_int_equal(r.mad[24], 0);
 }
@@ -146,18 +146,18 @@ static void test_decode_bad(void **state)
 	const struct bad *c = *state;
 	uint8_t b[RCM_MSG_SIZE + 8];
 	struct rcm_request r, before;
-	char err[RCM_ERR_LEN] = "";
+	struct reason why = { "" };
 	size_t len = RCM_MSG_SIZE;
 
 	qemu_record(b, c->op, gid_a, 256);
 	c->mutate(b, &len);
 	memset(&r, 0xa5, sizeof(r));
 	before = r;
-	assert_int_equal(rcm_decode_request(b, len, &r, err), c->err);
-	if (!strstr(err, c->msg))
-		fail_msg("%s: \"%s\" lacks \"%s\"", c->name, err, c->msg);
+	assert_int_equal(rcm_decode_request(b, len, &r, &why), c->err);
+	if (!strstr(why.msg, c->msg))
+		fail_msg("%s: \"%s\" lacks \"%s\"", c->name, why.msg, c->msg);
 	assert_memory_equal(&r, &before, sizeof(r));
-	/* and err may be NULL */
+	/* and why may be NULL */
 	assert_int_equal(rcm_decode_request(b, len, &r, NULL), c->err);
 }
 
@@ -232,64 +232,64 @@ static void cm(uint8_t *mad, uint16_t attr, uint32_t local, uint32_t remote)
 static struct rcm_peers peers;
 
 static int dest(const uint8_t *mad, size_t len, const uint8_t *ours,
-		uint64_t now, uint8_t d[16], char why[160])
+		uint64_t now, uint8_t d[16], struct reason *why)
 {
-	return rcm_peers_dest(&peers, mad, len, ours, now, d, why, 160);
+	return rcm_peers_dest(&peers, mad, len, ours, now, d, why);
 }
 
 /* The passive side: a REQ comes in, the REP, DREP go back to its sender. */
 static void test_dest_passive(void **state)
 {
 	uint8_t mad[256], d[16];
-	char why[160];
+	struct reason why;
 
 	memset(&peers, 0, sizeof(peers));
 	cm(mad, CM_ATTR_REQ, 0x01000001, 0);
 	rcm_peers_learn(&peers, mad, 256, gid_a, gid_b, 1);
 	cm(mad, CM_ATTR_REP, 0x02000002, 0x01000001);
-	assert_int_equal(dest(mad, 256, gid_a, 2, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 2, d, &why), 0);
 	assert_memory_equal(d, gid_b, 16);
 	/* the same id on another of our GIDs: not learned there */
-	assert_int_equal(dest(mad, 256, gid_c, 2, d, why), -ENOENT);
-	assert_non_null(strstr(why, "0x01000001"));
+	assert_int_equal(dest(mad, 256, gid_c, 2, d, &why), -ENOENT);
+	assert_non_null(strstr(why.msg, "0x01000001"));
 	cm(mad, CM_ATTR_DREP, 0x02000002, 0x01000001);
-	assert_int_equal(dest(mad, 256, gid_a, 3, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 3, d, &why), 0);
 	/* forgotten with its GID (UNREG) */
 	rcm_peers_forget(&peers, gid_a);
-	assert_int_equal(dest(mad, 256, gid_a, 4, d, why), -ENOENT);
+	assert_int_equal(dest(mad, 256, gid_a, 4, d, &why), -ENOENT);
 }
 
 /* The active side: a REQ names its destination; RTU answers the REP. */
 static void test_dest_active(void **state)
 {
 	uint8_t mad[256], d[16];
-	char why[160];
+	struct reason why;
 
 	memset(&peers, 0, sizeof(peers));
 	cm(mad, CM_ATTR_REQ, 0x0a, 0);
 	memcpy(mad + CM_OFF_REQ_PRI_REMOTE_GID, gid_c, 16);
-	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, &why), 0);
 	assert_memory_equal(d, gid_c, 16);
-	assert_int_equal(dest(mad, 100, gid_a, 1, d, why), -EINVAL);
+	assert_int_equal(dest(mad, 100, gid_a, 1, d, &why), -EINVAL);
 	cm(mad, CM_ATTR_REP, 0x0b, 0x0a);
 	rcm_peers_learn(&peers, mad, 256, gid_a, gid_c, 2);
 	cm(mad, CM_ATTR_RTU, 0x0a, 0x0b);
-	assert_int_equal(dest(mad, 256, gid_a, 3, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 3, d, &why), 0);
 	assert_memory_equal(d, gid_c, 16);
 	/* SIDR: a request not from rdma_cm names no destination, the reply
 	 * answers one */
 	cm(mad, CM_ATTR_SIDR_REQ, 0x77, 0);
-	assert_int_equal(dest(mad, 256, gid_a, 4, d, why), -ENOENT);
-	assert_non_null(strstr(why, "not from rdma_cm"));
+	assert_int_equal(dest(mad, 256, gid_a, 4, d, &why), -ENOENT);
+	assert_non_null(strstr(why.msg, "not from rdma_cm"));
 	rcm_peers_learn(&peers, mad, 256, gid_a, gid_b, 4);
 	cm(mad, CM_ATTR_SIDR_REP, 0x77, 0);
-	assert_int_equal(dest(mad, 256, gid_a, 5, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 5, d, &why), 0);
 	assert_memory_equal(d, gid_b, 16);
 	/* not CM, too short */
 	mad[1] = 0x04;
-	assert_int_equal(dest(mad, 256, gid_a, 6, d, why), -EINVAL);
+	assert_int_equal(dest(mad, 256, gid_a, 6, d, &why), -EINVAL);
 	cm(mad, CM_ATTR_RTU, 0x0a, 0x0b);
-	assert_int_equal(dest(mad, 30, gid_a, 6, d, why), -EINVAL);
+	assert_int_equal(dest(mad, 30, gid_a, 6, d, &why), -EINVAL);
 }
 
 /* rdma_cm's SIDR_REQ: the destination IP address in its header. */
@@ -297,7 +297,7 @@ static void test_dest_sidr_rdma_cm(void **state)
 {
 	static const uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 7 };
 	uint8_t mad[256], d[16];
-	char why[160];
+	struct reason why;
 
 	memset(&peers, 0, sizeof(peers));
 	cm(mad, CM_ATTR_SIDR_REQ, 0x77, 0);
@@ -309,31 +309,31 @@ static void test_dest_sidr_rdma_cm(void **state)
 	mad[41] = 0x60;		     /* IPv6 */
 	memcpy(mad + 44, gid_a, 16); /* source */
 	memcpy(mad + 60, gid_c, 16); /* destination */
-	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, &why), 0);
 	assert_memory_equal(d, gid_c, 16);
 	mad[41] = 0x40; /* IPv4: 10.0.0.7 in the last 4 bytes */
 	memset(mad + 60, 0, 16);
 	mad[72] = 10;
 	mad[75] = 7;
-	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, &why), 0);
 	assert_memory_equal(d, v4, 16);
 	mad[41] = 0x50;
-	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), -EINVAL);
-	assert_non_null(strstr(why, "IP version 5"));
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "IP version 5"));
 	mad[41] = 0x60;
-	assert_int_equal(dest(mad, 75, gid_a, 1, d, why), -EINVAL);
+	assert_int_equal(dest(mad, 75, gid_a, 1, d, &why), -EINVAL);
 	mad[40] = 0x01; /* not rdma_cm's header version */
-	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), -ENOENT);
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, &why), -ENOENT);
 	mad[40] = 0x00;
 	mad[37] = 0x12; /* not one of its port spaces */
-	assert_int_equal(dest(mad, 256, gid_a, 1, d, why), -ENOENT);
+	assert_int_equal(dest(mad, 256, gid_a, 1, d, &why), -ENOENT);
 }
 
 /* Full: the least recently used entry goes, nothing else. */
 static void test_dest_bounded(void **state)
 {
 	uint8_t mad[256], d[16];
-	char why[160];
+	struct reason why;
 	uint32_t i;
 
 	memset(&peers, 0, sizeof(peers));
@@ -342,15 +342,15 @@ static void test_dest_bounded(void **state)
 		rcm_peers_learn(&peers, mad, 256, gid_a, gid_b, i);
 	}
 	cm(mad, CM_ATTR_REP, 0x999, 1); /* id 1 used again: now the newest */
-	assert_int_equal(dest(mad, 256, gid_a, 1000, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 1000, d, &why), 0);
 	cm(mad, CM_ATTR_REQ, RCM_PEERS + 1, 0);
 	rcm_peers_learn(&peers, mad, 256, gid_a, gid_c, 1001);
 	cm(mad, CM_ATTR_REP, 0x999, 2); /* the oldest: replaced */
-	assert_int_equal(dest(mad, 256, gid_a, 1002, d, why), -ENOENT);
+	assert_int_equal(dest(mad, 256, gid_a, 1002, d, &why), -ENOENT);
 	cm(mad, CM_ATTR_REP, 0x999, 1);
-	assert_int_equal(dest(mad, 256, gid_a, 1003, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 1003, d, &why), 0);
 	cm(mad, CM_ATTR_REP, 0x999, RCM_PEERS + 1);
-	assert_int_equal(dest(mad, 256, gid_a, 1004, d, why), 0);
+	assert_int_equal(dest(mad, 256, gid_a, 1004, d, &why), 0);
 	assert_memory_equal(d, gid_c, 16);
 }
 

@@ -87,7 +87,21 @@ pid_t start_mux(const char *const *extra, int err_fd)
 	return pid;
 }
 
-/* Connects to the control socket, retrying while the mux starts. */
+/* HELLO, the first message on every connection (as the broker says it). */
+static int hello(int fd)
+{
+	struct mp_msg m, rep;
+
+	mp_init(&m, MP_HELLO);
+	if (ctl(fd, &m, -1, &rep) ||
+	    rep.u.hello_reply.version != RDMAGATE_MUX_VERSION)
+		die("HELLO: '%s', version %u", rep.u.status.text,
+		    rep.u.hello_reply.version);
+	return fd;
+}
+
+/* Connects to the control socket, retrying while the mux starts, and
+ * says HELLO. */
 int connect_mux(pid_t pid)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -101,7 +115,7 @@ int connect_mux(pid_t pid)
 		if (fd < 0)
 			die("socket: %s", strerror(errno));
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			return fd;
+			return hello(fd);
 		close(fd);
 		if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid)
 			die("the mux exited (status 0x%x) before listening",
@@ -115,7 +129,7 @@ int connect_mux(pid_t pid)
 int ctl(int fd, struct mp_msg *req, int fd_pass, struct mp_msg *rep)
 {
 	uint8_t buf[MP_MSG_MAX + 1];
-	char err[MP_ERR_LEN];
+	struct reason why = { "" };
 	struct pollfd p = { fd, POLLIN, 0 };
 	ssize_t n;
 	int ret;
@@ -129,12 +143,28 @@ int ctl(int fd, struct mp_msg *req, int fd_pass, struct mp_msg *rep)
 	n = recv(fd, buf, sizeof(buf), 0);
 	if (n <= 0)
 		return -EPIPE;
-	ret = mp_decode(buf, (size_t)n, MP_FROM_MUX, rep, err);
+	ret = mp_decode(buf, (size_t)n, MP_FROM_MUX, rep, &why);
 	if (ret < 0)
-		die("reply to %s: %s", mp_type_name(req->h.type), err);
+		die("reply to %s: %s", mp_type_name(req->h.type), why.msg);
 	if (rep->h.type != req->h.type + 1)
 		die("reply to %s is %s (%s)", mp_type_name(req->h.type),
 		    mp_type_name(rep->h.type), rep->u.status.text);
+	return rep->u.status.status;
+}
+
+int ctl_refused(int fd, struct mp_msg *req, int fd_pass, struct mp_msg *rep)
+{
+	uint8_t buf[MP_MSG_MAX + 1];
+	struct reason why = { "" };
+	ssize_t n;
+
+	if (mp_send(fd, req, 0, fd_pass) < 0)
+		die("send: %s", strerror(errno));
+	n = recv(fd, buf, sizeof(buf), 0);
+	strcpy(rep->u.status.text, "?");
+	if (n <= 0 || mp_decode(buf, (size_t)n, MP_FROM_MUX, rep, &why) < 0 ||
+	    rep->h.type != MP_ERROR_REPLY)
+		return -1;
 	return rep->u.status.status;
 }
 
@@ -143,7 +173,7 @@ int port_add(int fd, const char *dev, struct mp_msg *rep)
 	struct mp_msg m;
 
 	mp_init(&m, MP_PORT_ADD);
-	bp_set_str(m.u.port_add.device, MP_DEVICE_SIZE, dev);
+	msg_set_str(m.u.port_add.device, MP_DEVICE_SIZE, dev);
 	m.u.port_add.port = 1;
 	return ctl(fd, &m, -1, rep);
 }
@@ -158,7 +188,7 @@ int attach(int fd, uint32_t id, const char *vm)
 		die("socketpair: %s", strerror(errno));
 	mp_init(&m, MP_WORKER_ATTACH);
 	m.u.attach.worker_id = id;
-	bp_set_str(m.u.attach.vm, MP_VM_SIZE, vm);
+	msg_set_str(m.u.attach.vm, MP_VM_SIZE, vm);
 	ret = ctl(fd, &m, sv[0], &rep);
 	close(sv[0]);
 	if (ret)
@@ -173,7 +203,7 @@ int gid_add(int fd, uint32_t id, const char *dev, const uint8_t *gid,
 
 	mp_init(&m, MP_GID_ADD);
 	m.u.gid_add.worker_id = id;
-	bp_set_str(m.u.gid_add.device, MP_DEVICE_SIZE, dev);
+	msg_set_str(m.u.gid_add.device, MP_DEVICE_SIZE, dev);
 	m.u.gid_add.port = 1;
 	memcpy(m.u.gid_add.gid, gid, 16);
 	m.u.gid_add.host_gid_index = index;
@@ -315,7 +345,7 @@ bool mad_recv(int wfd, int ms, struct mp_mad_recv *r)
 {
 	uint8_t buf[MP_MSG_MAX + 1];
 	struct pollfd p = { wfd, POLLIN, 0 };
-	char err[MP_ERR_LEN];
+	struct reason why = { "" };
 	struct mp_msg m;
 	ssize_t n;
 
@@ -324,8 +354,8 @@ bool mad_recv(int wfd, int ms, struct mp_mad_recv *r)
 	n = recv(wfd, buf, sizeof(buf), 0);
 	if (n <= 0)
 		die("worker channel: %s", n ? strerror(errno) : "closed");
-	if (mp_decode(buf, (size_t)n, MP_FROM_MUX, &m, err) < 0)
-		die("MAD_RECV: %s", err);
+	if (mp_decode(buf, (size_t)n, MP_FROM_MUX, &m, &why) < 0)
+		die("MAD_RECV: %s", why.msg);
 	if (m.h.type != MP_MAD_RECV)
 		die("worker got %s", mp_type_name(m.h.type));
 	*r = m.u.mad_recv;

@@ -43,6 +43,10 @@ int connect_mux(pid_t pid);
 /* One request (with fd_pass unless -1), its reply decoded; returns the
  * reply's status. */
 int ctl(int fd, struct mp_msg *req, int fd_pass, struct mp_msg *rep);
+/* One request the mux must refuse as undecodable or against its table:
+ * the ERROR_REPLY's status, or -1 for any other answer (rep's text says
+ * why). */
+int ctl_refused(int fd, struct mp_msg *req, int fd_pass, struct mp_msg *rep);
 int port_add(int fd, const char *dev, struct mp_msg *rep);
 /* Attaches worker id; returns the worker's end of its socketpair. */
 int attach(int fd, uint32_t id, const char *vm);
