@@ -372,8 +372,7 @@ static int mode_privdrop(void)
 		       DROP_ID);
 		return SKIP_ALL;
 	}
-	tap(privdrop_to(0, 60000) == -EINVAL,
-	    "refuses to 'drop' to uid 0");
+	tap(privdrop_to(0, 60000) == -EINVAL, "refuses to 'drop' to uid 0");
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return 1;
 	fflush(stdout);
@@ -386,8 +385,7 @@ static int mode_privdrop(void)
 	if (pid > 0)
 		waitpid(pid, &st, 0);
 	describe(st, how, sizeof(how));
-	tap(st == 0, "privdrop_to(60000, 60000) in a child: %s",
-	    how);
+	tap(st == 0, "privdrop_to(60000, 60000) in a child: %s", how);
 	for (i = 0; i < ARRAY_SIZE(want_status); i++)
 		tap(res[i] == 'y', "/proc/self/status: %s: '%s'",
 		    want_status[i].key, want_status[i].value);
