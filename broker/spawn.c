@@ -424,7 +424,6 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 {
 	uid_t owner = vm->has_vmm_uid ? vm->vmm_uid : 0;
 	gid_t group = vm->has_vmm_gid ? vm->vmm_gid : 0;
-	const char *why;
 	struct stat st;
 	int ret, fd = -1;
 
@@ -433,9 +432,7 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 				   strerror(errno));
 	}
 	/* a socket left by a worker that died is replaced; nothing else */
-	ret = unix_socket_remove_stale(w->sock_dfd, w->sock_name, &why);
-	if (ret < 0)
-		reason_set(&e->why, "%s", why);
+	ret = unix_socket_remove_stale(w->sock_dfd, w->sock_name, &e->why);
 	if (ret == 0) {
 		ret = bind_in(w->sock_name, vm->has_vmm_gid ? 0660 : 0600, &fd);
 		if (ret < 0)

@@ -8,6 +8,8 @@
 #ifndef RDMAGATE_COMMON_UNIX_SOCKET_H
 #define RDMAGATE_COMMON_UNIX_SOCKET_H
 
+#include "common/reason.h"
+
 /*
  * Removes `name` if it is a socket nobody listens on. `name` is looked up
  * relative to `dfd` (AT_FDCWD or a directory fd) for the checks and the
@@ -15,9 +17,9 @@
  * a caller with a directory fd must have fchdir()'d to it.
  * Returns 0 (nothing there, or a stale socket removed), -EEXIST (not a
  * socket), -EADDRINUSE (something listens there) or -errno; on failure
- * *ret_why says why in a few words.
+ * why says why in a few words.
  */
-int unix_socket_remove_stale(int dfd, const char *name, const char **ret_why);
+int unix_socket_remove_stale(int dfd, const char *name, struct reason *why);
 
 /*
  * Connects a new close-on-exec stream socket to `path`.  Returns the fd,

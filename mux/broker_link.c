@@ -53,11 +53,9 @@ static int do_gid_add(struct mux *m, const struct mp_gid_add *g,
 			     g->host_gid_index);
 	switch (ret) {
 	case 0:
-		snprintf(why->msg, sizeof(why->msg),
-			 "%s (%s port %u index %u) is worker "
-			 "%u's",
-			 router_gid_str(g->gid, s1), g->device, g->port,
-			 g->host_gid_index, g->worker_id);
+		reason_set(why, "%s (%s port %u index %u) is worker %u's",
+			   router_gid_str(g->gid, s1), g->device, g->port,
+			   g->host_gid_index, g->worker_id);
 		log_info("%s", why->msg);
 		return 0;
 	case -ENOENT:
@@ -217,7 +215,7 @@ int control_open(struct mux *m)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(sa.sun_path)], *slash;
-	const char *why = NULL;
+	struct reason why;
 	_cleanup_close_ int fd = -1;
 	mode_t old;
 	int ret;
@@ -238,7 +236,7 @@ int control_open(struct mux *m)
 	if (ret == -EADDRINUSE)
 		fatalx("%s: another rdmagate-mux listens there", sa.sun_path);
 	if (ret < 0)
-		fatalx("%s: %s", sa.sun_path, why ? why : strerror(-ret));
+		fatalx("%s: %s", sa.sun_path, why.msg);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		fatal("socket");

@@ -152,17 +152,15 @@ static int send_request(struct broker_link *bl, uint32_t type,
 
 int broker_link_gid(struct broker_link *bl, uint32_t type,
 		    const uint8_t gid[16], uint32_t gid_type,
-		    uint32_t *host_index, char *why, size_t why_len)
+		    uint32_t *host_index, struct reason *why)
 {
 	uint64_t deadline = mono_ms() + BROKER_LINK_GID_TIMEOUT_MS;
 	uint32_t want =
 		type == WP_GID_ADD ? WP_GID_ADD_REPLY : WP_GID_DEL_REPLY;
 	bool sent = false;
 
-	if (!broker_link_on(bl)) {
-		snprintf(why, why_len, "no broker");
-		return -ENOTCONN;
-	}
+	if (!broker_link_on(bl))
+		return reason_fail(why, -ENOTCONN, "no broker");
 	for (;;) {
 		struct pollfd p[2] = { { bl->lfd, POLLIN, 0 },
 				       { bl->cfd, POLLIN, 0 } };
@@ -176,16 +174,16 @@ int broker_link_gid(struct broker_link *bl, uint32_t type,
 			else
 				sent = true;
 		}
-		if (now >= deadline) {
-			snprintf(why, why_len,
-				 "the broker did not answer in %d ms%s",
-				 BROKER_LINK_GID_TIMEOUT_MS,
-				 bl->cfd < 0 ? " (no broker connected)" : "");
-			return -ETIMEDOUT;
-		}
+		if (now >= deadline)
+			return reason_fail(
+				why, -ETIMEDOUT,
+				"the broker did not answer in %d ms%s",
+				BROKER_LINK_GID_TIMEOUT_MS,
+				bl->cfd < 0 ? " (no broker connected)" : "");
 		n = poll(p, bl->cfd >= 0 ? 2 : 1, (int)(deadline - now));
 		if (n < 0 && errno != EINTR)
-			return -errno;
+			return reason_fail(why, -errno, "poll: %s",
+					   strerror(errno));
 		if (n <= 0)
 			continue;
 		if (p[0].revents & POLLIN) {
@@ -205,10 +203,9 @@ int broker_link_gid(struct broker_link *bl, uint32_t type,
 		}
 		if (n == 0 || m.h.type != want || m.u.gid_reply.seq != bl->seq)
 			continue; /* a reply to an older request */
-		if (m.u.gid_reply.status) {
-			snprintf(why, why_len, "%s", m.u.gid_reply.text);
-			return -m.u.gid_reply.status;
-		}
+		if (m.u.gid_reply.status)
+			return reason_fail(why, -(int)m.u.gid_reply.status,
+					   "%s", m.u.gid_reply.text);
 		if (host_index)
 			*host_index = m.u.gid_reply.host_index;
 		return 0;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/reason.h"
 #include "common/worker_proto.h"
 
 /* How long a GID request waits for the broker (which itself waits up to
@@ -63,6 +64,6 @@ void broker_link_readable(struct broker_link *bl);
  */
 int broker_link_gid(struct broker_link *bl, uint32_t type,
 		    const uint8_t gid[16], uint32_t gid_type,
-		    uint32_t *host_index, char *why, size_t why_len);
+		    uint32_t *host_index, struct reason *why);
 
 #endif

@@ -449,7 +449,7 @@ static int run(struct loop *l)
 static int listen_on(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *why;
+	struct reason why;
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -457,7 +457,7 @@ static int listen_on(const char *path)
 	strcpy(sa.sun_path, path);
 	/* a socket left by a worker that died is replaced; nothing else */
 	if (unix_socket_remove_stale(AT_FDCWD, path, &why) < 0)
-		fatalx("%s: %s", path, why);
+		fatalx("%s: %s", path, why.msg);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		fatal("socket");

@@ -56,7 +56,7 @@ static int bind_at(const char *path, bool do_listen)
 static void test_nothing_there_is_fine(void **state)
 {
 	char p[128];
-	const char *why = NULL;
+	struct reason why = { "" };
 
 	path_of(p, sizeof(p), "none.sock");
 	assert_int_equal(unix_socket_remove_stale(AT_FDCWD, p, &why), 0);
@@ -65,7 +65,7 @@ static void test_nothing_there_is_fine(void **state)
 static void test_stale_socket_is_removed(void **state)
 {
 	char p[128];
-	const char *why = NULL;
+	struct reason why = { "" };
 
 	path_of(p, sizeof(p), "stale.sock");
 	close(bind_at(p, true)); /* its process is gone: the file stays */
@@ -77,14 +77,14 @@ static void test_stale_socket_is_removed(void **state)
 static void test_live_socket_is_refused(void **state)
 {
 	char p[128];
-	const char *why = NULL;
+	struct reason why = { "" };
 	int fd;
 
 	path_of(p, sizeof(p), "live.sock");
 	fd = bind_at(p, true);
 	assert_int_equal(unix_socket_remove_stale(AT_FDCWD, p, &why),
 			 -EADDRINUSE);
-	assert_string_equal(why, "something listens there");
+	assert_string_equal(why.msg, "something listens there");
 	assert_int_equal(access(p, F_OK), 0);
 	close(fd);
 }
@@ -92,7 +92,7 @@ static void test_live_socket_is_refused(void **state)
 static void test_regular_file_is_refused(void **state)
 {
 	char p[128];
-	const char *why = NULL;
+	struct reason why = { "" };
 	int fd;
 
 	path_of(p, sizeof(p), "file");
@@ -100,14 +100,14 @@ static void test_regular_file_is_refused(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(unix_socket_remove_stale(AT_FDCWD, p, &why), -EEXIST);
-	assert_string_equal(why, "exists and is not a socket");
+	assert_string_equal(why.msg, "exists and is not a socket");
 	assert_int_equal(access(p, F_OK), 0);
 }
 
 static void test_symlink_to_socket_is_refused(void **state)
 {
 	char p[128], link[128];
-	const char *why = NULL;
+	struct reason why = { "" };
 
 	path_of(p, sizeof(p), "target.sock");
 	close(bind_at(p, true));
@@ -121,7 +121,7 @@ static void test_symlink_to_socket_is_refused(void **state)
 static void test_directory_relative_name(void **state)
 {
 	char p[128];
-	const char *why = NULL;
+	struct reason why = { "" };
 	int dfd, cwd = open(".", O_RDONLY | O_DIRECTORY);
 
 	path_of(p, sizeof(p), "rel.sock");
@@ -139,7 +139,7 @@ static void test_directory_relative_name(void **state)
 static void test_overlong_name_is_refused(void **state)
 {
 	char p[200];
-	const char *why = NULL;
+	struct reason why = { "" };
 
 	memset(p, 'a', sizeof(p) - 1);
 	p[sizeof(p) - 1] = '\0';

@@ -900,7 +900,7 @@ static int gid_held(const struct be *be, const uint8_t gid[16],
 static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 		     uint32_t gid_type)
 {
-	char why[WP_TEXT_SIZE];
+	struct reason why;
 	uint32_t host;
 	int i, ret;
 
@@ -918,11 +918,11 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 	if (i >= 0)
 		return be->guest_gid[i];
 	ret = broker_link_gid(be->cfg.broker, WP_GID_ADD, gid, gid_type, &host,
-			      why, sizeof(why));
+			      &why);
 	if (ret < 0) {
 		be->st->gid_errors++;
 		be_refused(be, "ADD_GID: index %u: the broker refused: %s",
-			   index, why);
+			   index, why.msg);
 		return ret;
 	}
 	be->st->gid_adds++;
@@ -933,7 +933,7 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
  * still holds it. */
 static void release_gid(struct be *be, uint32_t i)
 {
-	char why[WP_TEXT_SIZE];
+	struct reason why;
 
 	if (be->guest_gid[i] < 0)
 		return;
@@ -943,8 +943,8 @@ static void release_gid(struct be *be, uint32_t i)
 	if (gid_held(be, be->gid_raw[i], be->gid_type[i]) >= 0)
 		return;
 	if (broker_link_gid(be->cfg.broker, WP_GID_DEL, be->gid_raw[i],
-			    be->gid_type[i], NULL, why, sizeof(why)) < 0)
-		log_peer_warnx("DEL_GID: index %u: the broker: %s", i, why);
+			    be->gid_type[i], NULL, &why) < 0)
+		log_peer_warnx("DEL_GID: index %u: the broker: %s", i, why.msg);
 }
 
 int be_gid_add(struct be *be, uint32_t index, const uint8_t gid[16],
