@@ -130,8 +130,8 @@ static void parse(int argc, char **argv, struct broker *b)
 /* ---- policy ---------------------------------------------------------------
  */
 
-static int load_policy(struct broker *b, struct policy **ret, char *why,
-		       size_t len)
+static int load_policy(struct broker *b, struct policy **ret,
+		       struct reason *why)
 {
 	struct policy_error err = { 0 };
 	unsigned int i;
@@ -144,15 +144,15 @@ static int load_policy(struct broker *b, struct policy **ret, char *why,
 		log_warnx("%s", err.e[i].msg);
 	if (err.n > err.kept)
 		log_warnx("... and %u more", err.n - err.kept);
-	snprintf(why, len, "%s%s", err.kept ? err.e[0].msg : strerror(-ret_),
-		 err.n > 1 ? " (and more: see the broker's log)" : "");
-	return ret_;
+	return reason_fail(
+		why, ret_, "%s%s", err.kept ? err.e[0].msg : strerror(-ret_),
+		err.n > 1 ? " (and more: see the broker's log)" : "");
 }
 
-int broker_reload(struct broker *b, char *why, size_t why_len)
+int broker_reload(struct broker *b, struct reason *why)
 {
 	struct policy *p = NULL;
-	int ret = load_policy(b, &p, why, why_len);
+	int ret = load_policy(b, &p, why);
 
 	if (ret < 0) {
 		log_warnx("reload of %s refused; the old policy stays",
@@ -169,9 +169,10 @@ int broker_reload(struct broker *b, char *why, size_t why_len)
 	control_apply_group(b);
 	/* a socket_dir the reload names is the broker's from now on */
 	socket_dir_make(b);
-	snprintf(why, why_len, "reloaded %s: %zu VMs", b->policy_path,
-		 policy_vm_count(p));
-	log_info("%s; running workers keep their settings", why);
+	reason_set(why, "reloaded %s: %zu VMs", b->policy_path,
+		   policy_vm_count(p));
+	log_info("reloaded %s: %zu VMs; running workers keep their settings",
+		 b->policy_path, policy_vm_count(p));
 	return 0;
 }
 
@@ -259,7 +260,6 @@ static int signals_open(int ep)
 static void on_signal(struct broker *b)
 {
 	struct signalfd_siginfo si;
-	char why[BP_TEXT_SIZE];
 
 	while (read(b->sfd, &si, sizeof(si)) == sizeof(si)) {
 		switch (si.ssi_signo) {
@@ -268,7 +268,7 @@ static void on_signal(struct broker *b)
 			break;
 		case SIGHUP:
 			log_info("SIGHUP: reloading %s", b->policy_path);
-			broker_reload(b, why, sizeof(why));
+			broker_reload(b, NULL);
 			break;
 		default:
 			log_info("SIG%s: stopping",
@@ -378,15 +378,15 @@ static void run(struct broker *b)
 int main(int argc, char **argv)
 {
 	struct broker *b = &B;
-	char why[BP_TEXT_SIZE];
+	struct reason why;
 	unsigned int i;
 
 	b->lfd = b->sfd = b->mux_fd = -1;
 	for (i = 0; i < BROKER_MAX_CONNS; i++)
 		b->conns[i].fd = -1;
 	parse(argc, argv, b);
-	if (load_policy(b, &b->pol, why, sizeof(why)) < 0)
-		fatalx("cannot start without a valid policy: %s", why);
+	if (load_policy(b, &b->pol, &why) < 0)
+		fatalx("cannot start without a valid policy: %s", why.msg);
 	signal(SIGPIPE, SIG_IGN);
 	if (chdir("/") < 0)
 		fatal("chdir /");

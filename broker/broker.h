@@ -186,9 +186,12 @@ void control_reply(struct broker *b, int conn, const struct bp_msg *m);
  * identity (vmm_uid, or a member of vmm_gid); vm NULL: root only. */
 bool control_caller_owns(const struct conn *c, const struct policy_vm *vm);
 /* Why c may not (for a refusal). */
-void control_not_owner(const struct conn *c, const char *vm, char *why,
-		       size_t len);
-int broker_reload(struct broker *b, char *why, size_t why_len);
+void control_not_owner(const struct conn *c, const char *vm,
+		       struct reason *why);
+/* Loads the policy file again; the old policy stays if it is refused.
+ * 0 or -errno, with why (NULL: the log only) saying what was loaded or
+ * why not. */
+int broker_reload(struct broker *b, struct reason *why);
 
 /* spawn.c */
 void cgroup_detect(struct broker *b);
@@ -202,8 +205,8 @@ int spawn_worker(struct broker *b, const struct conn *c,
 		 const struct bp_spawn *req, struct bp_spawn_reply *rep);
 
 /* channel.c: the broker channel to each worker */
-int channel_make(struct broker *b, struct worker *w, int *ret_lfd, char *why,
-		 size_t len);
+int channel_make(struct broker *b, struct worker *w, int *ret_lfd,
+		 struct reason *why);
 int channel_connect(struct broker *b, struct worker *w);
 void channel_close(struct broker *b, struct worker *w);
 void channel_read(struct broker *b, unsigned int i);

@@ -28,8 +28,8 @@ static unsigned int index_of(const struct broker *b, const struct worker *w)
 	return (unsigned int)(w - b->workers);
 }
 
-int channel_make(struct broker *b, struct worker *w, int *ret_lfd, char *why,
-		 size_t len)
+int channel_make(struct broker *b, struct worker *w, int *ret_lfd,
+		 struct reason *why)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
@@ -39,35 +39,29 @@ int channel_make(struct broker *b, struct worker *w, int *ret_lfd, char *why,
 	if ((size_t)snprintf(w->chan_path, sizeof(w->chan_path),
 			     "%s/workers/%s.channel", b->state_dir,
 			     w->vm) >= sizeof(sa.sun_path)) {
-		snprintf(why, len,
-			 "channel path %s/workers/%s.channel is too "
-			 "long for a socket",
-			 b->state_dir, w->vm);
 		w->chan_path[0] = '\0';
-		return -ENAMETOOLONG;
+		return reason_fail(why, -ENAMETOOLONG,
+				   "channel path %s/workers/%s.channel is too "
+				   "long for a socket",
+				   b->state_dir, w->vm);
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", w->chan_path);
 	/* the directory is the broker's alone: whatever is there is stale */
-	if (unlink(w->chan_path) < 0 && errno != ENOENT) {
-		snprintf(why, len, "removing %s: %s", w->chan_path,
-			 strerror(errno));
-		return -errno;
-	}
+	if (unlink(w->chan_path) < 0 && errno != ENOENT)
+		return reason_fail(why, -errno, "removing %s: %s", w->chan_path,
+				   strerror(errno));
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(why, len, "channel socket: %s", strerror(errno));
-		return -errno;
-	}
+	if (fd < 0)
+		return reason_fail(why, -errno, "channel socket: %s",
+				   strerror(errno));
 	old = umask(0177);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    listen(fd, 4) < 0)
 		ret = -errno;
 	umask(old);
-	if (ret < 0) {
-		snprintf(why, len, "channel %s: %s", w->chan_path,
-			 strerror(-ret));
-		return ret;
-	}
+	if (ret < 0)
+		return reason_fail(why, ret, "channel %s: %s", w->chan_path,
+				   strerror(-ret));
 	*ret_lfd = TAKE_FD(fd);
 	return 0;
 }
@@ -240,10 +234,10 @@ void stats_start(struct broker *b, int conn, const char *vm)
 		return;
 	}
 	if (vm[0] && !control_caller_owns(c, policy_lookup_vm(b->pol, vm))) {
-		char why[BP_TEXT_SIZE];
+		struct reason why;
 
-		control_not_owner(c, vm, why, sizeof(why));
-		stats_reply(b, conn, EPERM, why);
+		control_not_owner(c, vm, &why);
+		stats_reply(b, conn, EPERM, why.msg);
 		return;
 	}
 	if (vm[0] && !workers_find(b, vm)) {

@@ -190,14 +190,13 @@ bool control_caller_owns(const struct conn *c, const struct policy_vm *vm)
 	       peer_in_group(c->fd, vm->vmm_gid, c->gid);
 }
 
-void control_not_owner(const struct conn *c, const char *vm, char *why,
-		       size_t len)
+void control_not_owner(const struct conn *c, const char *vm, struct reason *why)
 {
-	snprintf(why, len,
-		 "uid %u is not the QEMU identity of vm %s (its vmm_uid or "
-		 "vmm_gid in the policy): only that identity and root act "
-		 "for it",
-		 (unsigned int)c->uid, vm);
+	reason_set(why,
+		   "uid %u is not the QEMU identity of vm %s (its vmm_uid or "
+		   "vmm_gid in the policy): only that identity and root act "
+		   "for it",
+		   (unsigned int)c->uid, vm);
 }
 
 static void conn_drop(struct broker *b, unsigned int i)
@@ -528,12 +527,12 @@ static void on_stop(struct broker *b, int conn, const struct bp_msg *req)
 
 	bp_init(&m, BP_STOP_REPLY);
 	if (!control_caller_owns(c, policy_lookup_vm(b->pol, req->u.stop.vm))) {
-		char why[BP_TEXT_SIZE];
+		struct reason why;
 
-		control_not_owner(c, req->u.stop.vm, why, sizeof(why));
+		control_not_owner(c, req->u.stop.vm, &why);
 		log_warnx("control: pid %d: STOP refused: %s", (int)c->pid,
-			  why);
-		bp_set_status(&m.u.status, EPERM, "%s", why);
+			  why.msg);
+		bp_set_status(&m.u.status, EPERM, "%s", why.msg);
 		control_reply(b, conn, &m);
 		return;
 	}
@@ -579,13 +578,13 @@ static void on_list(struct broker *b, int conn, const struct bp_msg *req)
 
 static void on_reload(struct broker *b, int conn, const struct bp_msg *req)
 {
-	char why[BP_TEXT_SIZE];
+	struct reason why;
 	struct bp_msg m;
 	int ret;
 
-	ret = broker_reload(b, why, sizeof(why));
+	ret = broker_reload(b, &why);
 	bp_init(&m, BP_RELOAD_REPLY);
-	bp_set_status(&m.u.status, ret < 0 ? -ret : 0, "%s", why);
+	bp_set_status(&m.u.status, ret < 0 ? -ret : 0, "%s", why.msg);
 	control_reply(b, conn, &m);
 }
 

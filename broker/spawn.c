@@ -701,7 +701,7 @@ static int check_request(struct broker *b, const struct conn *c,
 		return -ENOENT;
 	}
 	if (!control_caller_owns(c, *ret_vm)) {
-		control_not_owner(c, req->vm, e->why.msg, sizeof(e->why.msg));
+		control_not_owner(c, req->vm, &e->why);
 		return -EPERM;
 	}
 	old = workers_find(b, req->vm);
@@ -825,7 +825,7 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 	ret = vm_socket(b, c, req, vm, w, &vu, e);
 	if (ret < 0)
 		return ret;
-	ret = channel_make(b, w, &chan, e->why.msg, sizeof(e->why.msg));
+	ret = channel_make(b, w, &chan, &e->why);
 	if (ret == 0)
 		ret = worker_log_open(b, w, &lg, &e->why);
 	if (ret == 0)

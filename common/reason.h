@@ -7,7 +7,10 @@
 #ifndef RDMAGATE_COMMON_REASON_H
 #define RDMAGATE_COMMON_REASON_H
 
-#define REASON_LEN 160
+/* A broker's reason fills a control reply's text (BP_TEXT_SIZE): a policy
+ * error or a path quoted whole.  Only a size in memory: each wire field has
+ * its own. */
+#define REASON_LEN 256
 
 struct reason {
 	char msg[REASON_LEN];

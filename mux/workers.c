@@ -159,7 +159,9 @@ void worker_readable(struct mux *m, struct worker *w)
 			v.direction = RDMAGATE_MUX_OUT;
 			v.worker_id = w->id;
 			v.reason = RDMAGATE_MUX_DROP_MALFORMED;
-			snprintf(v.why, sizeof(v.why), "%s", why.msg);
+			/* the verdict's text is shorter than a reason */
+			snprintf(v.why, sizeof(v.why), "%.*s",
+				 (int)sizeof(v.why) - 1, why.msg);
 			outcome(m, &v);
 			continue;
 		}
