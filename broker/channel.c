@@ -8,6 +8,7 @@
  * protocol's table and checked before it is acted on.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -22,6 +23,37 @@
 
 /* Bad messages logged per worker before it goes quiet. */
 #define MAX_LOGGED_BAD 10
+
+/*
+ * A STATS_REPLY carries the counters a worker sent on its channel: the two
+ * protocols each define their own type, with one layout, so the broker
+ * copies one into the other.  Every field at the same place, and no more.
+ */
+#define SAME_COUNTER(f)                                                        \
+	_Static_assert(offsetof(struct bp_counters, f) ==                      \
+			       offsetof(struct wp_counters, f),                \
+		       #f)
+SAME_COUNTER(connects);
+SAME_COUNTER(commands);
+SAME_COUNTER(command_errors);
+SAME_COUNTER(sends);
+SAME_COUNTER(send_errors);
+SAME_COUNTER(send_bytes);
+SAME_COUNTER(recvs);
+SAME_COUNTER(recv_errors);
+SAME_COUNTER(srq_recvs);
+SAME_COUNTER(completions);
+SAME_COUNTER(completion_errors);
+SAME_COUNTER(cq_overflows);
+SAME_COUNTER(missing_completions);
+SAME_COUNTER(mads_sent);
+SAME_COUNTER(mads_received);
+SAME_COUNTER(mad_errors);
+SAME_COUNTER(gid_adds);
+SAME_COUNTER(gid_errors);
+SAME_COUNTER(async_events);
+_Static_assert(sizeof(struct bp_counters) == sizeof(struct wp_counters),
+	       "bp_counters and wp_counters");
 
 static unsigned int index_of(const struct broker *b, const struct worker *w)
 {
@@ -287,7 +319,7 @@ static void stats_finish(struct broker *b, int conn)
 		r->flags = w->stats_seq == c->stats_seq ? BP_STATS_FRESH : 0;
 		memset(r->vm, 0, sizeof(r->vm));
 		snprintf(r->vm, sizeof(r->vm), "%s", w->vm);
-		r->c = w->stats;
+		memcpy(&r->c, &w->stats, sizeof(r->c));
 		control_reply(b, conn, &m);
 		if (b->conns[conn].fd < 0)
 			return; /* the client went away mid-answer */

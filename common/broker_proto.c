@@ -15,6 +15,28 @@
 #include "common/msg_frame.h"
 #include "common/cleanup.h"
 
+const char *const bp_counter_names[BP_COUNTERS_N] = {
+	"connects",
+	"commands",
+	"command_errors",
+	"sends",
+	"send_errors",
+	"send_bytes",
+	"recvs",
+	"recv_errors",
+	"srq_recvs",
+	"completions",
+	"completion_errors",
+	"cq_overflows",
+	"missing_completions",
+	"mads_sent",
+	"mads_received",
+	"mad_errors",
+	"gid_adds",
+	"gid_errors",
+	"async_events",
+};
+
 bool bp_vm_name_ok(const char *s)
 {
 	return msg_name_ok(s, BP_VM_NAME_MAX);

@@ -19,7 +19,6 @@
 #include <stdint.h>
 
 #include "common/msg_frame.h"
-#include "common/worker_proto.h"
 
 /* 2: SPAWN names a socket in the broker's socket_dir, and a frontend;
  * 3: STATS_REPLY carries 19 counters (async_events) */
@@ -185,8 +184,41 @@ enum {
 #define BP_STATS_FLAGS_ALL BP_STATS_FRESH
 
 /*
+ * One worker's counters since it started, as the worker reported them on
+ * its channel (the broker copies the worker protocol's wp_counters, which
+ * has this layout: broker/channel.c asserts it).  Numbers from a worker,
+ * for reading only.
+ */
+struct bp_counters {
+	uint64_t connects;	    /* vhost-user frontends accepted */
+	uint64_t commands;	    /* control commands */
+	uint64_t command_errors;    /* ... refused */
+	uint64_t sends;		    /* send work requests posted to the host */
+	uint64_t send_errors;	    /* ... refused or failed to post */
+	uint64_t send_bytes;	    /* bytes in posted sends */
+	uint64_t recvs;		    /* receive buffers posted (QP or SRQ) */
+	uint64_t recv_errors;	    /* ... refused or failed to post */
+	uint64_t srq_recvs;	    /* of recvs, posted to an SRQ */
+	uint64_t completions;	    /* CQEs delivered to the guest */
+	uint64_t completion_errors; /* ... with a status other than success */
+	uint64_t cq_overflows;	    /* CQEs with no guest buffer: QP to error */
+	uint64_t missing_completions; /* host CQEs for a gone work request */
+	uint64_t mads_sent;	      /* QP1 MADs sent for the guest */
+	uint64_t mads_received;	      /* QP1 MADs delivered to the guest */
+	uint64_t mad_errors;	      /* QP1 MADs refused or dropped */
+	uint64_t gid_adds;	      /* GIDs granted */
+	uint64_t gid_errors;	      /* GID requests refused */
+	uint64_t async_events; /* host async events on the guest's objects */
+};
+#define BP_COUNTERS_N (sizeof(struct bp_counters) / sizeof(uint64_t))
+_Static_assert(sizeof(struct bp_counters) == 19 * 8, "bp_counters");
+
+/* The names of struct bp_counters' fields, in order (for rdmagatectl). */
+extern const char *const bp_counter_names[BP_COUNTERS_N];
+
+/*
  * STATS is answered like LIST: max(1, total) STATS_REPLY messages, index
- * 0..total-1, each with one worker's counters (common/worker_proto.h).
+ * 0..total-1, each with one worker's counters.
  */
 struct bp_stats_reply {
 	struct bp_status st;
@@ -195,7 +227,7 @@ struct bp_stats_reply {
 	uint32_t pid;
 	char vm[BP_VM_SIZE];
 	uint32_t pad; /* 0 */
-	struct wp_counters c;
+	struct bp_counters c;
 };
 _Static_assert(sizeof(struct bp_stats_reply) == 504, "bp_stats_reply");
 

@@ -330,7 +330,7 @@ static int cmd_policy(int argc, char **argv)
 static void print_stats(const struct bp_stats_reply *r, bool json, bool first)
 {
 	unsigned int k;
-	uint64_t v[WP_COUNTERS_N];
+	uint64_t v[BP_COUNTERS_N];
 
 	memcpy(v, &r->c, sizeof(v));
 	if (!json) {
@@ -338,8 +338,8 @@ static void print_stats(const struct bp_stats_reply *r, bool json, bool first)
 		       r->flags & BP_STATS_FRESH
 			       ? ""
 			       : "  [STALE: the worker did not answer]");
-		for (k = 0; k < WP_COUNTERS_N; k++)
-			printf("  %-20s %llu\n", wp_counter_names[k],
+		for (k = 0; k < BP_COUNTERS_N; k++)
+			printf("  %-20s %llu\n", bp_counter_names[k],
 			       (unsigned long long)v[k]);
 		return;
 	}
@@ -347,8 +347,8 @@ static void print_stats(const struct bp_stats_reply *r, bool json, bool first)
 	json_str(r->vm);
 	printf(", \"pid\": %u, \"fresh\": %s", r->pid,
 	       r->flags & BP_STATS_FRESH ? "true" : "false");
-	for (k = 0; k < WP_COUNTERS_N; k++)
-		printf(", \"%s\": %llu", wp_counter_names[k],
+	for (k = 0; k < BP_COUNTERS_N; k++)
+		printf(", \"%s\": %llu", bp_counter_names[k],
 		       (unsigned long long)v[k]);
 	printf("}");
 }

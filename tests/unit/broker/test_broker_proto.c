@@ -17,6 +17,7 @@
 
 #include "common/broker_proto.h"
 #include "common/cleanup.h"
+#include "common/worker_proto.h"
 
 /* The wire form of m: header then payload, as bp_send() writes it. */
 static size_t wire(const struct bp_msg *m, uint8_t *buf)
@@ -449,6 +450,17 @@ static void test_every_type_sizes(void **state)
 	assert_int_equal(bp_decode(buf, len, &out, &why), -EINVAL);
 }
 
+/* rdmagatectl names the counters the broker copied from a worker's
+ * channel: the same names, in the same order, as the worker's. */
+static void test_counter_names(void **state)
+{
+	unsigned int k;
+
+	assert_int_equal(BP_COUNTERS_N, WP_COUNTERS_N);
+	for (k = 0; k < BP_COUNTERS_N; k++)
+		assert_string_equal(bp_counter_names[k], wp_counter_names[k]);
+}
+
 static void test_replies(void **state)
 {
 	uint8_t buf[BP_MSG_MAX];
@@ -511,6 +523,7 @@ int main(void)
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_good_spawn);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_every_type_sizes);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_replies);
+	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_counter_names);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_set_str);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_frontend_names);
 	return _cmocka_run_group_tests("broker_proto", t, n, NULL, NULL);
