@@ -5,7 +5,6 @@
  * its reply.  Runs in rdmagatectl and in rdmagate-libvirt-hook.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -17,27 +16,16 @@
 #include "common/ctl_client.h"
 #include "policy/policy.h"
 
-static void set_err(char *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void set_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, CTL_ERR_LEN, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * A broker that turns a caller away closes the connection; whether that
  * reads as EOF, a reset or a broken pipe depends on whether our request
  * was still unread in its socket.
  */
-static int closed(const struct ctl_conn *c, char *err)
+static int closed(const struct ctl_conn *c, struct reason *why)
 {
-	set_err(err,
-		"the broker closed the connection (not allowed to use %s?)",
-		c->path);
+	reason_set(why,
+		   "the broker closed the connection (not allowed to use %s?)",
+		   c->path);
 	return -ECONNRESET;
 }
 
@@ -46,33 +34,33 @@ void ctl_close(struct ctl_conn *c)
 	c->fd = safe_close(c->fd);
 }
 
-int ctl_send(struct ctl_conn *c, const struct bp_msg *m, char err[CTL_ERR_LEN])
+int ctl_send(struct ctl_conn *c, const struct bp_msg *m, struct reason *why)
 {
 	int ret = bp_send(c->fd, m);
 
 	if (ret == -EPIPE || ret == -ECONNRESET)
-		return closed(c, err);
+		return closed(c, why);
 	if (ret == -EAGAIN) {
-		set_err(err,
-			"the broker did not take the %s request within %u s",
-			bp_type_name(m->h.type), c->timeout_s);
+		reason_set(why,
+			   "the broker did not take the %s request within %u s",
+			   bp_type_name(m->h.type), c->timeout_s);
 		return -ETIMEDOUT;
 	}
 	if (ret < 0)
-		set_err(err, "sending to the broker: %s", strerror(-ret));
+		reason_set(why, "sending to the broker: %s", strerror(-ret));
 	return ret;
 }
 
-int ctl_status(const struct bp_status *st, char err[CTL_ERR_LEN])
+int ctl_status(const struct bp_status *st, struct reason *why)
 {
 	if (!st->status)
 		return 0;
-	set_err(err, "broker: %s (%s)", st->text, strerror(st->status));
+	reason_set(why, "broker: %s (%s)", st->text, strerror(st->status));
 	return -st->status;
 }
 
 int ctl_recv(struct ctl_conn *c, uint32_t want, struct bp_msg *m,
-	     char err[CTL_ERR_LEN])
+	     struct reason *why)
 {
 	uint8_t buf[BP_MSG_MAX + 1];
 	struct reason derr;
@@ -83,49 +71,49 @@ int ctl_recv(struct ctl_conn *c, uint32_t want, struct bp_msg *m,
 		n = recv(c->fd, buf, sizeof(buf), MSG_TRUNC);
 	while (n < 0 && errno == EINTR);
 	if (n == 0 || (n < 0 && errno == ECONNRESET))
-		return closed(c, err);
+		return closed(c, why);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		set_err(err,
-			"the broker did not answer within %u s (waiting "
-			"for %s)",
-			c->timeout_s, bp_type_name(want));
+		reason_set(why,
+			   "the broker did not answer within %u s (waiting "
+			   "for %s)",
+			   c->timeout_s, bp_type_name(want));
 		return -ETIMEDOUT;
 	}
 	if (n < 0) {
 		ret = -errno;
-		set_err(err, "reading from the broker: %s", strerror(errno));
+		reason_set(why, "reading from the broker: %s", strerror(errno));
 		return ret;
 	}
 	ret = bp_decode(buf, (size_t)n, m, &derr);
 	if (ret < 0) {
-		set_err(err, "bad message from the broker: %s", derr.msg);
+		reason_set(why, "bad message from the broker: %s", derr.msg);
 		return ret;
 	}
 	if (m->h.type == BP_ERROR_REPLY) {
-		ret = ctl_status(&m->u.status, err);
+		ret = ctl_status(&m->u.status, why);
 		if (ret == 0) { /* an ERROR_REPLY is a refusal, status or not */
-			set_err(err, "broker: %s (no error code)",
-				m->u.status.text);
+			reason_set(why, "broker: %s (no error code)",
+				   m->u.status.text);
 			ret = -EPROTO;
 		}
 		return ret;
 	}
 	if (m->h.type != want) {
-		set_err(err, "the broker answered %s to a request for %s",
-			bp_type_name(m->h.type), bp_type_name(want));
+		reason_set(why, "the broker answered %s to a request for %s",
+			   bp_type_name(m->h.type), bp_type_name(want));
 		return -EPROTO;
 	}
 	return 0;
 }
 
-int ctl_request(struct ctl_conn *c, struct bp_msg *m, char err[CTL_ERR_LEN])
+int ctl_request(struct ctl_conn *c, struct bp_msg *m, struct reason *why)
 {
 	uint32_t want = m->h.type + 1;
-	int ret = ctl_send(c, m, err);
+	int ret = ctl_send(c, m, why);
 
 	if (ret < 0)
 		return ret;
-	return ctl_recv(c, want, m, err);
+	return ctl_recv(c, want, m, why);
 }
 
 static int set_timeouts(int fd, unsigned int timeout_s)
@@ -141,7 +129,7 @@ static int set_timeouts(int fd, unsigned int timeout_s)
 }
 
 int ctl_connect(struct ctl_conn *c, const char *path, unsigned int timeout_s,
-		char err[CTL_ERR_LEN])
+		struct reason *why)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct ucred cr;
@@ -152,7 +140,7 @@ int ctl_connect(struct ctl_conn *c, const char *path, unsigned int timeout_s,
 	c->fd = -1;
 	c->timeout_s = timeout_s;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		set_err(err, "control socket %s: path too long", path);
+		reason_set(why, "control socket %s: path too long", path);
 		return -ENAMETOOLONG;
 	}
 	_Static_assert(sizeof(c->path) == sizeof(sa.sun_path), "path size");
@@ -161,43 +149,44 @@ int ctl_connect(struct ctl_conn *c, const char *path, unsigned int timeout_s,
 	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		ret = -errno;
-		set_err(err, "socket: %s", strerror(errno));
+		reason_set(why, "socket: %s", strerror(errno));
 		return ret;
 	}
 	/* SO_SNDTIMEO also bounds a connect() to a full backlog */
 	ret = set_timeouts(c->fd, timeout_s);
 	if (ret < 0) {
-		set_err(err, "setting the socket's timeouts: %s",
-			strerror(-ret));
+		reason_set(why, "setting the socket's timeouts: %s",
+			   strerror(-ret));
 		goto fail;
 	}
 	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		ret = -errno;
 		if (errno == EAGAIN)
-			set_err(err,
-				"cannot reach the broker at %s: it did not "
-				"accept the connection within %u s",
-				path, timeout_s);
+			reason_set(why,
+				   "cannot reach the broker at %s: it did not "
+				   "accept the connection within %u s",
+				   path, timeout_s);
 		else
-			set_err(err, "cannot reach the broker at %s: %s", path,
-				strerror(errno));
+			reason_set(why, "cannot reach the broker at %s: %s",
+				   path, strerror(errno));
 		goto fail;
 	}
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
 	    cr.uid != 0) {
-		set_err(err, "%s is not served by root: refusing to talk to it",
-			path);
+		reason_set(why,
+			   "%s is not served by root: refusing to talk to it",
+			   path);
 		ret = -EPERM;
 		goto fail;
 	}
 	bp_init(&m, BP_HELLO);
-	ret = ctl_request(c, &m, err);
+	ret = ctl_request(c, &m, why);
 	if (ret < 0)
 		goto fail;
 	if (m.u.hello_reply.version != RDMAGATE_CTL_VERSION) {
-		set_err(err, "the broker speaks protocol %u, this %s %u",
-			m.u.hello_reply.version, program_invocation_short_name,
-			RDMAGATE_CTL_VERSION);
+		reason_set(why, "the broker speaks protocol %u, this %s %u",
+			   m.u.hello_reply.version,
+			   program_invocation_short_name, RDMAGATE_CTL_VERSION);
 		ret = -EPROTONOSUPPORT;
 		goto fail;
 	}

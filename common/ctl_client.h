@@ -8,7 +8,7 @@
  * uid 0 and says HELLO (the versions must match); ctl_request() sends one
  * request and receives exactly the reply type that answers it, decoded by
  * bp_decode().  Nothing here exits or prints: every failure returns a
- * negative errno and a sentence naming what failed (CTL_ERR_LEN bytes).
+ * negative errno and a sentence naming what failed (struct reason).
  * A timeout bounds every connect, send and receive (SO_SNDTIMEO,
  * SO_RCVTIMEO), for callers that must never hang (libvirt waits for its
  * hooks).
@@ -20,8 +20,6 @@
 
 #include "common/broker_proto.h"
 
-#define CTL_ERR_LEN 512
-
 struct ctl_conn {
 	int fd; /* -1 when closed */
 	char path[BP_PATH_SIZE];
@@ -31,31 +29,31 @@ struct ctl_conn {
 /*
  * Connects to the broker at path, refuses a server that is not uid 0, sends
  * HELLO and checks the broker's version.  timeout_s (0 = none) bounds each
- * step.  Returns 0 with c open, or -errno with err saying what failed
+ * step.  Returns 0 with c open, or -errno with why saying what failed
  * ("cannot reach the broker at PATH: ...") and c closed.
  */
 int ctl_connect(struct ctl_conn *c, const char *path, unsigned int timeout_s,
-		char err[CTL_ERR_LEN]);
+		struct reason *why);
 
-/* Sends m as one datagram.  Returns 0 or -errno with err. */
-int ctl_send(struct ctl_conn *c, const struct bp_msg *m, char err[CTL_ERR_LEN]);
+/* Sends m as one datagram.  Returns 0 or -errno with why. */
+int ctl_send(struct ctl_conn *c, const struct bp_msg *m, struct reason *why);
 
 /*
  * Receives one message into m and decodes it.  An ERROR_REPLY is returned
  * as an error ("broker: TEXT (strerror)", -its status, -EPROTO if that is
  * 0); any type but want is an error too.  A status inside a reply of type
- * want is left to the caller (ctl_status()).  Returns 0 or -errno with err.
+ * want is left to the caller (ctl_status()).  Returns 0 or -errno with why.
  */
 int ctl_recv(struct ctl_conn *c, uint32_t want, struct bp_msg *m,
-	     char err[CTL_ERR_LEN]);
+	     struct reason *why);
 
 /* Sends the request m, then receives its reply (type + 1) into m. */
-int ctl_request(struct ctl_conn *c, struct bp_msg *m, char err[CTL_ERR_LEN]);
+int ctl_request(struct ctl_conn *c, struct bp_msg *m, struct reason *why);
 
 /*
- * A reply's status: 0, or -status with err "broker: TEXT (strerror)".
+ * A reply's status: 0, or -status with why "broker: TEXT (strerror)".
  */
-int ctl_status(const struct bp_status *st, char err[CTL_ERR_LEN]);
+int ctl_status(const struct bp_status *st, struct reason *why);
 
 void ctl_close(struct ctl_conn *c);
 

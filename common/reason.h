@@ -7,10 +7,11 @@
 #ifndef RDMAGATE_COMMON_REASON_H
 #define RDMAGATE_COMMON_REASON_H
 
-/* A broker's reason fills a control reply's text (BP_TEXT_SIZE): a policy
- * error or a path quoted whole.  Only a size in memory: each wire field has
- * its own. */
-#define REASON_LEN 256
+/* A broker's reason fills a control reply's text (BP_TEXT_SIZE, 256): a
+ * policy error or a path quoted whole; a control client's reason wraps that
+ * text with its own words ("broker: TEXT (strerror)").  Only a size in
+ * memory: each wire field has its own. */
+#define REASON_LEN 512
 
 struct reason {
 	char msg[REASON_LEN];

@@ -63,9 +63,9 @@ static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt,
 
 #define CTL_DIE(fn, ...)                                                       \
 	do {                                                                   \
-		char err_[CTL_ERR_LEN];                                        \
-		if (fn(__VA_ARGS__, err_) < 0)                                 \
-			die("%s", err_);                                       \
+		struct reason why_;                                            \
+		if (fn(__VA_ARGS__, &why_) < 0)                                \
+			die("%s", why_.msg);                                   \
 	} while (0)
 
 /* Connects, checks the peer is root, and says HELLO (no timeout). */
@@ -77,10 +77,10 @@ static void connect_broker(struct ctl_conn *c)
 /* Prints a status reply; the exit status of the command. */
 static int report(const struct bp_status *st)
 {
-	char err[CTL_ERR_LEN];
+	struct reason why;
 
-	if (ctl_status(st, err) < 0) {
-		fprintf(stderr, "rdmagatectl: %s\n", err);
+	if (ctl_status(st, &why) < 0) {
+		fprintf(stderr, "rdmagatectl: %s\n", why.msg);
 		return 1;
 	}
 	printf("%s\n", st->text);

@@ -28,7 +28,9 @@
 
 #define TIMEOUT_DEFAULT 30 /* s; a STOP may take the broker 5 s + reaping */
 #define TIMEOUT_MAX	600
-#define INFO_LEN	(2 * CTL_ERR_LEN)
+/* what a STOP logged, and a SPAWN's reply beside what its STOP logged */
+#define STOP_INFO_LEN 512
+#define INFO_LEN      (2 * STOP_INFO_LEN)
 
 enum action { ACT_NONE, ACT_SPAWN, ACT_STOP };
 
@@ -90,24 +92,24 @@ static int read_stdin(char **ret, size_t *ret_len)
  * line on stderr is the error.
  */
 static int stop_worker(struct ctl_conn *c, const char *vm, char *info,
-		       char *err)
+		       struct reason *why)
 {
 	struct bp_msg m;
 	int ret;
 
 	bp_init(&m, BP_STOP);
 	bp_set_str(m.u.stop.vm, sizeof(m.u.stop.vm), vm);
-	ret = ctl_request(c, &m, err);
+	ret = ctl_request(c, &m, why);
 	if (ret < 0)
 		return ret;
 	if (m.u.status.status == ESRCH) {
-		snprintf(info, CTL_ERR_LEN,
+		snprintf(info, STOP_INFO_LEN,
 			 "vm %s has no worker: nothing to stop", vm);
 		return 0;
 	}
-	ret = ctl_status(&m.u.status, err);
+	ret = ctl_status(&m.u.status, why);
 	if (ret == 0)
-		snprintf(info, CTL_ERR_LEN, "%s", m.u.status.text);
+		snprintf(info, STOP_INFO_LEN, "%s", m.u.status.text);
 	return ret;
 }
 
@@ -118,25 +120,25 @@ static int stop_worker(struct ctl_conn *c, const char *vm, char *info,
  * the spawn asked once more.
  */
 static int spawn_worker(struct ctl_conn *c, const struct bp_spawn *s,
-			char *info, char *err)
+			char *info, struct reason *why)
 {
-	char stale[CTL_ERR_LEN] = "";
+	char stale[STOP_INFO_LEN] = "";
 	struct bp_msg m;
 	int ret;
 
 	for (;;) {
 		bp_init(&m, BP_SPAWN);
 		m.u.spawn = *s;
-		ret = ctl_request(c, &m, err);
+		ret = ctl_request(c, &m, why);
 		if (ret < 0)
 			return ret;
 		if (m.u.spawn_reply.st.status != EEXIST || stale[0])
 			break;
-		ret = stop_worker(c, s->vm, stale, err);
+		ret = stop_worker(c, s->vm, stale, why);
 		if (ret < 0)
 			return ret;
 	}
-	ret = ctl_status(&m.u.spawn_reply.st, err);
+	ret = ctl_status(&m.u.spawn_reply.st, why);
 	if (ret == 0)
 		snprintf(info, INFO_LEN, "%s%s%s", m.u.spawn_reply.st.text,
 			 stale[0] ? "; it replaces a stale worker: " : "",
@@ -164,8 +166,8 @@ int main(int argc, char **argv)
 	unsigned int timeout = TIMEOUT_DEFAULT;
 	const char *object, *op, *subop;
 	_cleanup_free_ char *xml = NULL;
-	char err[CTL_ERR_LEN > DOMAIN_META_ERR_LEN ? CTL_ERR_LEN
-						   : DOMAIN_META_ERR_LEN];
+	char err[DOMAIN_META_ERR_LEN];
+	struct reason why;
 	char info[INFO_LEN];
 	struct domain_meta meta;
 	struct ctl_conn conn;
@@ -225,17 +227,18 @@ int main(int argc, char **argv)
 		fatalx("%s %s %s: the domain XML names domain %s", object, op,
 		       subop, meta.s.vm);
 
-	ret = ctl_connect(&conn, control, timeout, err);
+	ret = ctl_connect(&conn, control, timeout, &why);
 	if (ret == 0) {
 		if (act == ACT_SPAWN)
-			ret = spawn_worker(&conn, &meta.s, info, err);
+			ret = spawn_worker(&conn, &meta.s, info, &why);
 		else
-			ret = stop_worker(&conn, meta.s.vm, info, err);
+			ret = stop_worker(&conn, meta.s.vm, info, &why);
 		ctl_close(&conn);
 	}
 	if (ret < 0)
 		fatalx("vm %s: %s its rdmagate worker: %s", meta.s.vm,
-		       act == ACT_SPAWN ? "cannot start" : "cannot stop", err);
+		       act == ACT_SPAWN ? "cannot start" : "cannot stop",
+		       why.msg);
 	log_info("vm %s: %s", meta.s.vm, info);
 	return 0;
 }

@@ -552,7 +552,11 @@ static void ip_header_ipv6_with_user_data(void **state)
 	assert_memory_equal(pd + 20, h.dst, 16);
 	assert_memory_equal(pd + CM_IP_HDR_LEN, user, sizeof(user));
 	assert_int_equal(cm_ip_decode(pd, &out, &why), 0);
-	assert_memory_equal(&out, &h, sizeof(h));
+	/* field by field: the padding after ip_version is not out's */
+	assert_int_equal(out.ip_version, h.ip_version);
+	assert_int_equal(out.src_port, h.src_port);
+	assert_memory_equal(out.src, h.src, 16);
+	assert_memory_equal(out.dst, h.dst, 16);
 	assert_int_equal(cm_ip_encode(&h, user, sizeof(user) + 1, pd, &why),
 			 -EINVAL);
 	assert_non_null(strstr(why.msg, "57 bytes of user data"));

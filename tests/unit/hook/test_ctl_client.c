@@ -71,104 +71,106 @@ static void peer_send_raw(struct pair *p, const void *buf, size_t len)
 static void test_reply(void **state)
 {
 	struct pair *p = *state;
-	char err[CTL_ERR_LEN] = "";
+	struct reason why = { "" };
 	struct bp_msg m;
 
 	bp_init(&m, BP_STOP_REPLY);
 	bp_set_status(&m.u.status, 0, "worker/a (pid 1) killed by SIGTERM");
 	peer_send(p, &m);
 	memset(&m, 0, sizeof(m));
-	assert_int_equal(ctl_recv(&p->c, BP_STOP_REPLY, &m, err), 0);
+	assert_int_equal(ctl_recv(&p->c, BP_STOP_REPLY, &m, &why), 0);
 	assert_string_equal(m.u.status.text,
 			    "worker/a (pid 1) killed by SIGTERM");
-	assert_int_equal(ctl_status(&m.u.status, err), 0);
+	assert_int_equal(ctl_status(&m.u.status, &why), 0);
 }
 
 static void test_status_error(void **state)
 {
 	struct bp_status st;
-	char err[CTL_ERR_LEN];
+	struct reason why;
 
 	bp_set_status(&st, ESRCH, "vm a has no worker");
-	assert_int_equal(ctl_status(&st, err), -ESRCH);
-	assert_string_equal(err,
+	assert_int_equal(ctl_status(&st, &why), -ESRCH);
+	assert_string_equal(why.msg,
 			    "broker: vm a has no worker (No such process)");
 }
 
 static void test_error_reply(void **state)
 {
 	struct pair *p = *state;
-	char err[CTL_ERR_LEN];
+	struct reason why;
 	struct bp_msg m;
 
 	bp_init(&m, BP_ERROR_REPLY);
 	bp_set_status(&m.u.status, EPERM, "RELOAD: not allowed for uid 7");
 	peer_send(p, &m);
-	assert_int_equal(ctl_recv(&p->c, BP_RELOAD_REPLY, &m, err), -EPERM);
+	assert_int_equal(ctl_recv(&p->c, BP_RELOAD_REPLY, &m, &why), -EPERM);
 	assert_string_equal(
-		err, "broker: RELOAD: not allowed for uid 7 (Operation not "
-		     "permitted)");
+		why.msg, "broker: RELOAD: not allowed for uid 7 (Operation not "
+			 "permitted)");
 	/* an ERROR_REPLY with status 0 is still a refusal */
 	bp_init(&m, BP_ERROR_REPLY);
 	bp_set_status(&m.u.status, 0, "odd");
 	peer_send(p, &m);
-	assert_int_equal(ctl_recv(&p->c, BP_RELOAD_REPLY, &m, err), -EPROTO);
-	assert_string_equal(err, "broker: odd (no error code)");
+	assert_int_equal(ctl_recv(&p->c, BP_RELOAD_REPLY, &m, &why), -EPROTO);
+	assert_string_equal(why.msg, "broker: odd (no error code)");
 }
 
 static void test_wrong_type(void **state)
 {
 	struct pair *p = *state;
-	char err[CTL_ERR_LEN];
+	struct reason why;
 	struct bp_msg m;
 
 	bp_init(&m, BP_RELOAD_REPLY);
 	peer_send(p, &m);
-	assert_int_equal(ctl_recv(&p->c, BP_SPAWN_REPLY, &m, err), -EPROTO);
-	assert_string_equal(err, "the broker answered RELOAD_REPLY to a "
-				 "request for SPAWN_REPLY");
+	assert_int_equal(ctl_recv(&p->c, BP_SPAWN_REPLY, &m, &why), -EPROTO);
+	assert_string_equal(why.msg, "the broker answered RELOAD_REPLY to a "
+				     "request for SPAWN_REPLY");
 }
 
 static void test_bad_message(void **state)
 {
 	struct pair *p = *state;
-	char err[CTL_ERR_LEN];
+	struct reason why;
 	uint32_t hdr[3] = { 1, BP_STOP_REPLY, 0 };
 	struct bp_msg m, sentinel;
 
 	memset(&m, 0x5a, sizeof(m));
 	sentinel = m;
 	peer_send_raw(p, "\1\2\3", 3);
-	assert_int_equal(ctl_recv(&p->c, BP_STOP_REPLY, &m, err), -EBADMSG);
-	assert_string_equal(err, "bad message from the broker: short message: "
-				 "3 bytes, the header is 12");
+	assert_int_equal(ctl_recv(&p->c, BP_STOP_REPLY, &m, &why), -EBADMSG);
+	assert_string_equal(why.msg,
+			    "bad message from the broker: short message: "
+			    "3 bytes, the header is 12");
 	peer_send_raw(p, hdr, sizeof(hdr));
-	assert_int_equal(ctl_recv(&p->c, BP_STOP_REPLY, &m, err),
+	assert_int_equal(ctl_recv(&p->c, BP_STOP_REPLY, &m, &why),
 			 -EPROTONOSUPPORT);
-	assert_non_null(strstr(err, "protocol version 1"));
+	assert_non_null(strstr(why.msg, "protocol version 1"));
 	assert_memory_equal(&m, &sentinel, sizeof(m));
 }
 
 static void test_closed(void **state)
 {
 	struct pair *p = *state;
-	char err[CTL_ERR_LEN];
+	struct reason why;
 	struct bp_msg m;
 
 	p->peer = safe_close(p->peer);
-	assert_int_equal(ctl_recv(&p->c, BP_HELLO_REPLY, &m, err), -ECONNRESET);
-	assert_string_equal(err, "the broker closed the connection (not "
-				 "allowed to use /run/test/control?)");
+	assert_int_equal(ctl_recv(&p->c, BP_HELLO_REPLY, &m, &why),
+			 -ECONNRESET);
+	assert_string_equal(why.msg, "the broker closed the connection (not "
+				     "allowed to use /run/test/control?)");
 	bp_init(&m, BP_LIST);
-	assert_int_equal(ctl_send(&p->c, &m, err), -ECONNRESET);
-	assert_non_null(strstr(err, "closed the connection"));
+	assert_int_equal(ctl_send(&p->c, &m, &why), -ECONNRESET);
+	assert_non_null(strstr(why.msg, "closed the connection"));
 }
 
 static void test_timeout(void **state)
 {
 	struct pair *p = *state;
 	struct timeval tv = { .tv_sec = 1 };
-	char err[CTL_ERR_LEN];
+	struct reason why;
 	struct bp_msg m;
 	uint64_t t0;
 
@@ -176,9 +178,9 @@ static void test_timeout(void **state)
 		setsockopt(p->c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)),
 		0);
 	t0 = mono_ms();
-	assert_int_equal(ctl_recv(&p->c, BP_SPAWN_REPLY, &m, err), -ETIMEDOUT);
-	assert_string_equal(err, "the broker did not answer within 1 s "
-				 "(waiting for SPAWN_REPLY)");
+	assert_int_equal(ctl_recv(&p->c, BP_SPAWN_REPLY, &m, &why), -ETIMEDOUT);
+	assert_string_equal(why.msg, "the broker did not answer within 1 s "
+				     "(waiting for SPAWN_REPLY)");
 	assert_true(mono_ms() - t0 < 3000);
 }
 
@@ -187,14 +189,14 @@ static void test_request(void **state)
 {
 	struct pair *p = *state;
 	uint8_t buf[BP_MSG_MAX];
-	char err[CTL_ERR_LEN];
+	struct reason why;
 	struct bp_msg m, r;
 	ssize_t n;
 
 	bp_init(&r, BP_LIST_REPLY);
 	peer_send(p, &r); /* queued before the request: fine on SEQPACKET */
 	bp_init(&m, BP_LIST);
-	assert_int_equal(ctl_request(&p->c, &m, err), 0);
+	assert_int_equal(ctl_request(&p->c, &m, &why), 0);
 	assert_int_equal(m.h.type, BP_LIST_REPLY);
 	n = recv(p->peer, buf, sizeof(buf), 0);
 	assert_int_equal(n, 12);
@@ -206,15 +208,16 @@ static void test_connect_refusals(void **state)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[] = "/tmp/ctl-client-test.XXXXXX";
-	char err[CTL_ERR_LEN], path[sizeof(sa.sun_path)];
+	struct reason why;
+	char path[sizeof(sa.sun_path)];
 	_cleanup_close_ int l = -1;
 	struct ctl_conn c;
 	int ret;
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/none.sock", dir);
-	assert_int_equal(ctl_connect(&c, path, 1, err), -ENOENT);
-	assert_non_null(strstr(err, "cannot reach the broker at "));
+	assert_int_equal(ctl_connect(&c, path, 1, &why), -ENOENT);
+	assert_non_null(strstr(why.msg, "cannot reach the broker at "));
 	assert_int_equal(c.fd, -1);
 
 	ret = ctl_connect(
@@ -222,9 +225,9 @@ static void test_connect_refusals(void **state)
 		"/a/path/that/is/far/too/long/for/sun_path/aaaaaaaa"
 		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		"aaaaaaaaaaa.sock",
-		1, err);
+		1, &why);
 	assert_int_equal(ret, -ENAMETOOLONG);
-	assert_non_null(strstr(err, "path too long"));
+	assert_non_null(strstr(why.msg, "path too long"));
 
 	/* a listener of ours: as root it gets as far as HELLO, else it is
 	 * refused for not being root */
@@ -234,14 +237,15 @@ static void test_connect_refusals(void **state)
 	assert_true(l >= 0);
 	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(listen(l, 4), 0);
-	ret = ctl_connect(&c, path, 1, err);
+	ret = ctl_connect(&c, path, 1, &why);
 	if (geteuid() != 0) {
 		assert_int_equal(ret, -EPERM);
-		assert_non_null(strstr(err, "is not served by root: refusing"));
+		assert_non_null(
+			strstr(why.msg, "is not served by root: refusing"));
 	} else {
 		/* nobody answers the HELLO */
 		assert_int_equal(ret, -ETIMEDOUT);
-		assert_non_null(strstr(err, "waiting for HELLO_REPLY"));
+		assert_non_null(strstr(why.msg, "waiting for HELLO_REPLY"));
 	}
 	assert_int_equal(c.fd, -1);
 	unlink(path);
