@@ -38,21 +38,23 @@ static void xml_freep(void *p)
 }
 #define _cleanup_xml_ __attribute__((cleanup(xml_freep)))
 
-/* Every error is one line: control characters from the document become ?. */
-static int fail(char *err, long line, const char *fmt, ...)
+/* Every reason says where, and is one line: control characters from the
+ * document become ?. */
+static int fail(struct reason *why, long line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static int fail(char *err, long line, const char *fmt, ...)
+static int fail(struct reason *why, long line, const char *fmt, ...)
 {
+	char what[REASON_LEN];
 	va_list ap;
-	int n;
 
-	n = line > 0 ? snprintf(err, DOMAIN_META_ERR_LEN,
-				"domain XML line %ld: ", line)
-		     : snprintf(err, DOMAIN_META_ERR_LEN, "domain XML: ");
 	va_start(ap, fmt);
-	vsnprintf(err + n, DOMAIN_META_ERR_LEN - (size_t)n, fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	for (char *c = err; *c; c++)
+	if (line > 0)
+		reason_set(why, "domain XML line %ld: %s", line, what);
+	else
+		reason_set(why, "domain XML: %s", what);
+	for (char *c = why->msg; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
 	return -EINVAL;
@@ -128,10 +130,10 @@ static int parse_port(const char *v, uint32_t *ret)
 }
 
 static int set_attr(char *field, size_t size, const char *v, const char *what,
-		    long line, char *err)
+		    long line, struct reason *why)
 {
 	if (bp_set_str(field, size, v) < 0)
-		return fail(err, line,
+		return fail(why, line,
 			    "<rdmagate:device>: %s '%.40s...': longer than "
 			    "%zu bytes",
 			    what, v, size - 1);
@@ -140,20 +142,20 @@ static int set_attr(char *field, size_t size, const char *v, const char *what,
 
 /* One attribute of <rdmagate:device>. */
 static int device_attr(struct domain_meta *m, const xmlAttr *a, const char *v,
-		       bool *has_socket, char *err)
+		       bool *has_socket, struct reason *why)
 {
 	const char *an = (const char *)a->name;
 	long line = m->line;
 
 	if (a->ns && is_ns(a->ns, RDMAGATE_XMLNS)) {
 		if (strcmp(an, "test-echo"))
-			return fail(err, line,
+			return fail(why, line,
 				    "<rdmagate:device>: unknown attribute "
 				    "rdmagate:%.40s",
 				    an);
 #if RDMAGATE_TEST_HOOKS
 		if (strcmp(v, "1") && strcmp(v, "0"))
-			return fail(err, line,
+			return fail(why, line,
 				    "<rdmagate:device>: rdmagate:test-echo "
 				    "'%.40s': not 0 or 1",
 				    v);
@@ -161,7 +163,7 @@ static int device_attr(struct domain_meta *m, const xmlAttr *a, const char *v,
 			m->s.flags |= BP_SPAWN_TEST_ECHO;
 		return 0;
 #else
-		return fail(err, line,
+		return fail(why, line,
 			    "<rdmagate:device>: rdmagate:test-echo: this hook "
 			    "was built without test hooks");
 #endif
@@ -170,26 +172,26 @@ static int device_attr(struct domain_meta *m, const xmlAttr *a, const char *v,
 		return 0;
 	if (!strcmp(an, "socket")) {
 		if (has_control_char(v))
-			return fail(err, line,
+			return fail(why, line,
 				    "<rdmagate:device>: socket '%.107s': "
 				    "contains a control character",
 				    v);
 		*has_socket = true;
 		return set_attr(m->s.socket, sizeof(m->s.socket), v, "socket",
-				line, err);
+				line, why);
 	}
 	if (!strcmp(an, "name")) {
 		if (!v[0])
 			return fail(
-				err, line,
+				why, line,
 				"<rdmagate:device>: name is empty (leave it "
 				"out for the policy's device)");
 		return set_attr(m->s.device, sizeof(m->s.device), v, "name",
-				line, err);
+				line, why);
 	}
 	if (!strcmp(an, "frontend")) {
 		if (bp_frontend_parse(v, &m->s.frontend) < 0)
-			return fail(err, line,
+			return fail(why, line,
 				    "<rdmagate:device>: frontend '%.40s': not "
 				    "virtio-rdma or pvrdma (leave it out for "
 				    "the policy's)",
@@ -199,13 +201,13 @@ static int device_attr(struct domain_meta *m, const xmlAttr *a, const char *v,
 	if (!strcmp(an, "port")) {
 		if (parse_port(v, &m->s.port) < 0)
 			return fail(
-				err, line,
+				why, line,
 				"<rdmagate:device>: port '%.40s': not 1..255 "
 				"(leave it out for the policy's port)",
 				v);
 		return 0;
 	}
-	return fail(err, line,
+	return fail(why, line,
 		    "<rdmagate:device>: unknown attribute %.40s (it has name, "
 		    "port, socket, frontend)",
 		    an);
@@ -213,7 +215,7 @@ static int device_attr(struct domain_meta *m, const xmlAttr *a, const char *v,
 
 /* <rdmagate:address>: text only, one IPv4 or IPv6 address. */
 static int device_address(struct domain_meta *m, xmlDoc *doc, const xmlNode *n,
-			  char *err)
+			  struct reason *why)
 {
 	long line = xmlGetLineNo(n);
 	_cleanup_xml_ xmlChar *text = NULL;
@@ -224,7 +226,7 @@ static int device_address(struct domain_meta *m, xmlDoc *doc, const xmlNode *n,
 	for (c = n->children; c; c = c->next)
 		if (c->type != XML_TEXT_NODE &&
 		    c->type != XML_CDATA_SECTION_NODE)
-			return fail(err, line,
+			return fail(why, line,
 				    "<rdmagate:address>: holds more than an "
 				    "address");
 	text = xmlNodeListGetString(doc, n->children, 1);
@@ -237,11 +239,11 @@ static int device_address(struct domain_meta *m, xmlDoc *doc, const xmlNode *n,
 		*--end = '\0';
 	ret = ctl_spawn_add_address(&m->s, s);
 	if (ret == -E2BIG)
-		return fail(err, line,
+		return fail(why, line,
 			    "<rdmagate:address> %.64s: more than %u addresses",
 			    s, BP_SPAWN_ADDRS_MAX);
 	if (ret < 0)
-		return fail(err, line,
+		return fail(why, line,
 			    "<rdmagate:address> '%.64s': not an IPv4 or IPv6 "
 			    "address (one address, not a prefix)",
 			    s);
@@ -249,7 +251,7 @@ static int device_address(struct domain_meta *m, xmlDoc *doc, const xmlNode *n,
 }
 
 static int parse_device(struct domain_meta *m, xmlDoc *doc, const xmlNode *dev,
-			char *err)
+			struct reason *why)
 {
 	bool has_socket = false;
 	const xmlAttr *a;
@@ -261,22 +263,22 @@ static int parse_device(struct domain_meta *m, xmlDoc *doc, const xmlNode *dev,
 			xmlNodeListGetString(doc, a->children, 1);
 
 		ret = device_attr(m, a, v ? (const char *)v : "", &has_socket,
-				  err);
+				  why);
 		if (ret < 0)
 			return ret;
 	}
 	if (!has_socket)
-		return fail(err, m->line,
+		return fail(why, m->line,
 			    "<rdmagate:device>: no socket attribute (the "
 			    "vhost-user socket the VM's QEMU connects to)");
 	for (n = dev->children; n; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
 		if (is_elem(n, "address", RDMAGATE_XMLNS))
-			ret = device_address(m, doc, n, err);
+			ret = device_address(m, doc, n, why);
 		else if (is_ns(n->ns, RDMAGATE_XMLNS))
 			ret = fail(
-				err, xmlGetLineNo(n),
+				why, xmlGetLineNo(n),
 				"unknown element <rdmagate:%.40s> in "
 				"<rdmagate:device> (it has <rdmagate:address>)",
 				(const char *)n->name);
@@ -289,7 +291,8 @@ static int parse_device(struct domain_meta *m, xmlDoc *doc, const xmlNode *dev,
 }
 
 /* Finds <rdmagate:device> in /domain/metadata; one at most. */
-static int find_device(const xmlNode *root, const xmlNode **ret, char *err)
+static int find_device(const xmlNode *root, const xmlNode **ret,
+		       struct reason *why)
 {
 	const xmlNode *md, *n;
 
@@ -301,7 +304,7 @@ static int find_device(const xmlNode *root, const xmlNode **ret, char *err)
 			if (n->type != XML_ELEMENT_NODE)
 				continue;
 			if (is_other_version(n->ns))
-				return fail(err, xmlGetLineNo(n),
+				return fail(why, xmlGetLineNo(n),
 					    "<%.40s> in namespace %.100s: this "
 					    "hook knows only " RDMAGATE_XMLNS,
 					    (const char *)n->name,
@@ -309,13 +312,13 @@ static int find_device(const xmlNode *root, const xmlNode **ret, char *err)
 			if (!is_ns(n->ns, RDMAGATE_XMLNS))
 				continue;
 			if (strcmp((const char *)n->name, "device"))
-				return fail(err, xmlGetLineNo(n),
+				return fail(why, xmlGetLineNo(n),
 					    "unknown element <rdmagate:%.40s> "
 					    "in <metadata> (it has "
 					    "<rdmagate:device>)",
 					    (const char *)n->name);
 			if (*ret)
-				return fail(err, xmlGetLineNo(n),
+				return fail(why, xmlGetLineNo(n),
 					    "a second <rdmagate:device> (the "
 					    "first is on line %ld): one "
 					    "worker per VM",
@@ -327,7 +330,7 @@ static int find_device(const xmlNode *root, const xmlNode **ret, char *err)
 }
 
 static int parse_name(struct domain_meta *m, xmlDoc *doc, const xmlNode *root,
-		      char *err)
+		      struct reason *why)
 {
 	_cleanup_xml_ xmlChar *text = NULL;
 	const xmlNode *n;
@@ -337,11 +340,11 @@ static int parse_name(struct domain_meta *m, xmlDoc *doc, const xmlNode *root,
 		if (is_elem(n, "name", NULL))
 			break;
 	if (!n)
-		return fail(err, 0, "no <name> in <domain>");
+		return fail(why, 0, "no <name> in <domain>");
 	text = xmlNodeListGetString(doc, n->children, 1);
 	name = text ? (const char *)text : "";
 	if (!bp_vm_name_ok(name))
-		return fail(err, xmlGetLineNo(n),
+		return fail(why, xmlGetLineNo(n),
 			    "<name> '%.64s': not a VM name the broker accepts "
 			    "(1..64 of A-Z a-z 0-9 _ . -, no leading . or -)",
 			    name);
@@ -350,7 +353,7 @@ static int parse_name(struct domain_meta *m, xmlDoc *doc, const xmlNode *root,
 }
 
 /* Everything after a well-formed parse. */
-static int parse_doc(struct domain_meta *m, xmlDoc *doc, char *err)
+static int parse_doc(struct domain_meta *m, xmlDoc *doc, struct reason *why)
 {
 	const xmlNode *root = xmlDocGetRootElement(doc);
 	const xmlNode *dev;
@@ -359,32 +362,32 @@ static int parse_doc(struct domain_meta *m, xmlDoc *doc, char *err)
 	int ret;
 
 	if (doc->intSubset || doc->extSubset)
-		return fail(err, 0, "a DOCTYPE: refused");
+		return fail(why, 0, "a DOCTYPE: refused");
 	if (!root || !is_elem(root, "domain", NULL))
-		return fail(err, root ? xmlGetLineNo(root) : 0,
+		return fail(why, root ? xmlGetLineNo(root) : 0,
 			    "the root element is <%.40s>, not <domain>",
 			    root ? (const char *)root->name : "");
-	ret = find_device(root, &dev, err);
+	ret = find_device(root, &dev, why);
 	if (ret < 0 || !dev)
 		return ret;
 	m->present = true;
 	m->line = xmlGetLineNo(dev);
-	ret = parse_name(m, doc, root, err);
+	ret = parse_name(m, doc, root, why);
 	if (ret < 0)
 		return ret;
-	ret = parse_device(m, doc, dev, err);
+	ret = parse_device(m, doc, dev, why);
 	if (ret < 0)
 		return ret;
 	/* what the broker's decoder would refuse, said here with a line */
 	bp_init(&req, BP_SPAWN);
 	req.u.spawn = m->s;
 	if (ctl_check(&req, &cerr) < 0)
-		return fail(err, m->line, "<rdmagate:device>: %s", cerr.msg);
+		return fail(why, m->line, "<rdmagate:device>: %s", cerr.msg);
 	return 0;
 }
 
 int domain_meta_parse(const char *xml, size_t len, struct domain_meta *ret,
-		      char err[DOMAIN_META_ERR_LEN])
+		      struct reason *why)
 {
 	struct parse_state ps = { 0 };
 	struct domain_meta m = { 0 };
@@ -392,18 +395,15 @@ int domain_meta_parse(const char *xml, size_t len, struct domain_meta *ret,
 	xmlDoc *doc;
 	int r;
 
-	if (len > DOMAIN_XML_MAX) {
-		snprintf(err, DOMAIN_META_ERR_LEN,
-			 "domain XML: more than %u bytes", DOMAIN_XML_MAX);
-		return -EFBIG;
-	}
+	if (len > DOMAIN_XML_MAX)
+		return reason_fail(why, -EFBIG,
+				   "domain XML: more than %u bytes",
+				   DOMAIN_XML_MAX);
 	if (!len)
-		return fail(err, 0, "empty");
+		return fail(why, 0, "empty");
 	ctxt = xmlCreateMemoryParserCtxt(xml, (int)len);
-	if (!ctxt) {
-		snprintf(err, DOMAIN_META_ERR_LEN, "domain XML: out of memory");
-		return -ENOMEM;
-	}
+	if (!ctxt)
+		return reason_fail(why, -ENOMEM, "domain XML: out of memory");
 	xmlCtxtUseOptions(ctxt, XML_OPTIONS);
 	ctxt->_private = &ps;
 	ctxt->sax->internalSubset = on_doctype;
@@ -413,7 +413,7 @@ int domain_meta_parse(const char *xml, size_t len, struct domain_meta *ret,
 	doc = ctxt->myDoc;
 	ctxt->myDoc = NULL;
 	if (ps.doctype)
-		r = fail(err, ps.doctype_line,
+		r = fail(why, ps.doctype_line,
 			 "a DOCTYPE: refused (libvirt sends none; no DTD or "
 			 "entity is read)");
 	else if (!ctxt->wellFormed || !doc) {
@@ -424,9 +424,9 @@ int domain_meta_parse(const char *xml, size_t len, struct domain_meta *ret,
 			snprintf(msg, sizeof(msg), "%s", e->message);
 			msg[strcspn(msg, "\n")] = '\0';
 		}
-		r = fail(err, e ? e->line : 0, "%s", msg);
+		r = fail(why, e ? e->line : 0, "%s", msg);
 	} else
-		r = parse_doc(&m, doc, err);
+		r = parse_doc(&m, doc, why);
 	xmlFreeDoc(doc);
 	xmlFreeParserCtxt(ctxt);
 	if (r == 0)

@@ -26,9 +26,8 @@
 
 #include "common/broker_proto.h"
 
-#define RDMAGATE_XMLNS	    "https://rdmagate.dev/xmlns/libvirt/1"
-#define DOMAIN_XML_MAX	    (4u << 20) /* bytes */
-#define DOMAIN_META_ERR_LEN 512
+#define RDMAGATE_XMLNS "https://rdmagate.dev/xmlns/libvirt/1"
+#define DOMAIN_XML_MAX (4u << 20) /* bytes */
 
 struct domain_meta {
 	bool present;	   /* the domain has <rdmagate:device> */
@@ -39,11 +38,11 @@ struct domain_meta {
 /*
  * Parses len bytes of domain XML.  Returns 0 with *ret filled (present
  * false for a domain without our metadata: nothing else is checked then),
- * or a negative errno with err saying what is wrong and where ("domain
+ * or a negative errno with why saying what is wrong and where ("domain
  * XML line 12: <rdmagate:device>: port '0': not 1..255"): -EFBIG for a
  * document over DOMAIN_XML_MAX, -EINVAL for anything else wrong, -ENOMEM.
  */
 int domain_meta_parse(const char *xml, size_t len, struct domain_meta *ret,
-		      char err[DOMAIN_META_ERR_LEN]);
+		      struct reason *why);
 
 #endif

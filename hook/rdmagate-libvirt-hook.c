@@ -166,7 +166,6 @@ int main(int argc, char **argv)
 	unsigned int timeout = TIMEOUT_DEFAULT;
 	const char *object, *op, *subop;
 	_cleanup_free_ char *xml = NULL;
-	char err[DOMAIN_META_ERR_LEN];
 	struct reason why;
 	char info[INFO_LEN];
 	struct domain_meta meta;
@@ -218,9 +217,9 @@ int main(int argc, char **argv)
 		fatalx("%s %s %s: reading the domain XML from stdin: %s",
 		       object, op, subop, strerror(-ret));
 	LIBXML_TEST_VERSION;
-	ret = domain_meta_parse(xml, len, &meta, err);
+	ret = domain_meta_parse(xml, len, &meta, &why);
 	if (ret < 0)
-		fatalx("%s %s %s: %s", object, op, subop, err);
+		fatalx("%s %s %s: %s", object, op, subop, why.msg);
 	if (!meta.present)
 		return 0;
 	if (strcmp(object, meta.s.vm))

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct domain_meta m, before;
-	char err[DOMAIN_META_ERR_LEN];
+	struct reason why;
 	size_t n;
 	char *copy;
 
@@ -31,18 +31,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(copy, data, size);
 	memset(&m, 0xa5, sizeof(m));
 	before = m;
-	memset(err, 0, sizeof(err));
-	if (domain_meta_parse(copy, size, &m, err) == 0) {
+	memset(&why, 0, sizeof(why));
+	if (domain_meta_parse(copy, size, &m, &why) == 0) {
 		if (m.present && !bp_vm_name_ok(m.s.vm))
 			abort(); /* a name the broker would refuse */
 	} else {
 		if (memcmp(&m, &before, sizeof(m)))
 			abort(); /* output touched on failure */
-		n = strnlen(err, sizeof(err));
-		if (n == 0 || n == sizeof(err))
+		n = strnlen(why.msg, sizeof(why.msg));
+		if (n == 0 || n == sizeof(why.msg))
 			abort(); /* no reason, or unterminated */
 		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)err[i] < 0x20 || err[i] == 0x7f)
+			if ((unsigned char)why.msg[i] < 0x20 ||
+			    why.msg[i] == 0x7f)
 				abort(); /* a control character in a log line */
 	}
 	free(copy);

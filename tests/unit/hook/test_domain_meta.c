@@ -52,19 +52,19 @@ static const char *device(const char *attrs, const char *body)
 	return domain("vm-a", md);
 }
 
-static int parse(const char *xml, struct domain_meta *m, char *err)
+static int parse(const char *xml, struct domain_meta *m, struct reason *why)
 {
-	return domain_meta_parse(xml, strlen(xml), m, err);
+	return domain_meta_parse(xml, strlen(xml), m, why);
 }
 
 static struct domain_meta ok_parse(const char *xml)
 {
-	char err[DOMAIN_META_ERR_LEN] = "";
+	struct reason why = { "" };
 	struct domain_meta m;
-	int ret = parse(xml, &m, err);
+	int ret = parse(xml, &m, &why);
 
 	if (ret)
-		print_error("unexpected error: %s\n", err);
+		print_error("unexpected error: %s\n", why.msg);
 	assert_int_equal(ret, 0);
 	return m;
 }
@@ -75,18 +75,19 @@ static struct domain_meta ok_parse(const char *xml)
  */
 static void bad(const char *xml, int want, const char *msg)
 {
-	char err[DOMAIN_META_ERR_LEN] = "";
+	struct reason why = { "" };
 	struct domain_meta m, sentinel;
 	int ret;
 
 	memset(&m, 0xa5, sizeof(m));
 	sentinel = m;
-	ret = parse(xml, &m, err);
-	if (ret != want || !strstr(err, msg))
-		print_error("got %d '%s', want %d '%s'\n", ret, err, want, msg);
+	ret = parse(xml, &m, &why);
+	if (ret != want || !strstr(why.msg, msg))
+		print_error("got %d '%s', want %d '%s'\n", ret, why.msg, want,
+			    msg);
 	assert_int_equal(ret, want);
-	assert_non_null(strstr(err, msg));
-	assert_null(strchr(err, '\n'));
+	assert_non_null(strstr(why.msg, msg));
+	assert_null(strchr(why.msg, '\n'));
 	assert_memory_equal(&m, &sentinel, sizeof(m));
 }
 
@@ -445,7 +446,7 @@ static void test_doctype_refused(void **state)
 
 static void test_huge_refused(void **state)
 {
-	char err[DOMAIN_META_ERR_LEN];
+	struct reason why;
 	struct domain_meta m;
 	size_t big = (size_t)DOMAIN_XML_MAX + 1;
 	_cleanup_free_ char *xml = malloc(big);
@@ -456,11 +457,11 @@ static void test_huge_refused(void **state)
 	memset(xml, 'x', big);
 	memcpy(xml, head, strlen(head));
 	memcpy(xml + big - strlen(tail), tail, strlen(tail));
-	assert_int_equal(domain_meta_parse(xml, big, &m, err), -EFBIG);
-	assert_string_equal(err, "domain XML: more than 4194304 bytes");
+	assert_int_equal(domain_meta_parse(xml, big, &m, &why), -EFBIG);
+	assert_string_equal(why.msg, "domain XML: more than 4194304 bytes");
 	/* the same document at the limit is parsed */
 	memcpy(xml + big - 1 - strlen(tail), tail, strlen(tail));
-	assert_int_equal(domain_meta_parse(xml, big - 1, &m, err), 0);
+	assert_int_equal(domain_meta_parse(xml, big - 1, &m, &why), 0);
 	assert_false(m.present);
 }
 
