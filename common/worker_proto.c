@@ -12,28 +12,6 @@
 #include "common/cleanup.h"
 #include "common/worker_proto.h"
 
-const char *const wp_counter_names[WP_COUNTERS_N] = {
-	"connects",
-	"commands",
-	"command_errors",
-	"sends",
-	"send_errors",
-	"send_bytes",
-	"recvs",
-	"recv_errors",
-	"srq_recvs",
-	"completions",
-	"completion_errors",
-	"cq_overflows",
-	"missing_completions",
-	"mads_sent",
-	"mads_received",
-	"mad_errors",
-	"gid_adds",
-	"gid_errors",
-	"async_events",
-};
-
 static const uint8_t v4mapped[12] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
 };

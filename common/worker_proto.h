@@ -143,9 +143,6 @@ struct wp_msg {
 };
 #define WP_MSG_MAX (sizeof(struct msg_header) + sizeof(struct wp_gid_reply))
 
-/* The names of struct wp_counters' fields, in order (for rdmagatectl). */
-extern const char *const wp_counter_names[WP_COUNTERS_N];
-
 /* The protocol's table and framing, for msg_conn_open() (common/msg_frame.h).
  */
 extern const struct msg_proto wp_protocol;

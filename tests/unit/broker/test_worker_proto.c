@@ -81,8 +81,6 @@ static void test_round_trips(void **state)
 	assert_int_equal(out.u.stats_reply.c.sends, 300);
 	assert_int_equal(wp_type_info(WP_STATS_REPLY)->from, WP_FROM_WORKER);
 	assert_int_equal(wp_type_info(WP_STATS)->from, WP_FROM_BROKER);
-	assert_string_equal(wp_counter_names[WP_COUNTERS_N - 1],
-			    "async_events");
 
 	wp_init(&m, WP_MUX_CHANNEL);
 	m.u.mux_channel.mux_worker_id = 3;
