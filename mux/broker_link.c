@@ -86,17 +86,16 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 	switch (in->h.type) {
 	case MP_HELLO:
 		out.u.hello_reply.version = RDMAGATE_MUX_VERSION;
-		snprintf(why.msg, sizeof(why.msg), "rdmagate-mux %s",
-			 RDMAGATE_VERSION);
+		reason_set(&why, "rdmagate-mux %s", RDMAGATE_VERSION);
 		break;
 	case MP_PORT_ADD:
 		ret = port_open(m, in->u.port_add.device, in->u.port_add.port,
 				&why);
 		if (ret == -EBUSY) {
-			snprintf(why.msg, sizeof(why.msg),
-				 "the CM class on %s port %u is taken: the "
-				 "kernel's ib_cm module is loaded",
-				 in->u.port_add.device, in->u.port_add.port);
+			reason_set(&why,
+				   "the CM class on %s port %u is taken: the "
+				   "kernel's ib_cm module is loaded",
+				   in->u.port_add.device, in->u.port_add.port);
 			mp_set_status(&out.u.status, EBUSY, "%s", why.msg);
 			mp_send(m->bfd, &out, MSG_DONTWAIT, -1);
 			port_cm_taken(in->u.port_add.device,
@@ -121,10 +120,10 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 			worker_farewell(m, w); /* before its ids go */
 		ret = router_gid_del(m->r, in->u.gid_del.worker_id,
 				     in->u.gid_del.gid);
-		snprintf(why.msg, sizeof(why.msg), "%s %s worker %u",
-			 router_gid_str(in->u.gid_del.gid, s1),
-			 ret ? "is not a GID of" : "removed from",
-			 in->u.gid_del.worker_id);
+		reason_set(&why, "%s %s worker %u",
+			   router_gid_str(in->u.gid_del.gid, s1),
+			   ret ? "is not a GID of" : "removed from",
+			   in->u.gid_del.worker_id);
 		if (!ret)
 			log_info("%s", why.msg);
 		break;
@@ -135,14 +134,12 @@ static void handle_broker_msg(struct mux *m, const struct mp_msg *in, int *fd)
 		if (ret < 0)
 			memset(&out.u.stats_reply.s, 0,
 			       sizeof(out.u.stats_reply.s));
-		snprintf(why.msg, sizeof(why.msg),
-			 ret ? "worker %u: not attached" : "",
-			 in->u.ref.worker_id);
+		reason_set(&why, ret ? "worker %u: not attached" : "",
+			   in->u.ref.worker_id);
 		break;
 	default:
 		ret = -EOPNOTSUPP;
-		snprintf(why.msg, sizeof(why.msg), "%s: not a request",
-			 mp_type_name(in->h.type));
+		reason_set(&why, "%s: not a request", mp_type_name(in->h.type));
 	}
 	/* every reply starts with the status */
 	mp_set_status(&out.u.status, ret < 0 ? -ret : 0, "%s", why.msg);

@@ -283,8 +283,7 @@ int worker_detach(struct mux *m, uint32_t id, struct reason *why)
 	ep_del_close(m, &w->fd);
 	rdmacm_release(m, w);
 	log_info("worker %u (%s) detached", w->id, w->vm);
-	snprintf(why->msg, sizeof(why->msg), "worker %u (%s) detached", w->id,
-		 w->vm);
+	reason_set(why, "worker %u (%s) detached", w->id, w->vm);
 	w->used = false;
 	return 0;
 }

@@ -785,14 +785,13 @@ static uint32_t ctrl_one(struct vrdma *d, struct ctrl_trace *t)
 	}
 	if (ret == 0 && !handlers[cmd.code]) {
 		ret = -EOPNOTSUPP;
-		snprintf(why.msg, sizeof(why.msg), "not implemented");
+		reason_set(&why, "not implemented");
 	}
 	if (ret == 0) {
 		memset(&r, 0, sizeof(r));
 		ret = handlers[cmd.code](d, &cmd.u, &r);
 		if (ret < 0)
-			snprintf(why.msg, sizeof(why.msg), "%s",
-				 strerror(-ret));
+			reason_set(&why, "%s", strerror(-ret));
 	}
 	t->code = ret == -EBADMSG || !out_len ? 0 : req[0];
 	if (ret < 0) {

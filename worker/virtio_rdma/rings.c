@@ -303,9 +303,8 @@ static void send_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 	p->c.qp_num = q->qpn;
 	p->c.port_num = VIRTIO_RDMA_PORT;
 	if (el->out_len > sizeof(d->wqe_buf)) {
-		snprintf(why.msg, sizeof(why.msg),
-			 "send element of %llu bytes (at most %zu)",
-			 (unsigned long long)el->out_len, sizeof(d->wqe_buf));
+		reason_set(&why, "send element of %llu bytes (at most %zu)",
+			   (unsigned long long)el->out_len, sizeof(d->wqe_buf));
 		refuse(d, s, p, false, "send element", why.msg);
 		return;
 	}
@@ -350,9 +349,8 @@ static void recv_one(struct vrdma *d, uint32_t s, struct vr_pend *p)
 	p->c.port_num = VIRTIO_RDMA_PORT;
 	p->emit = true;
 	if (el->out_len > sizeof(d->wqe_buf)) {
-		snprintf(why.msg, sizeof(why.msg),
-			 "receive element of %llu bytes (at most %zu)",
-			 (unsigned long long)el->out_len, sizeof(d->wqe_buf));
+		reason_set(&why, "receive element of %llu bytes (at most %zu)",
+			   (unsigned long long)el->out_len, sizeof(d->wqe_buf));
 		refuse(d, s, p, true, "receive element", why.msg);
 		return;
 	}
