@@ -525,6 +525,9 @@ static void usage(FILE *f)
 		   "  --peer-uid N --peer-gid N\n"
 		   "                        accept only a frontend of this uid "
 		   "or gid (and root)\n"
+		   "  --selinux-level L     the MCS level of the SELinux "
+		   "sandbox context\n"
+		   "                        (the broker's, e.g. s0:c1,c2)\n"
 		   "  --test-device echo    serve the transport TEST device\n"
 		   "  --frontend vfio-user  serve a PCI function over "
 		   "vfio-user (with\n"
@@ -606,6 +609,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "sandbox-debug", no_argument, NULL, 'S' },
 		{ "peer-uid", required_argument, NULL, 'U' },
 		{ "peer-gid", required_argument, NULL, 'G' },
+		{ "selinux-level", required_argument, NULL, 'L' },
 #if RDMAGATE_TEST_HOOKS
 		{ "test-forbidden-syscall", required_argument, NULL, 'X' },
 #endif
@@ -656,6 +660,9 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'G':
 			peer_gid = parse_uint("--peer-gid", optarg, 0,
 					      UINT32_MAX - 1);
+			break;
+		case 'L':
+			sandbox_selinux_set_level(optarg); /* argv: lives on */
 			break;
 #if RDMAGATE_TEST_HOOKS
 		case 'X':

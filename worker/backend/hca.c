@@ -145,9 +145,9 @@ static int query(struct rdma_hca *h, struct reason *why)
 		return reason_fail(why, -ret, "ibv_query_device: %s",
 				   strerror(ret));
 	if (h->port < 1 || h->port > h->dev.phys_port_cnt)
-		return reason_fail(why, -EINVAL, "%s has no port %u (ports "
-				   "1..%u)", h->name, h->port,
-				   h->dev.phys_port_cnt);
+		return reason_fail(why, -EINVAL,
+				   "%s has no port %u (ports 1..%u)", h->name,
+				   h->port, h->dev.phys_port_cnt);
 	ret = ibv_query_port(h->ctx, h->port, &h->port_attr);
 	if (ret)
 		return reason_fail(why, -ret, "ibv_query_port %u: %s", h->port,

@@ -85,6 +85,31 @@ int sandbox_selinux_context(const char *cur, char **ret, char *why, size_t len)
 	return 1;
 }
 
+/* The VM's MCS level, from the broker (--selinux-level), or NULL. */
+static const char *vm_level;
+
+void sandbox_selinux_set_level(const char *level)
+{
+	vm_level = level;
+}
+
+/* ctx with its level replaced by vm_level, into *ret (freed by caller). */
+static int at_vm_level(const char *ctx, char **ret, char *why, size_t len)
+{
+	_cleanup_(context_freep) context_t c = context_new(ctx);
+	const char *s;
+
+	if (!c)
+		return -ENOMEM;
+	if (context_range_set(c, vm_level) != 0 || !(s = context_str(c))) {
+		set_why(why, len, "cannot give %s the level '%s'", ctx,
+			vm_level);
+		return -EINVAL;
+	}
+	*ret = strdup(s);
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* A failure is fatal unless SELinux is known not to enforce. */
 static int fail(int err, char *why, size_t len)
 {
@@ -122,6 +147,15 @@ int sandbox_selinux_enter(char *why, size_t len)
 		return fail(-r, why, len);
 	if (r == 0)
 		return 0;
+	if (vm_level) {
+		char *lv = NULL;
+
+		r = at_vm_level(next, &lv, why, len);
+		if (r < 0)
+			return fail(-r, why, len);
+		free(next);
+		next = lv;
+	}
 	if (setcon(next) < 0) {
 		r = errno ? errno : EPERM;
 		set_why(why, len, "setcon %s: %s", next, strerror(r));
