@@ -421,6 +421,16 @@ def check_worker(pol):
     tap(not umad, 'workers: no access to umad (%s)' % UMAD_DEV,
         '\n'.join('%s %s' % u for u in umad))
 
+    mcs = set(run(['seinfo', pol.path, '-x', '-a',
+                   'mcs_constrained_type']).split())
+    relabel = [p for p in ('getattr', 'relabelfrom', 'relabelto')
+               if not pol.has(BROKER, 'rdmagate_vm_runtime_t', 'sock_file',
+                              p)]
+    tap(SANDBOX in mcs and W not in mcs and not relabel,
+        'MCS: the sandbox is mcs_constrained_type, the worker before it '
+        'not; the broker relabels the VM socket files to their level',
+        'broker lacks sock_file %s' % ' '.join(relabel) if relabel else '')
+
 
 def check_network_admin(pol):
     have_cap = [d for d in DOMAINS
