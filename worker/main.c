@@ -525,6 +525,9 @@ static void usage(FILE *f)
 		   "  --peer-uid N --peer-gid N\n"
 		   "                        accept only a frontend of this uid "
 		   "or gid (and root)\n"
+		   "  --selinux-level L     the MCS level of the SELinux "
+		   "sandbox context\n"
+		   "                        (the broker's, e.g. s0:c1,c2)\n"
 		   "  --test-device echo    serve the transport TEST device\n"
 		   "  --frontend vfio-user  serve a PCI function over "
 		   "vfio-user (with\n"
@@ -606,6 +609,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "sandbox-debug", no_argument, NULL, 'S' },
 		{ "peer-uid", required_argument, NULL, 'U' },
 		{ "peer-gid", required_argument, NULL, 'G' },
+		{ "selinux-level", required_argument, NULL, 'L' },
 #if RDMAGATE_TEST_HOOKS
 		{ "test-forbidden-syscall", required_argument, NULL, 'X' },
 #endif
@@ -656,6 +660,9 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'G':
 			peer_gid = parse_uint("--peer-gid", optarg, 0,
 					      UINT32_MAX - 1);
+			break;
+		case 'L':
+			sandbox_selinux_set_level(optarg); /* argv: lives on */
 			break;
 #if RDMAGATE_TEST_HOOKS
 		case 'X':
@@ -712,19 +719,20 @@ static void set_log_tag(const struct options *o)
 	log_init(tag, o->verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
 }
 
-/* The verbs device's command fd, the one fd the verbs ioctls may use. */
+/* --device NAME: found at startup, opened once the credentials are final. */
+static struct rdma_hca hca;
+
 /*
  * The verbs backend's configuration for --device NAME: the host device
- * opened before any guest input (the sandbox forbids sysfs later), the
+ * found before any guest input (the sandbox forbids sysfs later), the
  * quotas, counters, broker and mux. Both frontends run on it.
  */
 static void backend_cfg(const struct options *o, struct loop *l,
-			struct be_cfg *be, int *ret_cmd_fd)
+			struct be_cfg *be)
 {
-	static struct rdma_hca hca;
 	struct reason why;
 
-	if (rdma_hca_open(o->device, o->port, &hca, &why) < 0)
+	if (rdma_hca_find(o->device, o->port, &hca, &why) < 0)
 		fatalx("cannot serve verbs device '%s' port %u: %s", o->device,
 		       o->port, why.msg);
 	be->hca = &hca;
@@ -735,11 +743,29 @@ static void backend_cfg(const struct options *o, struct loop *l,
 	l->mux.counters = &counters;
 	l->broker.on_mux_channel = mux_channel;
 	l->broker.mux_arg = l;
-	*ret_cmd_fd = hca.ctx->cmd_fd;
+}
+
+/*
+ * Opens the device found by backend_cfg(), after the worker's last
+ * credential change (its SELinux setcon()): the kernel refuses a verbs
+ * write() on an fd opened with other credentials, and rxe posts through
+ * write(). Returns its command fd, the one fd the verbs ioctls may use, or
+ * -1 without --device.
+ */
+static int open_device(const struct options *o)
+{
+	struct reason why;
+
+	if (!o->device)
+		return -1;
+	if (rdma_hca_open(&hca, &why) < 0)
+		fatalx("cannot serve verbs device '%s' port %u: %s", o->device,
+		       o->port, why.msg);
+	return hca.ctx->cmd_fd;
 }
 
 static const struct device_ops *pick_device(const struct options *o,
-					    struct loop *l, int *ret_cmd_fd)
+					    struct loop *l)
 {
 	static struct vrdma_cfg cfg;
 
@@ -749,7 +775,7 @@ static const struct device_ops *pick_device(const struct options *o,
 		fatalx("no device to serve: give --device NAME (a verbs "
 		       "device, e.g. rxe0)");
 	if (o->device) {
-		backend_cfg(o, l, &cfg.be, ret_cmd_fd);
+		backend_cfg(o, l, &cfg.be);
 		cfg.busy_poll = o->busy_poll;
 		dev_env.cfg = &cfg;
 		return &rdma_device_ops;
@@ -764,14 +790,14 @@ static const struct device_ops *pick_device(const struct options *o,
 
 /* --frontend pvrdma: the PVRDMA function on host verbs (docs/pvrdma.md). */
 static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
-					    struct loop *l, int *ret_cmd_fd)
+					    struct loop *l)
 {
 	static struct pvrdma_cfg cfg;
 
 	if (!o->device || o->test_device)
 		fatalx("PVRDMA serves a verbs device: give --device NAME (e.g. "
 		       "rxe0) and no --test-device");
-	backend_cfg(o, l, &cfg.be, ret_cmd_fd);
+	backend_cfg(o, l, &cfg.be);
 	cfg.busy_poll = o->busy_poll;
 	cfg.mac[0] = 0x02; /* locally administered: a node GUID only */
 	dev_env.cfg = &cfg;
@@ -784,7 +810,7 @@ static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
  * frontend.
  */
 static const struct pci_fn_ops *pick_function(const struct options *o,
-					      struct loop *l, int *ret_cmd_fd)
+					      struct loop *l)
 {
 	const struct pci_fn_ops *fn;
 
@@ -795,7 +821,7 @@ static const struct pci_fn_ops *pick_function(const struct options *o,
 	/* over vfio-user, a verbs device is served as the PVRDMA function */
 	if (strcmp(o->frontend, "pvrdma") == 0 ||
 	    (strcmp(o->frontend, "vfio-user") == 0 && o->device))
-		return pick_pvrdma(o, l, ret_cmd_fd);
+		return pick_pvrdma(o, l);
 	if (strcmp(o->frontend, "vfio-user") != 0)
 		fatalx("--frontend: '%s' is none of virtio-rdma (vhost-user), "
 		       "pvrdma and vfio-user",
@@ -978,9 +1004,9 @@ int main(int argc, char **argv)
 	}
 	if (!o.socket_path == (o.fd < 0))
 		fatalx("give exactly one of --socket PATH and --fd N");
-	l.fn_ops = pick_function(&o, &l, &cmd_fd);
+	l.fn_ops = pick_function(&o, &l);
 	if (!l.fn_ops)
-		l.ops = pick_device(&o, &l, &cmd_fd);
+		l.ops = pick_device(&o, &l);
 	signal(SIGPIPE, SIG_IGN);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)
@@ -991,13 +1017,18 @@ int main(int argc, char **argv)
 		l.lfd = listen_on(o.socket_path);
 	else if (inherited_is_listening(o.fd, SOCK_STREAM))
 		l.lfd = o.fd;
-	else if (conn_open(&l, o.fd) < 0)
+	/*
+	 * SELinux first: setcon() writes /proc, which seccomp then forbids;
+	 * the device after it, with the credentials it serves with.
+	 */
+	if (sandbox_selinux_enter(&why) < 0)
+		fatalx("cannot enter the SELinux sandbox domain: %s", why.msg);
+	cmd_fd = open_device(&o);
+	/* an inherited connection starts its device: after the open */
+	if (l.lfd < 0 && conn_open(&l, o.fd) < 0)
 		fatalx("cannot set up the device");
 	if (l.lfd >= 0 && ep_add(l.ep, l.lfd, mktag(TAG_LISTEN, 0)) < 0)
 		fatal("epoll_ctl");
-	/* SELinux first: setcon() writes /proc, which seccomp then forbids */
-	if (sandbox_selinux_enter(&why) < 0)
-		fatalx("cannot enter the SELinux sandbox domain: %s", why.msg);
 #if RDMAGATE_TEST_HOOKS
 	if (o.test_syscall)
 		test_selinux_probe(o.test_syscall);
