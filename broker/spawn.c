@@ -532,8 +532,8 @@ static void build_argv(struct broker *b, const struct worker *w,
 		arg_num(a, "--max-qp-wr", lim(q->max_qp_wr));
 		arg_num(a, "--max-srq-wr", lim(q->max_srq_wr));
 		arg_num(a, "--max-sge", lim(q->max_sge));
-		arg_num(a, "--poll-budget-us", vm->poll_budget_us);
 	}
+	arg_num(a, "--poll-budget-us", vm->poll_budget_us);
 	/* always said: the worker's own default must not decide */
 	arg(a, "--frontend");
 	arg(a, bp_frontend_name(w->frontend));
