@@ -46,6 +46,16 @@ start_worker() {
 	return 1
 }
 
+# stop_workers: every worker (and guest) started so far, their sockets gone
+stop_workers() {
+	for p in $RG_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	RG_PIDS=""
+	rm -f "$RG_DIR"/*.sock
+}
+
 show_worker_logs() {
 	for f in "$RG_DIR"/*.log; do
 		[ -s "$f" ] || continue
