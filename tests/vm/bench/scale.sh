@@ -5,18 +5,21 @@
 # VMS sandboxed workers (rdmagatectl spawn), half on rxe0 and half on rxe1;
 # VMS simulated guests (rdmagate-guest rc_pingpong, events mode) attach in
 # pairs, each claiming its policy address through the broker and holding a
-# connected RC QP that pings every PING_MS ms, PINGS times.  Prints
+# connected RC QP that pings every PING_MS ms.  Once every guest is
+# connected, a WINDOW-second sample at rest; then the guests are stopped.
+# Prints
 # spawn-to-ready per VM (the broker's log: median, max), the broker's RSS
 # and CPU, the workers' RSS and CPU at rest (between pings), the errors, and
 # ends with exactly
 #   scale vms N spawn_ms_median N spawn_ms_max N worker_rss_kib N broker_rss_kib N errors N
 # (worker_rss_kib: the largest worker's VmRSS between pings).  Errors: a
 # spawn refused, a worker never ready or not sandboxed (seccomp filter,
-# no_new_privs, a worker uid), a guest exiting non-zero.
+# no_new_privs, a worker uid), a guest that never connected or that exited
+# before the end, a VM whose worker delivered no completion in the window.
 # Run (docs/benchmarks.md, "Scale"):
 #   ./dev build
 #   tests/vm/rdmagate-vm -n 2 -m 3G -t 3000 -- tests/vm/bench/scale.sh
-# Environment: VMS (64, even), PINGS (300: they must outlast the connects), PING_MS (1000), GUEST_RAM (8M),
+# Environment: VMS (64, even), PING_MS (1000), WINDOW (10), GUEST_RAM (8M),
 # CHECK (1: exit 1 unless errors is 0).
 # Arguments (meson passes them; default: the build's): BROKER CTL WORKER GUEST
 set -u
@@ -27,7 +30,7 @@ CTL=${2:-$RDMAGATE_BUILD/broker/rdmagatectl}
 WORKER=${3:-$RDMAGATE_BUILD/worker/rdmagate-worker}
 GUEST=${4:-$RDMAGATE_BUILD/guest/rdmagate-guest}
 VMS=${VMS:-64}
-PINGS=${PINGS:-300}
+WINDOW=${WINDOW:-10}
 PING_MS=${PING_MS:-1000}
 GUEST_RAM=${GUEST_RAM:-8M}
 CHECK=${CHECK:-0}
@@ -75,7 +78,7 @@ HZ=$(getconf CLK_TCK)
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 max() { sort -n | tail -n 1; }
 
-echo "scale: $VMS VMs, $PINGS pings each ${PING_MS} ms apart, guest RAM" \
+echo "scale: $VMS VMs, a ping every ${PING_MS} ms each, guest RAM" \
 	"$GUEST_RAM; $(nproc) vCPUs; load average (VM) $(cut -d' ' -f1-3 /proc/loadavg)"
 broker_start "$T/broker.log" --state-dir "$T/state" --stop-workers-on-exit ||
 	{ echo "scale: the broker did not start:"; cat "$T/broker.log"; exit 1; }
@@ -94,9 +97,9 @@ echo "spawned $VMS workers in $(((s1 - s0) / 1000)) ms (wall, serial spawn reque
 
 # every worker sandboxed: a seccomp filter, no_new_privs, not root
 declare -A WPID
+while read -r v p; do WPID[${v#v}]=$p; done < <(ctl list --json | jq -r '.[] | "\(.vm) \(.pid)"')
 for ((i = 0; i < VMS; i++)); do
-	p=$(worker_pid v$i)
-	WPID[$i]=$p
+	p=${WPID[$i]:-}
 	st=/proc/${p:-0}/status
 	[ -r "$st" ] || { err "v$i: no worker process"; continue; }
 	grep -q "^Seccomp:[[:space:]]*2" "$st" || err "v$i (pid $p): no seccomp filter"
@@ -107,31 +110,40 @@ for ((i = 0; i < VMS; i++)); do
 		err "v$i (pid $p): spawned without --poll-budget-us"
 done
 
-# the guests: v(2j+1) on rxe1 serves, v(2j) on rxe0 connects
+# the guests: v(2j+1) on rxe1 serves, v(2j) on rxe0 connects; they ping
+# until stopped (-n large), so every one must be alive at the end
 g0=${EPOCHREALTIME/./}
 for ((i = 0; i < VMS; i += 2)); do
 	for k in 1 0; do
 		v=$((i + k))
-		timeout $((120 + PINGS * PING_MS / 500)) "$GUEST" \
-			--socket "$T/v$v.sock" --ram "$GUEST_RAM" \
+		"$GUEST" --socket "$T/v$v.sock" --ram "$GUEST_RAM" \
 			--gid "1=::ffff:$(addr $v)" rc_pingpong -g 1 -s 64 -e \
-			-n "$PINGS" -w "$PING_MS" -p $((19000 + i / 2)) \
+			-n 1000000 -w "$PING_MS" -p $((19000 + i / 2)) \
 			$([ $k = 0 ] && echo 127.0.0.1) > "$T/g$v.out" 2>&1 &
 		GPIDS[$v]=$!
 	done
 done
-# at rest: every pair connected and pinging; sample between pings
-connected() { [ "$(cat "$T"/g*.out 2>/dev/null | grep -c "remote address")" -ge "$VMS" ]; }
-wait_for $((60 + VMS * 3)) connected || err "not every guest connected"
-echo "guests connected after $(((${EPOCHREALTIME/./} - g0) / 1000)) ms"
+alive() { kill -0 "${GPIDS[$1]}" 2>/dev/null; }
+nconnected() { cat "$T"/g*.out 2>/dev/null | grep -c "remote address"; }
+for ((k = 0; k < 60 + VMS * 10; k++)); do
+	[ "$(nconnected)" -ge "$VMS" ] && break
+	n=0
+	for ((i = 0; i < VMS; i++)); do alive $i && n=$((n + 1)); done
+	[ $n -lt "$VMS" ] && break # one gave up: it will not connect
+	sleep 1
+done
+echo "$(nconnected) of $VMS guests connected after" \
+	"$(((${EPOCHREALTIME/./} - g0) / 1000)) ms"
+completions() { ctl stats --json | jq -r '.[] | "\(.vm) \(.completions)"'; }
+declare -A WT C0
 sleep 2
-declare -A WT
 for ((i = 0; i < VMS; i++)); do
 	WT[$i]=$(ticks "${WPID[$i]:-0}" 2>/dev/null || echo 0)
 done
+while read -r v c; do C0[${v#v}]=$c; done < <(completions)
 bta=$(ticks "$BPID")
 w0=${EPOCHREALTIME/./}
-sleep 10
+sleep "$WINDOW"
 w1=${EPOCHREALTIME/./}
 btb=$(ticks "$BPID")
 wrss=() wcpu=()
@@ -142,12 +154,19 @@ for ((i = 0; i < VMS; i++)); do
 done
 brss=$(rss_kib "$BPID")
 win=$(((w1 - w0) * HZ / 1000000))
-
+while read -r v c; do
+	[ "$c" -gt "${C0[${v#v}]:-0}" ] ||
+		err "$v: no completion in the window (still $c)"
+done < <(completions)
 for ((i = 0; i < VMS; i++)); do
+	grep -q "remote address" "$T/g$i.out" ||
+		err "guest v$i never connected: $(tail -n 2 "$T/g$i.out" | tr '\n' ' ')"
+	alive $i && continue
 	wait "${GPIDS[$i]}"
-	rc=$?
-	[ $rc = 0 ] || err "guest v$i exited $rc: $(tail -n 2 "$T/g$i.out" | tr '\n' ' ')"
+	err "guest v$i exited ($?): $(tail -n 2 "$T/g$i.out" | tr '\n' ' ')"
 done
+for p in "${GPIDS[@]}"; do kill "$p" 2>/dev/null; done
+wait "${GPIDS[@]}" 2>/dev/null
 GPIDS=()
 bt1=$(ticks "$BPID")
 errs=$(grep -ci "error\|refus" "$T/broker.log")
