@@ -116,12 +116,14 @@ g0=${EPOCHREALTIME/./}
 for ((i = 0; i < VMS; i += 2)); do
 	for k in 1 0; do
 		v=$((i + k))
-		"$GUEST" --socket "$T/v$v.sock" --ram "$GUEST_RAM" \
+		# replies wait on 64 busy workers and on the broker (ADD_GID)
+		"$GUEST" --socket "$T/v$v.sock" --ram "$GUEST_RAM" --timeout 120000 \
 			--gid "1=::ffff:$(addr $v)" rc_pingpong -g 1 -s 64 -e \
 			-n 1000000 -w "$PING_MS" -p $((19000 + i / 2)) \
 			$([ $k = 0 ] && echo 127.0.0.1) > "$T/g$v.out" 2>&1 &
 		GPIDS[$v]=$!
 	done
+	sleep 0.5 # a pair at a time: the setup of all at once starves each
 done
 alive() { kill -0 "${GPIDS[$1]}" 2>/dev/null; }
 nconnected() { cat "$T"/g*.out 2>/dev/null | grep -c "remote address"; }
