@@ -501,11 +501,11 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 
 /* ---- the child ---------------------------------------------------------- */
 
-#define ARGV_MAX 40
+#define ARGV_MAX 48
 
 struct child_args {
 	char *argv[ARGV_MAX];
-	char nums[16][24];
+	char nums[20][24];
 	unsigned int n, nn;
 	const char *cgroup;
 	int log_fd; /* its stdout and stderr */
@@ -571,6 +571,7 @@ static void build_argv(struct broker *b, const struct worker *w,
 		arg_num(a, "--max-srq-wr", lim(q->max_srq_wr));
 		arg_num(a, "--max-sge", lim(q->max_sge));
 	}
+	arg_num(a, "--poll-budget-us", vm->poll_budget_us);
 	/* always said: the worker's own default must not decide */
 	arg(a, "--frontend");
 	arg(a, bp_frontend_name(w->frontend));

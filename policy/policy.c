@@ -63,6 +63,7 @@ enum key_id {
 	K_VMM_GID,
 	K_MAX_MEMORY,
 	K_MAX_PIDS,
+	K_POLL_BUDGET_US,
 	K_COUNT
 };
 
@@ -215,6 +216,14 @@ static const struct key_desc keys[K_COUNT] = {
 			   .max = PINNED_MAX,
 			   .why_max = CEILING },
 	[K_MAX_PIDS] = QUOTA("max_pids", max_pids, 1, PIDS_LIMIT, CEILING),
+	[K_POLL_BUDGET_US] = { .name = "poll_budget_us",
+			       .type = T_U32,
+			       .sections = IN_DEFAULTS | IN_VM,
+			       .off = offsetof(struct policy_vm,
+					       poll_budget_us),
+			       .min = 0,
+			       .max = POLICY_POLL_BUDGET_MAX_US,
+			       .why_max = "a CPU is shared by many VMs" },
 };
 
 static const struct policy_broker builtin_broker = {
@@ -246,6 +255,7 @@ static const struct policy_vm builtin_defaults = {
 		.max_pids = 16,
 	},
 	.frontend = POLICY_FRONTEND_VIRTIO_RDMA,
+	.poll_budget_us = POLICY_POLL_BUDGET_DEFAULT_US,
 };
 
 /* Ranges no VM may claim, or that overlap what the host owns. */

@@ -34,6 +34,15 @@
 #define POLICY_DEPTH_LIMIT 512 /* ring entries per virtqueue */
 #define POLICY_SGE_LIMIT   32  /* SGEs per work request */
 
+/*
+ * poll_budget_us: how long a worker spins on its rings and host CQs after
+ * activity before it sleeps (docs/benchmarks.md, "Adaptive polling", says
+ * how the default was chosen).  The ceiling keeps one VM from holding a
+ * CPU for long on a machine shared by many.
+ */
+#define POLICY_POLL_BUDGET_DEFAULT_US 50
+#define POLICY_POLL_BUDGET_MAX_US     10000
+
 struct policy_quota {
 	uint32_t max_pd;
 	uint32_t max_cq;
@@ -86,6 +95,7 @@ struct policy_vm {
 	 * spawn, stop or read this VM; neither: root only */
 	bool has_vmm_uid, has_vmm_gid;
 	uint32_t vmm_uid, vmm_gid;
+	uint32_t poll_budget_us; /* the worker's --poll-budget-us */
 };
 
 struct policy_broker {

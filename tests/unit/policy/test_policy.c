@@ -69,6 +69,23 @@ static void test_vm_section_inherits_defaults(void **state)
 	assert_int_equal(vm->frontend, POLICY_FRONTEND_VIRTIO_RDMA);
 	assert_true(vm->quota.max_memory == 1ull << 30);
 	assert_int_equal(vm->quota.max_pids, 16);
+	assert_int_equal(vm->poll_budget_us, POLICY_POLL_BUDGET_DEFAULT_US);
+	policy_free(p);
+}
+
+/* 0 (sleep at once) and the ceiling are both budgets; a VM inherits. */
+static void test_poll_budget_bounds_and_inheritance(void **state)
+{
+	struct policy *p = parse_ok(DEV "poll_budget_us = 200\n"
+					"[vm a]\npoll_budget_us = 0\n"
+					"[vm b]\n"
+					"[vm c]\npoll_budget_us = 10000\n");
+
+	assert_int_equal(policy_lookup_vm(p, "a")->poll_budget_us, 0);
+	assert_int_equal(policy_lookup_vm(p, "b")->poll_budget_us, 200);
+	assert_int_equal(policy_lookup_vm(p, "c")->poll_budget_us,
+			 POLICY_POLL_BUDGET_MAX_US);
+	assert_int_equal(policy_defaults(p)->poll_budget_us, 200);
 	policy_free(p);
 }
 
@@ -567,6 +584,7 @@ int main(void)
 			test_vm_override_beats_defaults_only_for_that_vm),
 		cmocka_unit_test(test_unlisted_vm_is_not_served),
 		cmocka_unit_test(test_vmm_identity_frontend_and_limits),
+		cmocka_unit_test(test_poll_budget_bounds_and_inheritance),
 		cmocka_unit_test(test_broker_keys_and_builtin_broker),
 		cmocka_unit_test(
 			test_may_claim_exact_prefix_and_ipv4_mapped_gid),

@@ -25,6 +25,17 @@ trap rg_cleanup EXIT
 
 . "$(dirname "$0")/../host-gid.sh"
 
+# pair_gids: the two rxe devices' RoCE v2 GIDs in gid_a (DEV0) and gid_b
+# (DEV1); exits 77 (skip) without two devices, 1 without a GID.
+pair_gids() {
+	[ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || {
+		echo "needs two rxe devices (rdmagate-vm -n 2)"; exit 77; }
+	set -- $(host_gid "$RDMAGATE_VM_DEV0") || exit 1
+	gid_a=$2
+	set -- $(host_gid "$RDMAGATE_VM_DEV1") || exit 1
+	gid_b=$2
+}
+
 # start_worker [-t TRANSPORT] NAME DEV [WORKER OPTIONS]: a worker on DEV
 # listening on $RG_DIR/NAME.sock for a guest of TRANSPORT ($RG_TRANSPORT by
 # default), its log in $RG_DIR/NAME.log.
@@ -44,6 +55,16 @@ start_worker() {
 	echo "FAIL: worker $name on $dev did not listen; its log:"
 	cat "$RG_DIR/$name.log"
 	return 1
+}
+
+# stop_workers: every worker (and guest) started so far, their sockets gone
+stop_workers() {
+	for p in $RG_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	RG_PIDS=""
+	rm -f "$RG_DIR"/*.sock
 }
 
 show_worker_logs() {
