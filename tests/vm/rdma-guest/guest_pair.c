@@ -126,6 +126,17 @@ static void expect_wc(struct gv_cq *cq, const char *what, uint64_t wr_id,
 	      (unsigned long long)wr_id, opcode, (int)byte_len, qpn);
 }
 
+/* Posts one send work request on qp and expects its CQE on scq. */
+static void post_send_wc(struct gv_qp *qp, struct gv_cq *scq,
+			 struct gv_send_wr *wr, const char *what,
+			 uint32_t opcode, uint32_t byte_len)
+{
+	int r = gv_post_send(qp, wr, NULL);
+
+	check(!r, "%s posted (%s)", what, strerror(-r));
+	expect_wc(scq, what, wr->wr_id, opcode, byte_len, qp->qp_num);
+}
+
 static void open_guest(struct guest *g, const char *sock, const char *gid,
 		       bool scatter)
 {
@@ -332,17 +343,13 @@ static void test_write_read(struct guest *a, struct gv_qp *qa, struct guest *b)
 				 .sg_list = &sge,
 				 .num_sge = 1,
 				 .opcode = VIRTIO_RDMA_WR_RDMA_WRITE };
-	int r;
 
 	fill(a->buf + 10, 11633, 4);
 	memset(b->buf + 50000, 0xdd, 14000);
 	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + 51000;
 	wr.wr.rdma.rkey = b->mr->rkey;
-	r = gv_post_send(qa, &wr, NULL);
-	check(!r, "RDMA WRITE 11633 B A->B at +51000 posted (%s)",
-	      strerror(-r));
-	expect_wc(a->scq, "RDMA WRITE", 0x3701, VIRTIO_RDMA_WC_RDMA_WRITE,
-		  UINT32_MAX, qa->qp_num);
+	post_send_wc(qa, a->scq, &wr, "RDMA WRITE 11633 B A->B at +51000",
+		     VIRTIO_RDMA_WC_RDMA_WRITE, UINT32_MAX);
 	check(filled(b->buf + 51000, 11633, 4) &&
 		      all(b->buf + 50000, 1000, 0xdd) &&
 		      all(b->buf + 62633, 1367, 0xdd),
@@ -355,10 +362,8 @@ static void test_write_read(struct guest *a, struct gv_qp *qa, struct guest *b)
 	wr.wr_id = 0x3702;
 	wr.opcode = VIRTIO_RDMA_WR_RDMA_READ;
 	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + 150000;
-	r = gv_post_send(qa, &wr, NULL);
-	check(!r, "RDMA READ 9000 B from B posted (%s)", strerror(-r));
-	expect_wc(a->scq, "RDMA READ", 0x3702, VIRTIO_RDMA_WC_RDMA_READ, 9000,
-		  qa->qp_num);
+	post_send_wc(qa, a->scq, &wr, "RDMA READ 9000 B from B",
+		     VIRTIO_RDMA_WC_RDMA_READ, 9000);
 	check(filled(a->buf + 30000, 9000, 5),
 	      "RDMA READ: A has B's 9000 bytes");
 }
@@ -372,7 +377,6 @@ static void test_atomics(struct guest *a, struct gv_qp *qa, struct guest *b)
 				 .sg_list = &sge,
 				 .num_sge = 1,
 				 .opcode = VIRTIO_RDMA_WR_ATOMIC_CMP_AND_SWP };
-	int r;
 
 	*remote = 0x1111222233334444ull;
 	*local = 0;
@@ -380,10 +384,8 @@ static void test_atomics(struct guest *a, struct gv_qp *qa, struct guest *b)
 	wr.wr.atomic.rkey = b->mr->rkey;
 	wr.wr.atomic.compare_add = 0x1111222233334444ull;
 	wr.wr.atomic.swap = 0x5555666677778888ull;
-	r = gv_post_send(qa, &wr, NULL);
-	check(!r, "ATOMIC CMP_AND_SWP posted (%s)", strerror(-r));
-	expect_wc(a->scq, "CMP_AND_SWP", 0xa701, VIRTIO_RDMA_WC_COMP_SWAP, 8,
-		  qa->qp_num);
+	post_send_wc(qa, a->scq, &wr, "ATOMIC CMP_AND_SWP",
+		     VIRTIO_RDMA_WC_COMP_SWAP, 8);
 	check(*local == 0x1111222233334444ull &&
 		      *remote == 0x5555666677778888ull,
 	      "CMP_AND_SWP: old %#llx returned, remote now %#llx",
@@ -393,10 +395,8 @@ static void test_atomics(struct guest *a, struct gv_qp *qa, struct guest *b)
 	wr.opcode = VIRTIO_RDMA_WR_ATOMIC_FETCH_AND_ADD;
 	wr.wr.atomic.compare_add = 0x10;
 	wr.wr.atomic.swap = 0;
-	r = gv_post_send(qa, &wr, NULL);
-	check(!r, "ATOMIC FETCH_AND_ADD posted (%s)", strerror(-r));
-	expect_wc(a->scq, "FETCH_AND_ADD", 0xa702, VIRTIO_RDMA_WC_FETCH_ADD, 8,
-		  qa->qp_num);
+	post_send_wc(qa, a->scq, &wr, "ATOMIC FETCH_AND_ADD",
+		     VIRTIO_RDMA_WC_FETCH_ADD, 8);
 	check(*local == 0x5555666677778888ull &&
 		      *remote == 0x5555666677778898ull,
 	      "FETCH_AND_ADD: old %#llx returned, remote now %#llx",
