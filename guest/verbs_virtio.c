@@ -899,37 +899,47 @@ int gv_encode_recv(const struct gv_recv_wr *wr, uint32_t max_sge, void *buf,
 
 /* ---- posting ---- */
 
+/* Posts an encoded element (len from an encoder) or gives the slot back. */
+static int wq_push(struct gv_wq *wq, uint32_t slot, int len)
+{
+	if (len < 0) {
+		wq->free[wq->nfree++] = slot;
+		return len;
+	}
+	return wq_post(wq, slot, (uint32_t)len);
+}
+
+/* After a post loop: one kick for all it posted; r is the loop's result. */
+static int wq_kick_posted(struct gv_wq *wq, int posted, int r)
+{
+	if (posted && guest_vq_kick(wq->vq) < 0 && !r)
+		return -EIO;
+	return r;
+}
+
 static int vr_post_send(struct gv_qp *qp, struct gv_send_wr *wr,
 			struct gv_send_wr **bad)
 {
 	struct gv_wq *wq = &qp->sq;
 	int r = 0, posted = 0;
 
-	for (; wr; wr = wr->next) {
+	for (; wr; wr = wr->next, posted++) {
 		uint32_t slot;
-		int len;
 
 		r = wq_get(wq, qp->ctx->timeout_ms, &slot);
+		if (!r)
+			r = wq_push(wq, slot,
+				    gv_encode_send(wr, qp->qp_type,
+						   qp->init.max_send_sge,
+						   qp->init.max_inline_data,
+						   wq_slot(wq, slot),
+						   wq->stride));
 		if (r)
 			break;
-		len = gv_encode_send(wr, qp->qp_type, qp->init.max_send_sge,
-				     qp->init.max_inline_data,
-				     wq_slot(wq, slot), wq->stride);
-		if (len < 0) {
-			wq->free[wq->nfree++] = slot;
-			r = len;
-			break;
-		}
-		r = wq_post(wq, slot, (uint32_t)len);
-		if (r)
-			break;
-		posted++;
 	}
 	if (r && bad)
 		*bad = wr;
-	if (posted && guest_vq_kick(wq->vq) < 0 && !r)
-		r = -EIO;
-	return r;
+	return wq_kick_posted(wq, posted, r);
 }
 
 static int post_recv_wq(struct gv_context *ctx, struct gv_wq *wq,
@@ -940,30 +950,21 @@ static int post_recv_wq(struct gv_context *ctx, struct gv_wq *wq,
 
 	if (!wq->vq)
 		return -EINVAL; /* a QP on an SRQ has no receive queue */
-	for (; wr; wr = wr->next) {
+	for (; wr; wr = wr->next, posted++) {
 		uint32_t slot;
-		int len;
 
 		r = wq_get(wq, ctx->timeout_ms, &slot);
+		if (!r)
+			r = wq_push(wq, slot,
+				    gv_encode_recv(wr, max_sge,
+						   wq_slot(wq, slot),
+						   wq->stride));
 		if (r)
 			break;
-		len = gv_encode_recv(wr, max_sge, wq_slot(wq, slot),
-				     wq->stride);
-		if (len < 0) {
-			wq->free[wq->nfree++] = slot;
-			r = len;
-			break;
-		}
-		r = wq_post(wq, slot, (uint32_t)len);
-		if (r)
-			break;
-		posted++;
 	}
 	if (r && bad)
 		*bad = wr;
-	if (posted && guest_vq_kick(wq->vq) < 0 && !r)
-		r = -EIO;
-	return r;
+	return wq_kick_posted(wq, posted, r);
 }
 
 static int vr_post_recv(struct gv_qp *qp, struct gv_recv_wr *wr,
