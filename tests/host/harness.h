@@ -52,6 +52,9 @@ void worker_log_mark(struct worker *w);
  */
 bool worker_log_waitv(struct worker *w, int timeout_ms,
 		      const char *const *needles);
+/* True if the whole log (start-up included) has a line containing needle,
+ * case-insensitive; no waiting. */
+bool worker_log_has(struct worker *w, const char *needle);
 /* Lines logged since the mark, printed as TAP comments. */
 void worker_log_dump_since_mark(struct worker *w);
 
@@ -96,6 +99,11 @@ struct h_case {
 	const char *name;
 	int (*run)(struct worker *w); /* 0 pass, H_SKIP, else fail */
 };
+/* A table entry named after its function: H_CASE(fn). */
+#define H_CASE(fn)                                                             \
+	{                                                                      \
+#fn, fn                                                        \
+	}
 int h_run(int argc, char **argv, const struct h_case *cases,
 	  unsigned int ncases);
 /* Sets the reason printed with "# SKIP". */
