@@ -18,6 +18,16 @@
 #                                 there (they outlive brokers by design)
 #   cgroup2_root                  where cgroup v2 is mounted, else
 #                                 /nonexistent
+#   broker_env NAME               a host broker test's ground: $T (a 0755
+#                                 folder: workers under their own uids
+#                                 read it), CG_PARENT, CG_ROOT, BPID=
+#   broker_env_cleanup            stops $BPID, removes $T and the cgroups
+#                                 (none when CG_PARENT is empty)
+#   broker_policy IDS [LINE...]   $T/policy.conf (0644): [broker] (control
+#                                 socket in $T, worker_ids IDS, cgroup_parent
+#                                 when CG_PARENT is set, the LINEs),
+#                                 [defaults] (rxe0, max_pinned 4M), then
+#                                 stdin (the [vm] sections)
 T0=${T0:-$SECONDS}
 
 # wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of wall
@@ -67,4 +77,34 @@ cgroup2_root() {
 			{ echo "$d"; return 0; }
 	done
 	echo /nonexistent
+}
+broker_env() {
+	T=$(mktemp -d "/tmp/rdmagate-$1-test.XXXXXX") || exit 1
+	chmod 755 "$T"
+	CG_PARENT=/rdmagate-$1test-$$
+	CG_ROOT=$(cgroup2_root)
+	BPID=
+}
+broker_env_cleanup() {
+	[ -n "$BPID" ] && kill "$BPID" 2> /dev/null && wait "$BPID" 2> /dev/null
+	# never with CG_PARENT empty: that would be every cgroup of the host
+	[ -z "${CG_PARENT:-}" ] ||
+		rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2> /dev/null
+	rm -rf "$T"
+}
+# max_pinned: below this host's hard RLIMIT_MEMLOCK, for the broker may
+# lack CAP_SYS_RESOURCE
+broker_policy() {
+	local ids=$1
+	shift
+	{
+		echo "[broker]"
+		echo "control_socket = $T/control.sock"
+		echo "worker_ids = $ids"
+		[ -z "${CG_PARENT:-}" ] || echo "cgroup_parent = $CG_PARENT"
+		[ $# = 0 ] || printf '%s\n' "$@"
+		printf '\n[defaults]\ndevice = rxe0\nmax_pinned = 4M\n\n'
+		cat
+	} > "$T/policy.conf"
+	chmod 644 "$T/policy.conf"
 }

@@ -17,34 +17,13 @@ BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
 [ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids, cgroups, rlimits)"
 [ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device and the forbidden-syscall hook)"
 
-T=$(mktemp -d /tmp/rdmagate-broker-test.XXXXXX)
-chmod 755 "$T"
-CG_PARENT=/rdmagate-hosttest-$$
+broker_env host
 ID0=62000
-CG_ROOT=$(cgroup2_root)
-BPID=
-
-cleanup() {
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+trap broker_env_cleanup EXIT
 
 write_policy() { # [control_group]
-	cat > "$T/policy.conf" <<EOF
-[broker]
-control_socket = $T/control.sock
-control_group = ${1:-}
-socket_dir = $T/vm
-worker_ids = $ID0-$((ID0 + 99))
-cgroup_parent = $CG_PARENT
-
-[defaults]
-device = rxe0
-# below this host's hard RLIMIT_MEMLOCK: the broker may lack CAP_SYS_RESOURCE
-max_pinned = 4M
-
+	broker_policy "$ID0-$((ID0 + 99))" "control_group = ${1:-}" \
+		"socket_dir = $T/vm" <<EOF
 [vm a]
 addresses = 10.99.0.10, fd99::/64
 [vm sys]
@@ -57,7 +36,6 @@ frontend = pvrdma
 vmm_uid = 65534
 vmm_gid = 65534
 EOF
-	chmod 644 "$T/policy.conf"
 }
 
 
