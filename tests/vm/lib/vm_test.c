@@ -21,6 +21,20 @@
 #define VT_ARGV_MAX 48
 #define VT_GID_MAX  256
 
+int vt_worker_argv(int argc, char **argv, const char **ret_worker,
+		   char ***ret_extra)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s WORKER [WORKER-OPTION...]\n",
+			argv[0]);
+		return 2;
+	}
+	*ret_worker = argv[1];
+	*ret_extra = argv + 2;
+	return 0;
+}
+
 void vt_sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };

@@ -17,6 +17,13 @@ struct vt_proc {
 	char dir[64], sock[96], log[96];
 };
 
+/*
+ * A worker test's command line, WORKER [WORKER-OPTION...]: the path and
+ * the options for every worker it starts; stdout line-buffered (TAP).
+ * 0, or 2 after printing the usage.
+ */
+int vt_worker_argv(int argc, char **argv, const char **ret_worker,
+		   char ***ret_extra);
 void vt_sleep_ms(int ms);
 /* Waits out the worker's rate-limit window for guest-caused log lines, so
  * that the next such line is logged. */

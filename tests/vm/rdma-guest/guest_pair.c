@@ -300,11 +300,9 @@ static void test_send(struct guest *a, struct gv_qp *qa, struct guest *b,
 	fill(a->buf + 70000, 7633, 2);
 	memset(b->buf, 0xee, 20000);
 	r = post_recv1(qb, NULL, 0x4ec1, b, 3000, 12633);
-	if (!r)
-		r = gv_post_send(qa, &wr, NULL);
-	check(!r, "SEND 12633 B (2 SGEs) A->B posted (%s)", strerror(-r));
-	expect_wc(a->scq, "SEND: sender", 0x5e01, VIRTIO_RDMA_WC_SEND,
-		  UINT32_MAX, qa->qp_num);
+	check(!r, "SEND: B's receive posted (%s)", strerror(-r));
+	post_send_wc(qa, a->scq, &wr, "SEND 12633 B (2 SGEs) A->B",
+		     VIRTIO_RDMA_WC_SEND, UINT32_MAX);
 	expect_wc(b->rcq, "SEND: receiver", 0x4ec1, VIRTIO_RDMA_WC_RECV, 12633,
 		  qb->qp_num);
 	check(filled(b->buf + 3000, 5000, 1) && filled(b->buf + 8000, 7633, 2),
@@ -322,11 +320,9 @@ static void test_send(struct guest *a, struct gv_qp *qa, struct guest *b,
 				  .opcode = VIRTIO_RDMA_WR_SEND_WITH_IMM,
 				  .imm_data = htonl(0xc0ffee) };
 	r = post_recv1(qa, NULL, 0x4ec2, a, 120000, 64);
-	if (!r)
-		r = gv_post_send(qb, &wr, NULL);
-	check(!r, "SEND_WITH_IMM 64 B B->A posted (%s)", strerror(-r));
-	expect_wc(b->scq, "SEND_WITH_IMM: sender", 0x5e02, VIRTIO_RDMA_WC_SEND,
-		  UINT32_MAX, qb->qp_num);
+	check(!r, "SEND_WITH_IMM: A's receive posted (%s)", strerror(-r));
+	post_send_wc(qb, b->scq, &wr, "SEND_WITH_IMM 64 B B->A",
+		     VIRTIO_RDMA_WC_SEND, UINT32_MAX);
 	r = poll_one(a->rcq, &wc);
 	check(!r && wc.status == 0 && wc.byte_len == 64 &&
 		      (wc.wc_flags & VIRTIO_RDMA_WC_WITH_IMM) &&
@@ -436,11 +432,8 @@ static void test_ud(struct guest *a, struct guest *b)
 	 * number of times, as UD applications do; one receive is posted.
 	 */
 	for (tries = 1; !r && tries <= UD_TRIES; tries++) {
-		r = gv_post_send(ua, &wr, NULL);
-		check(!r, "UD SEND 512 B A(qpn %#x)->B(qpn %#x) posted (%s)",
-		      ua->qp_num, ub->qp_num, strerror(-r));
-		expect_wc(a->scq, "UD SEND: sender", 0x0d01,
-			  VIRTIO_RDMA_WC_SEND, UINT32_MAX, ua->qp_num);
+		post_send_wc(ua, a->scq, &wr, "UD SEND 512 B A->B",
+			     VIRTIO_RDMA_WC_SEND, UINT32_MAX);
 		r = poll_one_within(b->rcq, &wc, UD_WAIT_S);
 		if (r != -ETIMEDOUT)
 			break;
@@ -565,12 +558,10 @@ static void test_query_dma(struct guest *a, struct gv_qp *qa, struct guest *b,
 	sge = (struct gv_sge){ gv_buf_gpa(a->ctx, a->buf + 140000), 3000,
 			       dma->lkey };
 	r = post_recv1(qb, NULL, 0xd3b, b, 140000, 3000);
-	if (!r)
-		r = gv_post_send(qa, &wr, NULL);
-	check(!r, "SEND 3000 B from GPA %#llx through the DMA MR (%s)",
-	      (unsigned long long)sge.addr, strerror(-r));
-	expect_wc(a->scq, "DMA MR SEND: sender", 0xd3a, VIRTIO_RDMA_WC_SEND,
-		  UINT32_MAX, qa->qp_num);
+	check(!r, "DMA MR SEND: B's receive posted (%s)", strerror(-r));
+	printf("# A's bytes at GPA %#llx\n", (unsigned long long)sge.addr);
+	post_send_wc(qa, a->scq, &wr, "SEND 3000 B through the DMA MR",
+		     VIRTIO_RDMA_WC_SEND, UINT32_MAX);
 	expect_wc(b->rcq, "DMA MR SEND: receiver", 0xd3b, VIRTIO_RDMA_WC_RECV,
 		  3000, qb->qp_num);
 	check(filled(b->buf + 140000, 3000, 7),

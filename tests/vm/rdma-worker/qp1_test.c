@@ -793,14 +793,8 @@ int main(int argc, char **argv)
 	unsigned int n = sizeof(cases) / sizeof(cases[0]), i, failed = 0;
 	int i6, i4;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s WORKER [WORKER-OPTION...]\n",
-			argv[0]);
+	if (vt_worker_argv(argc, argv, &worker_path, &extra_args))
 		return 2;
-	}
-	worker_path = argv[1];
-	extra_args = argv + 2;
 	dev0 = getenv("RDMAGATE_VM_DEV0");
 	if (!getenv("RDMAGATE_VM") || !dev0) {
 		printf("1..0 # SKIP needs the test VM with an rxe device "

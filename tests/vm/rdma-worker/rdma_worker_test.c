@@ -304,6 +304,32 @@ struct gmr {
 	uint64_t pages[64]; /* GPA of each page */
 };
 
+/* REG_USER_MR of npages pages at iova, its page table's root at l1. */
+static int reg_user_mr(struct g *g, uint32_t pdn, uint32_t access,
+		       uint64_t start, uint32_t npages, uint64_t iova,
+		       uint64_t l1, struct gmr *mr)
+{
+	struct virtio_rdma_cmd_reg_user_mr c = { .pdn = pdn,
+						 .access_flags = access,
+						 .start = start,
+						 .length = npages * PAGE,
+						 .virt_addr = iova,
+						 .pages = l1,
+						 .npages = npages };
+	struct virtio_rdma_rsp_mr rsp;
+	int r = cmd(g, VIRTIO_RDMA_CMD_REG_USER_MR, &c, sizeof(c), &rsp,
+		    sizeof(rsp));
+
+	if (r)
+		return r;
+	mr->mrn = rsp.mrn;
+	mr->lkey = rsp.lkey;
+	mr->rkey = rsp.rkey;
+	mr->iova = iova;
+	mr->len = (uint32_t)(npages * PAGE);
+	return 0;
+}
+
 /*
  * Registers an MR of npages pages (≤ 64), pages alternating between the
  * two RAM regions in runs of 2 (scattered and region-crossing), with
@@ -312,8 +338,6 @@ struct gmr {
 static int reg_mr(struct g *g, uint32_t pdn, uint32_t npages, uint64_t iova,
 		  uint32_t access, struct gmr *mr)
 {
-	struct virtio_rdma_cmd_reg_user_mr c = { 0 };
-	struct virtio_rdma_rsp_mr rsp;
 	uint64_t l1, l2;
 	int r;
 
@@ -329,23 +353,8 @@ static int reg_mr(struct g *g, uint32_t pdn, uint32_t npages, uint64_t iova,
 	}
 	guest_ram_write(&g->d.ram, l1, &l2, 8);
 	guest_ram_write(&g->d.ram, l2, mr->pages, 8 * npages);
-	c.pdn = pdn;
-	c.access_flags = access;
-	c.start = 0x7f0000000000ull;
-	c.length = npages * PAGE;
-	c.virt_addr = iova;
-	c.pages = l1;
-	c.npages = npages;
-	r = cmd(g, VIRTIO_RDMA_CMD_REG_USER_MR, &c, sizeof(c), &rsp,
-		sizeof(rsp));
-	if (r)
-		return r;
-	mr->mrn = rsp.mrn;
-	mr->lkey = rsp.lkey;
-	mr->rkey = rsp.rkey;
-	mr->iova = iova;
-	mr->len = (uint32_t)(npages * PAGE);
-	return 0;
+	return reg_user_mr(g, pdn, access, 0x7f0000000000ull, npages, iova, l1,
+			   mr);
 }
 
 /* Copies between a buffer and the MR's bytes [off, off + len). */
@@ -1478,8 +1487,6 @@ static int set_hugepages(long n)
 static int reg_contig(struct g *g, uint32_t pdn, uint64_t gpa, uint32_t npages,
 		      uint64_t iova, struct gmr *mr)
 {
-	struct virtio_rdma_cmd_reg_user_mr c = { 0 };
-	struct virtio_rdma_rsp_mr rsp;
 	uint32_t nl2 = (npages + 511) / 512;
 	uint64_t l1;
 	int r = guest_ram_alloc_in(&g->d.ram, 0, (1 + nl2) * PAGE, PAGE, &l1);
@@ -1496,22 +1503,7 @@ static int reg_contig(struct g *g, uint32_t pdn, uint64_t gpa, uint32_t npages,
 
 		guest_ram_write(&g->d.ram, l1 + PAGE + 8ull * i, &p, 8);
 	}
-	c.pdn = pdn;
-	c.access_flags = ACC_ALL;
-	c.start = 0x10000;
-	c.length = npages * PAGE;
-	c.virt_addr = iova;
-	c.pages = l1;
-	c.npages = npages;
-	r = cmd(g, VIRTIO_RDMA_CMD_REG_USER_MR, &c, sizeof(c), &rsp,
-		sizeof(rsp));
-	if (r)
-		return r;
-	mr->mrn = rsp.mrn;
-	mr->lkey = rsp.lkey;
-	mr->rkey = rsp.rkey;
-	mr->iova = iova;
-	return 0;
+	return reg_user_mr(g, pdn, ACC_ALL, 0x10000, npages, iova, l1, mr);
 }
 
 /*
@@ -1841,14 +1833,8 @@ int main(int argc, char **argv)
 	unsigned int n = sizeof(cases) / sizeof(cases[0]), i, failed = 0;
 	bool prev_ok = true;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s WORKER [WORKER-OPTION...]\n",
-			argv[0]);
+	if (vt_worker_argv(argc, argv, &worker_path, &extra_args))
 		return 2;
-	}
-	worker_path = argv[1];
-	extra_args = argv + 2;
 	if (!getenv("RDMAGATE_VM") || !d0 || !d1) {
 		printf("1..0 # SKIP needs the test VM with two rxe devices "
 		       "(tests/vm/rdmagate-vm -n 2)\n");
