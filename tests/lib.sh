@@ -23,11 +23,15 @@
 #                                 read it), CG_PARENT, CG_ROOT, BPID=
 #   broker_env_cleanup            stops $BPID, removes $T and the cgroups
 #                                 (none when CG_PARENT is empty)
-#   broker_policy IDS [LINE...]   $T/policy.conf (0644): [broker] (control
-#                                 socket in $T, worker_ids IDS, cgroup_parent
-#                                 when CG_PARENT is set, the LINEs),
-#                                 [defaults] (rxe0, max_pinned 4M), then
-#                                 stdin (the [vm] sections)
+#   policy_conf [LINE...] [-- DEFAULT...]
+#                                 $T/policy.conf (0644): [broker] with the
+#                                 control socket in $T and the LINEs,
+#                                 [defaults] with the DEFAULTs, then stdin
+#                                 (the [vm] sections)
+#   broker_policy IDS [LINE...]   policy_conf for the host broker tests:
+#                                 worker_ids IDS, cgroup_parent when
+#                                 CG_PARENT is set, the LINEs; rxe0 and
+#                                 max_pinned 4M
 T0=${T0:-$SECONDS}
 
 # wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of wall
@@ -95,15 +99,23 @@ broker_env_cleanup() {
 # max_pinned: below this host's hard RLIMIT_MEMLOCK, for the broker may
 # lack CAP_SYS_RESOURCE
 broker_policy() {
-	local ids=$1
-	shift
+	policy_conf "worker_ids = $1" \
+		${CG_PARENT:+"cgroup_parent = $CG_PARENT"} "${@:2}" \
+		-- "device = rxe0" "max_pinned = 4M"
+}
+policy_conf() {
 	{
 		echo "[broker]"
 		echo "control_socket = $T/control.sock"
-		echo "worker_ids = $ids"
-		[ -z "${CG_PARENT:-}" ] || echo "cgroup_parent = $CG_PARENT"
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do
+			echo "$1"
+			shift
+		done
+		shift # --
+		echo
+		echo "[defaults]"
 		[ $# = 0 ] || printf '%s\n' "$@"
-		printf '\n[defaults]\ndevice = rxe0\nmax_pinned = 4M\n\n'
+		echo
 		cat
 	} > "$T/policy.conf"
 	chmod 644 "$T/policy.conf"

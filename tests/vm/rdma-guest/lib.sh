@@ -46,6 +46,17 @@ start_worker() {
 	return 1
 }
 
+# two_devices: gid_a and gid_b, the host GIDs of RDMAGATE_VM_DEV0 and
+# RDMAGATE_VM_DEV1 (host_gid); exits 77 without two devices, 1 without a GID
+two_devices() {
+	[ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || {
+		echo "needs two rxe devices (rdmagate-vm -n 2)"; exit 77; }
+	set -- $(host_gid "$RDMAGATE_VM_DEV0") || exit 1
+	gid_a=$2
+	set -- $(host_gid "$RDMAGATE_VM_DEV1") || exit 1
+	gid_b=$2
+}
+
 show_worker_logs() {
 	for f in "$RG_DIR"/*.log; do
 		[ -s "$f" ] || continue
