@@ -18,11 +18,18 @@
 #                                 there (they outlive brokers by design)
 #   cgroup2_root                  where cgroup v2 is mounted, else
 #                                 /nonexistent
+#   needs_root_hooks ROOT HOOKS   skip_all (tap.sh) unless root and a
+#                                 test-hooks build ($HOOKS), saying why
+#                                 each is needed (ROOT, HOOKS)
 #   broker_env NAME               a host broker test's ground: $T (a 0755
 #                                 folder: workers under their own uids
 #                                 read it), CG_PARENT, CG_ROOT, BPID=
 #   broker_env_cleanup            stops $BPID, removes $T and the cgroups
 #                                 (none when CG_PARENT is empty)
+#   tracer_up PID ERR             waits (10 s) for rdmagate-trace PID's
+#                                 "Tracing" line in its stderr ERR; else
+#                                 shows ERR and exits 77 (the kernel lacks
+#                                 BPF or uprobes) or 1 (non-TAP tests)
 #   policy_conf [LINE...] [-- DEFAULT...]
 #                                 $T/policy.conf (0644): [broker] with the
 #                                 control socket in $T and the LINEs,
@@ -82,6 +89,10 @@ cgroup2_root() {
 	done
 	echo /nonexistent
 }
+needs_root_hooks() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root ($1)"
+	[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build ($2)"
+}
 broker_env() {
 	T=$(mktemp -d "/tmp/rdmagate-$1-test.XXXXXX") || exit 1
 	chmod 755 "$T"
@@ -119,4 +130,19 @@ policy_conf() {
 		cat
 	} > "$T/policy.conf"
 	chmod 644 "$T/policy.conf"
+}
+tracer_up() {
+	local i
+	for i in $(seq 100); do
+		grep -q '^Tracing' "$2" && return 0
+		kill -0 "$1" 2> /dev/null || break
+		sleep 0.1
+	done
+	cat "$2"
+	if grep -q 'no BPF support\|no uprobe support' "$2"; then
+		echo "SKIP: the kernel lacks BPF or uprobes (above)"
+		exit 77
+	fi
+	echo "FAIL: the tracer did not start"
+	exit 1
 }

@@ -12,8 +12,8 @@ BROKER=$1 CTL=$2 WORKER=$3 HOOKS=$4
 . "$(dirname "$0")/../../tap.sh"
 . "$(dirname "$0")/../../lib.sh"
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids; the mux link wants a root peer)"
-[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device)"
+needs_root_hooks "spawning sets uids; the mux link wants a root peer" \
+	"the echo test device"
 command -v python3 >/dev/null || skip_all "needs python3 (the stand-in mux)"
 
 broker_env muxlink

@@ -14,8 +14,8 @@ BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
 . "$(dirname "$0")/../../lib.sh"
 
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids, cgroups, rlimits)"
-[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device)"
+needs_root_hooks "spawning sets uids, cgroups, rlimits" \
+	"the echo test device"
 
 broker_env restart
 GPID=

@@ -19,8 +19,8 @@ BROKER=$1 CTL=$2 WORKER=$3 HOOK=$4 GUEST=$5 HOOKS=$6 DOMAINS=$7
 . "$(dirname "$0")/../../lib.sh"
 
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (the broker spawns workers under their own uids)"
-[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device through rdmagate:test-echo)"
+needs_root_hooks "the broker spawns workers under their own uids" \
+	"the echo test device through rdmagate:test-echo"
 
 broker_env hook
 mkdir "$T/vm" "$T/dom"

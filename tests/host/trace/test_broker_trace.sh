@@ -40,18 +40,7 @@ BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 "$TRACE" --pin-dir "$PIN" --worker "$WORKER" --broker "$BROKER" -i 60 \
 	>"$T/trace.out" 2>"$T/trace.err" &
 TPID=$!
-for i in $(seq 100); do
-	grep -q '^Tracing' "$T/trace.err" && break
-	kill -0 "$TPID" 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q '^Tracing' "$T/trace.err"; then
-	cat "$T/trace.err"
-	grep -q 'no BPF support\|no uprobe support' "$T/trace.err" &&
-		skip "the kernel lacks BPF or uprobes (above)"
-	echo "FAIL: the tracer did not start"
-	exit 1
-fi
+tracer_up "$TPID" "$T/trace.err"
 # worker: its 8 probes; broker: worker_spawn, worker_exit, policy_refuse,
 # gid_add, gid_del (an error if one were missing: --broker was given); the
 # mux's mad_route and mad_route_drop when the tracer finds the build's mux
