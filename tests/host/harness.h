@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "common/cleanup.h"
+#include "tests/check.h"
 #include "guest/guest_dev.h"
 
 #define H_SKIP	     77
@@ -108,36 +109,5 @@ int h_run(int argc, char **argv, const struct h_case *cases,
 	  unsigned int ncases);
 /* Sets the reason printed with "# SKIP". */
 void h_skip_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			printf("# %s:%d: check failed: %s\n", __FILE__,        \
-			       __LINE__, #cond);                               \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
-
-/* expr returns 0 or -errno. */
-#define CHECK_OK(expr)                                                         \
-	do {                                                                   \
-		int r_ = (expr);                                               \
-		if (r_) {                                                      \
-			printf("# %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, \
-			       strerror(r_ < 0 ? -r_ : r_));                   \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
-
-#define CHECK_ERR(expr, err)                                                   \
-	do {                                                                   \
-		int r_ = (expr);                                               \
-		if (r_ != (err)) {                                             \
-			printf("# %s:%d: %s returned %d (%s), expected %s\n",  \
-			       __FILE__, __LINE__, #expr, r_,                  \
-			       strerror(r_ < 0 ? -r_ : r_), #err);             \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
 
 #endif

@@ -37,7 +37,7 @@
 #include "guest/cm.h"
 #include "guest/cm_qp1.h"
 #include "guest/verbs.h"
-#include "check.h"
+#include "tests/check.h"
 #include "tests/vm/lib/vm_test.h"
 
 static const char *worker_path;

@@ -24,7 +24,7 @@
 #include "common/log.h"
 #include "common/virtio_rdma.h"
 #include "guest/guest_dev.h"
-#include "check.h"
+#include "tests/check.h"
 #include "tests/vm/lib/vm_test.h"
 
 #define TMO	 5000
