@@ -9,6 +9,7 @@
 #   tcp_listening PORT            something listens on TCP PORT (v4 or v6)
 #   ctl ARGS...                   rdmagatectl ($CTL) on $T/control.sock
 #   worker_pid VM                 the pid of VM's worker, from `ctl list`
+#   vm_listed VM                  `ctl list` has VM
 #   broker_start LOG [ARGS...]    $BROKER on $T/policy.conf with $WORKER
 #                                 and ARGS, in the background (pid in
 #                                 BPID); fails unless it answers in 60 s
@@ -66,6 +67,7 @@ tcp_listening() {
 }
 ctl() { "$CTL" --control "$T/control.sock" "$@"; }
 worker_pid() { ctl list --json | jq -r ".[] | select(.vm == \"$1\") | .pid"; }
+vm_listed() { ctl list --json | grep -q "\"vm\": \"$1\""; }
 broker_start() {
 	local log=$1
 	shift

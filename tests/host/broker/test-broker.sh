@@ -40,14 +40,7 @@ EOF
 
 
 # Waits (5 s) until VM $1 is no longer listed.
-wait_gone() {
-	local i
-	for i in $(seq 50); do
-		ctl list --json | grep -q "\"vm\": \"$1\"" || return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_gone() { wait_for 5 not vm_listed "$1"; }
 
 # Waits (3 s) for TEXT in the broker's log after line N.
 within_log() {
@@ -62,11 +55,8 @@ within_log() {
 status_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 write_policy
-"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-	--state-dir "$T/state" --stop-workers-on-exit \
-	--cgroup-root "$CG_ROOT" > "$T/broker.log" 2>&1 &
-BPID=$!
-for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
+broker_start "$T/broker.log" --state-dir "$T/state" --stop-workers-on-exit \
+	--cgroup-root "$CG_ROOT"
 check "broker is up (control socket $T/control.sock)" test -S "$T/control.sock"
 check "control socket is root-only (0600) without control_group" \
 	test "$(stat -c %a "$T/control.sock")" = 600

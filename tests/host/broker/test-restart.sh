@@ -58,14 +58,7 @@ fresh() { # vm: the worker answers STATS over its channel (5 s)
 
 # (its pid may linger as a zombie: a worker whose broker died is reparented
 # to init, which reaps it, or to whatever subreaper this test runs under)
-gone_within_1s() { # vm
-	local i
-	for i in $(seq 10); do
-		ctl list --json | grep -q "\"vm\": \"$1\"" || return 0
-		sleep 0.1
-	done
-	return 1
-}
+gone_within_1s() { wait_for 1 not vm_listed "$1"; } # vm
 
 check "broker 1 is up" start_broker "$T/broker1.log"
 ctl spawn --vm a --socket "$T/a.sock" --test-echo >/dev/null

@@ -56,11 +56,8 @@ broker_policy "$ID0-$((ID0 + 99))" <<EOF
 [vm vm-a]
 [vm vm-b]
 EOF
-"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-	--state-dir "$T/state" --stop-workers-on-exit \
-	--cgroup-root "$CG_ROOT" >"$T/broker.log" 2>&1 &
-BPID=$!
-for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
+broker_start "$T/broker.log" --state-dir "$T/state" --stop-workers-on-exit \
+	--cgroup-root "$CG_ROOT"
 [ -S "$T/control.sock" ] || { cat "$T/broker.log"; echo "FAIL: no broker"; exit 1; }
 
 ctl() { "$CTL" --control "$T/control.sock" "$@" 2>&1; }
