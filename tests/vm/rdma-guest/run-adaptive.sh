@@ -15,7 +15,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-pair_gids
+two_devices
 HZ=$(getconf CLK_TCK)
 IDLE_MAX=${IDLE_MAX:-5}
 PINGS=16

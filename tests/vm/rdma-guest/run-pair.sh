@@ -8,7 +8,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 PAIR=$RDMAGATE_BUILD/tests/vm/rdma-guest/guest-pair
 
-pair_gids
+two_devices
 echo "guest A: worker on $RDMAGATE_VM_DEV0, host GID $gid_a"
 echo "guest B: worker on $RDMAGATE_VM_DEV1, host GID $gid_b"
 pair=${RG_PAIR:-$RG_TRANSPORT,$RG_TRANSPORT}

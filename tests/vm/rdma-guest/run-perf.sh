@@ -6,7 +6,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-pair_gids
+two_devices
 start_worker a "$RDMAGATE_VM_DEV0" || exit 1
 start_worker b "$RDMAGATE_VM_DEV1" || exit 1
 fail=0
