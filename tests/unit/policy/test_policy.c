@@ -99,6 +99,16 @@ static void test_vmm_identity_frontend_and_limits(void **state)
 	policy_free(p);
 }
 
+/* A VM's effective quotas; the VM must be in the policy. */
+static const struct policy_quota *quota_of(const struct policy *p,
+					   const char *vm)
+{
+	const struct policy_vm *v = policy_lookup_vm(p, vm);
+
+	assert_non_null(v);
+	return &v->quota;
+}
+
 /* Queue depths per frontend: a virtio-rdma VM's default and bound are its
  * 512-entry rings; a PVRDMA VM's default is the worker's own (a 1024-entry
  * CQ for ibv_srq_pingpong fits), bounded by rdmagate's ceiling only. */
@@ -110,32 +120,28 @@ static void test_depths_follow_the_frontend(void **state)
 			     "[vm q]\nfrontend = pvrdma\nmax_cqe = 65536\n"
 			     "max_qp_wr = 2048\nmax_srq_wr = 300\n"
 			     "[vm w]\nmax_cqe = 100\n");
-	const struct policy_vm *v = policy_lookup_vm(p, "v");
-	const struct policy_vm *pv = policy_lookup_vm(p, "p");
-	const struct policy_vm *q = policy_lookup_vm(p, "q");
-	const struct policy_vm *w = policy_lookup_vm(p, "w");
 	char *canon, *canon2;
 	struct policy *p2;
 
-	assert_int_equal(v->quota.max_cqe, POLICY_DEPTH_LIMIT);
-	assert_int_equal(v->quota.max_qp_wr, POLICY_DEPTH_LIMIT);
-	assert_int_equal(v->quota.max_srq_wr, POLICY_DEPTH_LIMIT);
-	assert_int_equal(pv->quota.max_cqe, 4096);
-	assert_int_equal(pv->quota.max_qp_wr, 1024);
-	assert_int_equal(pv->quota.max_srq_wr, 1024);
-	assert_int_equal(q->quota.max_cqe, 65536);
-	assert_int_equal(q->quota.max_qp_wr, 2048);
-	assert_int_equal(q->quota.max_srq_wr, 300);
-	assert_int_equal(w->quota.max_cqe, 100);
-	assert_int_equal(w->quota.max_qp_wr, POLICY_DEPTH_LIMIT);
+	assert_int_equal(quota_of(p, "v")->max_cqe, POLICY_DEPTH_LIMIT);
+	assert_int_equal(quota_of(p, "v")->max_qp_wr, POLICY_DEPTH_LIMIT);
+	assert_int_equal(quota_of(p, "v")->max_srq_wr, POLICY_DEPTH_LIMIT);
+	assert_int_equal(quota_of(p, "p")->max_cqe, 4096);
+	assert_int_equal(quota_of(p, "p")->max_qp_wr, 1024);
+	assert_int_equal(quota_of(p, "p")->max_srq_wr, 1024);
+	assert_int_equal(quota_of(p, "q")->max_cqe, 65536);
+	assert_int_equal(quota_of(p, "q")->max_qp_wr, 2048);
+	assert_int_equal(quota_of(p, "q")->max_srq_wr, 300);
+	assert_int_equal(quota_of(p, "w")->max_cqe, 100);
+	assert_int_equal(quota_of(p, "w")->max_qp_wr, POLICY_DEPTH_LIMIT);
 	/* unset depths are not written into [defaults]: the canonical form
 	 * parses to the same depths for both frontends */
 	canon = policy_canonical_string(p);
 	assert_non_null(canon);
 	assert_null(strstr(canon, "[defaults]\nport = 1\nmax_cqe"));
 	p2 = parse_ok(canon);
-	assert_int_equal(policy_lookup_vm(p2, "p")->quota.max_cqe, 4096);
-	assert_int_equal(policy_lookup_vm(p2, "v")->quota.max_cqe, 512);
+	assert_int_equal(quota_of(p2, "p")->max_cqe, 4096);
+	assert_int_equal(quota_of(p2, "v")->max_cqe, 512);
 	canon2 = policy_canonical_string(p2);
 	assert_string_equal(canon, canon2);
 	free(canon);
@@ -147,10 +153,10 @@ static void test_depths_follow_the_frontend(void **state)
 	p = parse_ok(DEV "frontend = pvrdma\nmax_cqe = 2048\n"
 			 "[vm p]\n[vm v]\nfrontend = virtio-rdma\n"
 			 "max_cqe = 256\n");
-	assert_int_equal(policy_lookup_vm(p, "p")->quota.max_cqe, 2048);
-	assert_int_equal(policy_lookup_vm(p, "p")->quota.max_qp_wr, 1024);
-	assert_int_equal(policy_lookup_vm(p, "v")->quota.max_cqe, 256);
-	assert_int_equal(policy_lookup_vm(p, "v")->quota.max_qp_wr, 512);
+	assert_int_equal(quota_of(p, "p")->max_cqe, 2048);
+	assert_int_equal(quota_of(p, "p")->max_qp_wr, 1024);
+	assert_int_equal(quota_of(p, "v")->max_cqe, 256);
+	assert_int_equal(quota_of(p, "v")->max_qp_wr, 512);
 	canon = policy_canonical_string(p);
 	assert_non_null(strstr(canon, "max_cqe = 2048\n"));
 	free(canon);
