@@ -88,7 +88,10 @@ wait_cmd() {
 # its veth as the output interface) crosses the veth pair to NETDEV's rxe,
 # where the worker's QPs are; everything else (TCP, ICMP) goes out tapN to
 # the guest's vmxnet3. Rules before the local table (at 100, moved there by
-# tests/vm/rdmagate-vm).
+# tests/vm/rdmagate-vm). The RoCE rule has no "iif lo": rdma_cm's
+# validate_net_dev() checks a REQ's source with a bare fib_lookup() (iif
+# 0, oif the rxe's netdev), which must find the peer veth too, not the
+# guest address's local route on NETDEV.
 fabric_guest_gid() {
 	local ip=$1 dev=${2:-veth0} peer src tbl tap
 	case $dev in
@@ -103,7 +106,7 @@ fabric_guest_gid() {
 	esac
 	ip -batch - <<-EOT
 	addr replace $ip/32 dev $dev
-	rule add pref 8 iif lo oif $peer to $ip lookup $tbl
+	rule add pref 8 oif $peer to $ip lookup $tbl
 	route add $ip dev $peer src $src table $tbl
 	neigh replace $ip lladdr $(cat /sys/class/net/"$dev"/address) dev $peer nud permanent
 	rule add pref 9 iif lo to $ip lookup 102
