@@ -100,7 +100,7 @@ static const struct bad_case cases[] = {
 	  "size)" },
 	{ "max_srq_wr_zero", DEV "max_srq_wr = 0\n",
 	  "t.conf:3: max_srq_wr = 0: too small (expected a whole number from "
-	  "1 to 512)" },
+	  "1 to 65536)" },
 	{ "max_sge_above_the_wr_limit", DEV "max_sge = 33\n",
 	  "t.conf:3: max_sge = 33: more than 32 (the SGE limit of a "
 	  "virtio-rdma work request)" },
