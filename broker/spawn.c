@@ -23,9 +23,11 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "broker/mcs_level.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/privdrop.h"
@@ -296,6 +298,38 @@ static int bind_in(const char *name, mode_t mode, int *ret_fd)
 }
 
 /*
+ * Under SELinux with MCS, the socket file name (in the cwd) takes its
+ * worker's level: a QEMU at other categories (svirt_t is MCS-constrained)
+ * cannot connect to it. No security.selinux attribute (SELinux off) or no
+ * level in it (no MCS): nothing to do.
+ */
+static int socket_label(const char *name, const char *level,
+			struct spawn_err *e)
+{
+	char cur[256], next[256 + MCS_LEVEL_SIZE], *p = cur;
+	ssize_t n;
+	int i;
+
+	n = lgetxattr(name, "security.selinux", cur, sizeof(cur) - 1);
+	if (n < 0 && (errno == ENOTSUP || errno == ENODATA))
+		return 0;
+	if (n < 0)
+		return reason_fail(&e->why, -errno, "its label: %s",
+				   strerror(errno));
+	cur[n] = '\0';
+	for (i = 0; i < 3 && p; i++) /* user:role:type:level */
+		if ((p = strchr(p, ':')))
+			p++;
+	if (!p)
+		return 0;
+	snprintf(next, sizeof(next), "%.*s%s", (int)(p - cur), cur, level);
+	if (lsetxattr(name, "security.selinux", next, strlen(next) + 1, 0) < 0)
+		return reason_fail(&e->why, -errno, "labelling it %s: %s", next,
+				   strerror(errno));
+	return 0;
+}
+
+/*
  * A directory only root may change: root's, writable by no group or
  * other.  Inside one, nobody but root can swap a name between two calls
  * (lstat then unlink, bind then chown), so the broker's operations there
@@ -420,7 +454,8 @@ static int socket_place(struct broker *b, const struct conn *c,
  * a group, else 0600.
  */
 static int socket_make(struct broker *b, const struct policy_vm *vm,
-		       struct worker *w, int *ret_fd, struct spawn_err *e)
+		       struct worker *w, const char *level, int *ret_fd,
+		       struct spawn_err *e)
 {
 	uid_t owner = vm->has_vmm_uid ? vm->vmm_uid : 0;
 	gid_t group = vm->has_vmm_gid ? vm->vmm_gid : 0;
@@ -444,6 +479,10 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 				 AT_SYMLINK_NOFOLLOW) < 0)) {
 		ret = -errno;
 		reason_set(&e->why, "chown: %s", strerror(errno));
+	}
+	if (ret == 0 && level)
+		ret = socket_label(w->sock_name, level, e);
+	if (fd >= 0 && ret < 0) {
 		unlinkat(w->sock_dfd, w->sock_name, 0);
 		safe_close(fd);
 	}
@@ -459,17 +498,18 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 
 /* ---- the child ---------------------------------------------------------- */
 
-#define ARGV_MAX 40
+#define ARGV_MAX 48
 
 struct child_args {
 	char *argv[ARGV_MAX];
-	char nums[16][24];
+	char nums[20][24];
 	unsigned int n, nn;
 	const char *cgroup;
 	int log_fd; /* its stdout and stderr */
 	uint64_t memlock;
 	uid_t uid;
 	gid_t gid;
+	char level[MCS_LEVEL_SIZE]; /* its SELinux MCS level */
 };
 
 static void arg(struct child_args *a, const char *s)
@@ -528,9 +568,12 @@ static void build_argv(struct broker *b, const struct worker *w,
 		arg_num(a, "--max-srq-wr", lim(q->max_srq_wr));
 		arg_num(a, "--max-sge", lim(q->max_sge));
 	}
+	arg_num(a, "--poll-budget-us", vm->poll_budget_us);
 	/* always said: the worker's own default must not decide */
 	arg(a, "--frontend");
 	arg(a, bp_frontend_name(w->frontend));
+	arg(a, "--selinux-level");
+	arg(a, a->level);
 #if RDMAGATE_TEST_HOOKS
 	if (req->test_syscall[0]) {
 		arg(a, "--test-forbidden-syscall");
@@ -767,13 +810,14 @@ static void fill_worker(struct worker *w, const struct bp_spawn *req,
 /* The VM's socket (its place, then made); on failure nothing is made. */
 static int vm_socket(struct broker *b, const struct conn *c,
 		     const struct bp_spawn *req, const struct policy_vm *vm,
-		     struct worker *w, int *ret_fd, struct spawn_err *e)
+		     struct worker *w, const char *level, int *ret_fd,
+		     struct spawn_err *e)
 {
 	int ret;
 
 	ret = socket_place(b, c, req, w, e);
 	if (ret == 0)
-		ret = socket_make(b, vm, w, ret_fd, e);
+		ret = socket_make(b, vm, w, level, ret_fd, e);
 	if (ret < 0) {
 		struct reason step = e->why;
 
@@ -791,7 +835,7 @@ static int qemu_steps(struct broker *b, const struct conn *c,
 {
 	int lfd = -1, ret;
 
-	ret = vm_socket(b, c, req, vm, w, &lfd, e);
+	ret = vm_socket(b, c, req, vm, w, NULL, &lfd, e);
 	if (ret < 0)
 		return ret;
 	ret = qemu_pvrdma_attach(b, w, vm, req, lfd, &e->why);
@@ -822,7 +866,9 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 		e->refuse = RDMAGATE_POLICY_QUOTA;
 		return ret;
 	}
-	ret = vm_socket(b, c, req, vm, w, &vu, e);
+	/* the VM's categories: its worker's and its socket's */
+	mcs_level(w->uid, a.level, sizeof(a.level));
+	ret = vm_socket(b, c, req, vm, w, a.level, &vu, e);
 	if (ret < 0)
 		return ret;
 	ret = channel_make(b, w, &chan, &e->why);

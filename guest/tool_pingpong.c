@@ -31,9 +31,10 @@ struct pp_opts {
 	uint32_t mtu;
 	int ib_port, sl;
 	bool check;
-	bool ud;	     /* ud_pingpong */
-	bool srq;	     /* srq_pingpong */
-	unsigned int num_qp; /* srq_pingpong -q */
+	bool ud;	      /* ud_pingpong */
+	bool srq;	      /* srq_pingpong */
+	unsigned int num_qp;  /* srq_pingpong -q */
+	unsigned int wait_ms; /* -w: pause before each send (a low rate) */
 };
 
 struct pp {
@@ -296,6 +297,8 @@ static int pp_wc(struct pp *p, const struct gv_wc *wc)
 		return -EIO;
 	p->pending &= ~(int)wc->wr_id;
 	if (p->scnt < p->o.c.iters && !p->pending) {
+		if (p->o.wait_ms)
+			usleep(p->o.wait_ms * 1000u);
 		if (pp_post_send(p)) {
 			fprintf(stderr, "Couldn't post send\n");
 			return -EIO;
@@ -508,6 +511,8 @@ static void pp_usage(const char *argv0, const char *note)
 	       "  -e, --events           sleep on CQ events (default poll)\n"
 	       "  -g, --gid-idx=<gid index> local port gid index\n"
 	       "  -c, --chk              validate received buffer\n"
+	       "  -w, --wait-ms=<ms>     pause before each send (a low "
+	       "rate; 0..10000)\n"
 	       "%s",
 	       argv0, argv0, note);
 }
@@ -515,6 +520,8 @@ static void pp_usage(const char *argv0, const char *note)
 /* The options of the pingpongs besides gv_tool_cli_opt()'s. */
 static int pp_opt(struct pp_opts *o, int c, const char *arg)
 {
+	char *end;
+
 	switch (c) {
 	case 'd':
 		return 0;
@@ -537,6 +544,9 @@ static int pp_opt(struct pp_opts *o, int c, const char *arg)
 	case 'c':
 		o->check = true;
 		return 0;
+	case 'w':
+		o->wait_ms = (unsigned int)strtoul(arg, &end, 10);
+		return *arg && !*end && o->wait_ms <= 10000 ? 0 : -EINVAL;
 	case 'q':
 		o->num_qp = (unsigned int)strtoul(arg, NULL, 0);
 		return o->num_qp && o->num_qp <= PP_MAX_QP ? 0 : -EINVAL;
@@ -548,24 +558,18 @@ static int pp_opt(struct pp_opts *o, int c, const char *arg)
 static int pp_parse(struct pp_opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "port", 1, NULL, 'p' },
-		{ "ib-dev", 1, NULL, 'd' },
-		{ "ib-port", 1, NULL, 'i' },
-		{ "size", 1, NULL, 's' },
-		{ "mtu", 1, NULL, 'm' },
-		{ "rx-depth", 1, NULL, 'r' },
-		{ "iters", 1, NULL, 'n' },
-		{ "sl", 1, NULL, 'l' },
-		{ "events", 0, NULL, 'e' },
-		{ "gid-idx", 1, NULL, 'g' },
-		{ "chk", 0, NULL, 'c' },
-		{ "num-qp", 1, NULL, 'q' },
-		{ 0 },
+		{ "port", 1, NULL, 'p' },    { "ib-dev", 1, NULL, 'd' },
+		{ "ib-port", 1, NULL, 'i' }, { "size", 1, NULL, 's' },
+		{ "mtu", 1, NULL, 'm' },     { "rx-depth", 1, NULL, 'r' },
+		{ "iters", 1, NULL, 'n' },   { "sl", 1, NULL, 'l' },
+		{ "events", 0, NULL, 'e' },  { "gid-idx", 1, NULL, 'g' },
+		{ "chk", 0, NULL, 'c' },     { "num-qp", 1, NULL, 'q' },
+		{ "wait-ms", 1, NULL, 'w' }, { 0 },
 	};
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cq:", lo,
+	while ((c = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cq:w:", lo,
 				NULL)) != -1) {
 		if ((o->ud && (c == 'm' || c == 'c')) || (o->srq && c == 'c') ||
 		    (!o->srq && c == 'q'))

@@ -234,12 +234,21 @@ static int vr_alloc_pd(struct gv_context *ctx, uint32_t *ret_pdn)
 	return r;
 }
 
+/* Every DESTROY_* and DEREG_MR request is the object's one 32-bit handle. */
+_Static_assert(sizeof(struct virtio_rdma_cmd_destroy_pd) == 4, "one handle");
+_Static_assert(sizeof(struct virtio_rdma_cmd_dereg_mr) == 4, "one handle");
+_Static_assert(sizeof(struct virtio_rdma_cmd_destroy_cq) == 4, "one handle");
+_Static_assert(sizeof(struct virtio_rdma_cmd_destroy_qp) == 4, "one handle");
+_Static_assert(sizeof(struct virtio_rdma_cmd_srq_handle) == 4, "one handle");
+
+static int destroy_cmd(struct gv_context *ctx, uint32_t cmd, uint32_t handle)
+{
+	return gv_command(ctx, cmd, &handle, sizeof(handle), NULL, 0);
+}
+
 static int vr_dealloc_pd(struct gv_pd *pd)
 {
-	struct virtio_rdma_cmd_destroy_pd q = { .pdn = pd->pdn };
-
-	return gv_command(pd->ctx, VIRTIO_RDMA_CMD_DESTROY_PD, &q, sizeof(q),
-			  NULL, 0);
+	return destroy_cmd(pd->ctx, VIRTIO_RDMA_CMD_DESTROY_PD, pd->pdn);
 }
 
 int gv_build_page_table(struct guest_ram *ram, uint64_t l1, const uint64_t *l2,
@@ -358,10 +367,7 @@ static int vr_get_dma_mr(struct gv_mr *mr, uint32_t access)
 
 static int vr_dereg_mr(struct gv_mr *mr)
 {
-	struct virtio_rdma_cmd_dereg_mr q = { .mrn = mr->mrn };
-
-	return gv_command(mr->pd->ctx, VIRTIO_RDMA_CMD_DEREG_MR, &q, sizeof(q),
-			  NULL, 0);
+	return destroy_cmd(mr->pd->ctx, VIRTIO_RDMA_CMD_DEREG_MR, mr->mrn);
 }
 
 /* ---- completion queues ---- */
@@ -396,12 +402,22 @@ static int cq_setup(struct gv_cq *cq)
 	return r;
 }
 
+/* The guest's side of a CQ (its queue, its memory); NULL is nothing. */
+static int cq_free(struct gv_context *ctx, struct gv_cq *cq)
+{
+	int r = 0;
+
+	if (cq && cq->vq)
+		r = guest_dev_remove_queue(&ctx->dev, cq->vq->index);
+	free(cq);
+	return r;
+}
+
 static int vr_create_cq(struct gv_context *ctx, uint32_t cqe,
 			struct gv_cq **ret_cq)
 {
 	struct virtio_rdma_cmd_create_cq q = { .cqe = cqe };
 	struct virtio_rdma_rsp_create_cq rsp;
-	struct virtio_rdma_cmd_destroy_cq d;
 	struct gv_cq *cq;
 	int r;
 
@@ -423,12 +439,8 @@ static int vr_create_cq(struct gv_context *ctx, uint32_t cqe,
 		r = cq_setup(cq);
 	}
 	if (r) {
-		d.cqn = rsp.cqn;
-		gv_command(ctx, VIRTIO_RDMA_CMD_DESTROY_CQ, &d, sizeof(d), NULL,
-			   0);
-		if (cq && cq->vq)
-			guest_dev_remove_queue(&ctx->dev, cq->vq->index);
-		free(cq);
+		destroy_cmd(ctx, VIRTIO_RDMA_CMD_DESTROY_CQ, rsp.cqn);
+		cq_free(ctx, cq);
 		return r;
 	}
 	*ret_cq = cq;
@@ -437,15 +449,9 @@ static int vr_create_cq(struct gv_context *ctx, uint32_t cqe,
 
 static int vr_destroy_cq(struct gv_cq *cq)
 {
-	struct virtio_rdma_cmd_destroy_cq q = { .cqn = cq->cqn };
-	int r = gv_command(cq->ctx, VIRTIO_RDMA_CMD_DESTROY_CQ, &q, sizeof(q),
-			   NULL, 0);
+	int r = destroy_cmd(cq->ctx, VIRTIO_RDMA_CMD_DESTROY_CQ, cq->cqn);
 
-	if (r)
-		return r;
-	r = guest_dev_remove_queue(&cq->ctx->dev, cq->vq->index);
-	free(cq);
-	return r;
+	return r ? r : cq_free(cq->ctx, cq);
 }
 
 void gv_decode_cqe(const struct virtio_rdma_cqe *c, struct gv_wc *w)
@@ -650,13 +656,22 @@ static void fill_create_qp(const struct gv_pd *pd,
 	}
 }
 
+/* The guest's side of a QP (its queues, its memory); NULL is nothing. */
+static void qp_free(struct gv_context *ctx, struct gv_qp *qp)
+{
+	if (qp) {
+		wq_release(ctx, &qp->sq);
+		wq_release(ctx, &qp->rq);
+	}
+	free(qp);
+}
+
 static int vr_create_qp(struct gv_pd *pd, const struct gv_qp_init_attr *attr,
 			struct gv_qp **ret_qp)
 {
 	struct gv_context *ctx = pd->ctx;
 	struct virtio_rdma_cmd_create_qp_ext q;
 	struct virtio_rdma_rsp_create_qp rsp;
-	struct virtio_rdma_cmd_destroy_qp d;
 	struct gv_qp *qp;
 	int r;
 
@@ -683,14 +698,8 @@ static int vr_create_qp(struct gv_pd *pd, const struct gv_qp_init_attr *attr,
 		r = qp_queues(qp);
 	}
 	if (r) {
-		d.qpn = rsp.qpn;
-		gv_command(ctx, VIRTIO_RDMA_CMD_DESTROY_QP, &d, sizeof(d), NULL,
-			   0);
-		if (qp) {
-			wq_release(ctx, &qp->sq);
-			wq_release(ctx, &qp->rq);
-		}
-		free(qp);
+		destroy_cmd(ctx, VIRTIO_RDMA_CMD_DESTROY_QP, rsp.qpn);
+		qp_free(ctx, qp);
 		return r;
 	}
 	*ret_qp = qp;
@@ -721,19 +730,22 @@ static int vr_query_qp(struct gv_qp *qp, uint32_t attr_mask,
 
 static int vr_destroy_qp(struct gv_qp *qp)
 {
-	struct virtio_rdma_cmd_destroy_qp q = { .qpn = qp->qp_num };
-	int r = gv_command(qp->ctx, VIRTIO_RDMA_CMD_DESTROY_QP, &q, sizeof(q),
-			   NULL, 0);
+	int r = destroy_cmd(qp->ctx, VIRTIO_RDMA_CMD_DESTROY_QP, qp->qp_num);
 
-	if (r)
-		return r;
-	wq_release(qp->ctx, &qp->sq);
-	wq_release(qp->ctx, &qp->rq);
-	free(qp);
-	return 0;
+	if (!r)
+		qp_free(qp->ctx, qp);
+	return r;
 }
 
 /* ---- shared receive queues ---- */
+
+/* The guest's side of an SRQ (its queue, its memory); NULL is nothing. */
+static void srq_free(struct gv_context *ctx, struct gv_srq *srq)
+{
+	if (srq)
+		wq_release(ctx, &srq->rq);
+	free(srq);
+}
 
 static int vr_create_srq(struct gv_pd *pd, uint32_t max_wr, uint32_t max_sge,
 			 struct gv_srq **ret_srq)
@@ -743,7 +755,6 @@ static int vr_create_srq(struct gv_pd *pd, uint32_t max_wr, uint32_t max_sge,
 						.max_wr = max_wr,
 						.max_sge = max_sge };
 	struct virtio_rdma_rsp_create_srq rsp;
-	struct virtio_rdma_cmd_srq_handle d;
 	struct gv_srq *srq;
 	int r;
 
@@ -770,12 +781,8 @@ static int vr_create_srq(struct gv_pd *pd, uint32_t max_wr, uint32_t max_sge,
 			    max_wr, RQ_HDR + max_sge * SGE_SIZE);
 	}
 	if (r) {
-		d.srq_handle = rsp.srq_handle;
-		gv_command(ctx, VIRTIO_RDMA_CMD_DESTROY_SRQ, &d, sizeof(d),
-			   NULL, 0);
-		if (srq)
-			wq_release(ctx, &srq->rq);
-		free(srq);
+		destroy_cmd(ctx, VIRTIO_RDMA_CMD_DESTROY_SRQ, rsp.srq_handle);
+		srq_free(ctx, srq);
 		return r;
 	}
 	*ret_srq = srq;
@@ -784,15 +791,11 @@ static int vr_create_srq(struct gv_pd *pd, uint32_t max_wr, uint32_t max_sge,
 
 static int vr_destroy_srq(struct gv_srq *srq)
 {
-	struct virtio_rdma_cmd_srq_handle q = { .srq_handle = srq->handle };
-	int r = gv_command(srq->ctx, VIRTIO_RDMA_CMD_DESTROY_SRQ, &q, sizeof(q),
-			   NULL, 0);
+	int r = destroy_cmd(srq->ctx, VIRTIO_RDMA_CMD_DESTROY_SRQ, srq->handle);
 
-	if (r)
-		return r;
-	wq_release(srq->ctx, &srq->rq);
-	free(srq);
-	return 0;
+	if (!r)
+		srq_free(srq->ctx, srq);
+	return r;
 }
 
 /* ---- address handles (local: each UD send carries the AV) ---- */
@@ -899,37 +902,47 @@ int gv_encode_recv(const struct gv_recv_wr *wr, uint32_t max_sge, void *buf,
 
 /* ---- posting ---- */
 
+/* Posts an encoded element (len from an encoder) or gives the slot back. */
+static int wq_push(struct gv_wq *wq, uint32_t slot, int len)
+{
+	if (len < 0) {
+		wq->free[wq->nfree++] = slot;
+		return len;
+	}
+	return wq_post(wq, slot, (uint32_t)len);
+}
+
+/* After a post loop: one kick for all it posted; r is the loop's result. */
+static int wq_kick_posted(struct gv_wq *wq, int posted, int r)
+{
+	if (posted && guest_vq_kick(wq->vq) < 0 && !r)
+		return -EIO;
+	return r;
+}
+
 static int vr_post_send(struct gv_qp *qp, struct gv_send_wr *wr,
 			struct gv_send_wr **bad)
 {
 	struct gv_wq *wq = &qp->sq;
 	int r = 0, posted = 0;
 
-	for (; wr; wr = wr->next) {
+	for (; wr; wr = wr->next, posted++) {
 		uint32_t slot;
-		int len;
 
 		r = wq_get(wq, qp->ctx->timeout_ms, &slot);
+		if (!r)
+			r = wq_push(wq, slot,
+				    gv_encode_send(wr, qp->qp_type,
+						   qp->init.max_send_sge,
+						   qp->init.max_inline_data,
+						   wq_slot(wq, slot),
+						   wq->stride));
 		if (r)
 			break;
-		len = gv_encode_send(wr, qp->qp_type, qp->init.max_send_sge,
-				     qp->init.max_inline_data,
-				     wq_slot(wq, slot), wq->stride);
-		if (len < 0) {
-			wq->free[wq->nfree++] = slot;
-			r = len;
-			break;
-		}
-		r = wq_post(wq, slot, (uint32_t)len);
-		if (r)
-			break;
-		posted++;
 	}
 	if (r && bad)
 		*bad = wr;
-	if (posted && guest_vq_kick(wq->vq) < 0 && !r)
-		r = -EIO;
-	return r;
+	return wq_kick_posted(wq, posted, r);
 }
 
 static int post_recv_wq(struct gv_context *ctx, struct gv_wq *wq,
@@ -940,30 +953,21 @@ static int post_recv_wq(struct gv_context *ctx, struct gv_wq *wq,
 
 	if (!wq->vq)
 		return -EINVAL; /* a QP on an SRQ has no receive queue */
-	for (; wr; wr = wr->next) {
+	for (; wr; wr = wr->next, posted++) {
 		uint32_t slot;
-		int len;
 
 		r = wq_get(wq, ctx->timeout_ms, &slot);
+		if (!r)
+			r = wq_push(wq, slot,
+				    gv_encode_recv(wr, max_sge,
+						   wq_slot(wq, slot),
+						   wq->stride));
 		if (r)
 			break;
-		len = gv_encode_recv(wr, max_sge, wq_slot(wq, slot),
-				     wq->stride);
-		if (len < 0) {
-			wq->free[wq->nfree++] = slot;
-			r = len;
-			break;
-		}
-		r = wq_post(wq, slot, (uint32_t)len);
-		if (r)
-			break;
-		posted++;
 	}
 	if (r && bad)
 		*bad = wr;
-	if (posted && guest_vq_kick(wq->vq) < 0 && !r)
-		r = -EIO;
-	return r;
+	return wq_kick_posted(wq, posted, r);
 }
 
 static int vr_post_recv(struct gv_qp *qp, struct gv_recv_wr *wr,

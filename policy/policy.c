@@ -63,6 +63,7 @@ enum key_id {
 	K_VMM_GID,
 	K_MAX_MEMORY,
 	K_MAX_PIDS,
+	K_POLL_BUDGET_US,
 	K_COUNT
 };
 
@@ -181,11 +182,14 @@ static const struct key_desc keys[K_COUNT] = {
 	[K_MAX_MR] = QUOTA("max_mr", max_mr, 1, COUNT_LIMIT, CEILING),
 	[K_MAX_SRQ] = QUOTA("max_srq", max_srq, 0, COUNT_LIMIT, CEILING),
 	[K_MAX_AH] = QUOTA("max_ah", max_ah, 0, COUNT_LIMIT, CEILING),
-	[K_MAX_CQE] = QUOTA("max_cqe", max_cqe, 1, POLICY_DEPTH_LIMIT, RING),
-	[K_MAX_QP_WR] =
-		QUOTA("max_qp_wr", max_qp_wr, 1, POLICY_DEPTH_LIMIT, RING),
-	[K_MAX_SRQ_WR] =
-		QUOTA("max_srq_wr", max_srq_wr, 1, POLICY_DEPTH_LIMIT, RING),
+	/* a virtio-rdma VM's depths are checked against its rings once its
+	 * frontend is known (check_depths) */
+	[K_MAX_CQE] = QUOTA("max_cqe", max_cqe, 1, POLICY_PVRDMA_DEPTH_LIMIT,
+			    CEILING),
+	[K_MAX_QP_WR] = QUOTA("max_qp_wr", max_qp_wr, 1,
+			      POLICY_PVRDMA_DEPTH_LIMIT, CEILING),
+	[K_MAX_SRQ_WR] = QUOTA("max_srq_wr", max_srq_wr, 1,
+			       POLICY_PVRDMA_DEPTH_LIMIT, CEILING),
 	[K_MAX_SGE] = QUOTA("max_sge", max_sge, 1, POLICY_SGE_LIMIT,
 			    "the SGE limit of a virtio-rdma work request"),
 	[K_MAX_PINNED] = { .name = "max_pinned",
@@ -215,6 +219,14 @@ static const struct key_desc keys[K_COUNT] = {
 			   .max = PINNED_MAX,
 			   .why_max = CEILING },
 	[K_MAX_PIDS] = QUOTA("max_pids", max_pids, 1, PIDS_LIMIT, CEILING),
+	[K_POLL_BUDGET_US] = { .name = "poll_budget_us",
+			       .type = T_U32,
+			       .sections = IN_DEFAULTS | IN_VM,
+			       .off = offsetof(struct policy_vm,
+					       poll_budget_us),
+			       .min = 0,
+			       .max = POLICY_POLL_BUDGET_MAX_US,
+			       .why_max = "a CPU is shared by many VMs" },
 };
 
 static const struct policy_broker builtin_broker = {
@@ -235,9 +247,8 @@ static const struct policy_vm builtin_defaults = {
 		.max_mr = 1024,
 		.max_srq = 8,
 		.max_ah = 64,
-		.max_cqe = POLICY_DEPTH_LIMIT,
-		.max_qp_wr = POLICY_DEPTH_LIMIT,
-		.max_srq_wr = POLICY_DEPTH_LIMIT,
+		/* max_cqe, max_qp_wr, max_srq_wr: 0 = the frontend's
+		 * (depth_defaults) */
 		.max_sge = 16,
 		.max_pinned = 1ull << 30,
 		/* the worker's own memory: guest RAM is the VMM's */
@@ -246,6 +257,7 @@ static const struct policy_vm builtin_defaults = {
 		.max_pids = 16,
 	},
 	.frontend = POLICY_FRONTEND_VIRTIO_RDMA,
+	.poll_budget_us = POLICY_POLL_BUDGET_DEFAULT_US,
 };
 
 /* Ranges no VM may claim, or that overlap what the host owns. */
@@ -1237,6 +1249,78 @@ static void merge_defaults(struct policy *p, struct vm_entry *v)
 	}
 }
 
+/* ---- queue depths, per frontend ---- */
+
+static const enum key_id depth_keys[] = { K_MAX_CQE, K_MAX_QP_WR,
+					  K_MAX_SRQ_WR };
+
+static bool is_depth_key(const struct key_desc *k)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(depth_keys) / sizeof(depth_keys[0]); i++)
+		if (k == &keys[depth_keys[i]])
+			return true;
+	return false;
+}
+
+static uint32_t *depth_field(struct policy_vm *vm, enum key_id k)
+{
+	return (uint32_t *)((char *)vm + keys[k].off);
+}
+
+/* An unset depth: the frontend's (virtio-rdma: its ring size). */
+static uint32_t depth_default(uint32_t frontend, enum key_id k)
+{
+	if (frontend == POLICY_FRONTEND_VIRTIO_RDMA)
+		return POLICY_DEPTH_LIMIT;
+	return k == K_MAX_CQE ? POLICY_PVRDMA_MAX_CQE : POLICY_PVRDMA_MAX_WR;
+}
+
+/*
+ * A virtio-rdma VM's depths fit its 512-entry rings.  [defaults] is
+ * checked against its own frontend; a VM against its own, for what its
+ * section sets or what it inherits across frontends (reported once, where
+ * the value was written).
+ */
+static void check_depth(struct parser *ps, const struct vm_entry *v,
+			enum key_id k, bool is_defaults)
+{
+	const struct vm_entry *d = &ps->p->defaults;
+	uint32_t bit = 1u << k, val;
+	bool own = v->sec.set & bit;
+
+	memcpy(&val, (const char *)&v->vm + keys[k].off, sizeof(val));
+
+	if (v->vm.frontend != POLICY_FRONTEND_VIRTIO_RDMA ||
+	    val <= POLICY_DEPTH_LIMIT || ((v->sec.bad | d->sec.bad) & bit))
+		return;
+	if (own || is_defaults)
+		perr(ps, v->sec.key_line[k], "%s = %u: more than %u (%s)",
+		     keys[k].name, val, POLICY_DEPTH_LIMIT, RING);
+	else if (d->vm.frontend != POLICY_FRONTEND_VIRTIO_RDMA)
+		perr(ps, v->sec.line,
+		     "[vm %s]: %s = %u (from [defaults], line %u): more than "
+		     "%u (%s of its frontend virtio-rdma)",
+		     v->vm.name, keys[k].name, val, d->sec.key_line[k],
+		     POLICY_DEPTH_LIMIT, RING);
+}
+
+/* After merge_defaults: checks, then gives unset depths their frontend's. */
+static void check_depths(struct parser *ps, struct vm_entry *v,
+			 bool is_defaults)
+{
+	uint32_t *f;
+	size_t i;
+
+	for (i = 0; i < sizeof(depth_keys) / sizeof(depth_keys[0]); i++) {
+		check_depth(ps, v, depth_keys[i], is_defaults);
+		f = depth_field(&v->vm, depth_keys[i]);
+		if (!*f && !is_defaults)
+			*f = depth_default(v->vm.frontend, depth_keys[i]);
+	}
+}
+
 static void check_device(struct parser *ps, struct vm_entry *v)
 {
 	uint32_t bit = 1u << K_DEVICE;
@@ -1497,8 +1581,10 @@ static void finish(struct parser *ps)
 	struct policy *p = ps->p;
 	size_t i;
 
+	check_depths(ps, &p->defaults, true);
 	for (i = 0; i < p->n_vms; i++) {
 		merge_defaults(p, &p->vms[i]);
+		check_depths(ps, &p->vms[i], false);
 		check_device(ps, &p->vms[i]);
 		check_ids_in_range(ps, &p->vms[i]);
 		check_vmm_ids(ps, &p->vms[i]);
@@ -1854,6 +1940,8 @@ static bool printed(const struct key_desc *k, unsigned sec,
 		return false;
 	if (sec == SEC_BROKER)
 		return true;
+	if (sec == SEC_DEFAULTS && is_depth_key(k) && !(v->sec.set & bit))
+		return false; /* unset: each VM gets its frontend's */
 	if (sec == SEC_DEFAULTS)
 		return k->type != T_DEVICE || v->vm.device[0];
 	if (k->type == T_ADDRS)

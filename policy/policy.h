@@ -34,6 +34,25 @@
 #define POLICY_DEPTH_LIMIT 512 /* ring entries per virtqueue */
 #define POLICY_SGE_LIMIT   32  /* SGEs per work request */
 
+/*
+ * poll_budget_us: how long a worker spins on its rings and host CQs after
+ * activity before it sleeps (docs/benchmarks.md, "Adaptive polling", says
+ * how the default was chosen).  The ceiling keeps one VM from holding a
+ * CPU for long on a machine shared by many.
+ */
+#define POLICY_POLL_BUDGET_DEFAULT_US 50
+#define POLICY_POLL_BUDGET_MAX_US     10000
+
+/*
+ * A PVRDMA device's rings are in guest memory, sized by its driver: its
+ * queue depths are bounded by rdmagate's ceiling only, and unset they
+ * default to the worker's own (room for ibv_srq_pingpong's 1024-entry CQ).
+ * A virtio-rdma VM's depths stay within its 512-entry rings.
+ */
+#define POLICY_PVRDMA_DEPTH_LIMIT 65536
+#define POLICY_PVRDMA_MAX_CQE	  4096
+#define POLICY_PVRDMA_MAX_WR	  1024 /* max_qp_wr and max_srq_wr */
+
 struct policy_quota {
 	uint32_t max_pd;
 	uint32_t max_cq;
@@ -86,6 +105,7 @@ struct policy_vm {
 	 * spawn, stop or read this VM; neither: root only */
 	bool has_vmm_uid, has_vmm_gid;
 	uint32_t vmm_uid, vmm_gid;
+	uint32_t poll_budget_us; /* the worker's --poll-budget-us */
 };
 
 struct policy_broker {
@@ -173,7 +193,8 @@ void policy_format_addr(const struct policy_addr *a,
 			char buf[POLICY_ADDR_STRLEN]);
 
 /*
- * The canonical form: every [broker] and [defaults] key, then the VMs
+ * The canonical form: every [broker] and [defaults] key (the queue depths
+ * only where set: unset, each VM gets its frontend's), then the VMs
  * sorted by name with only the keys their sections set, addresses sorted
  * and normalised, sizes with the largest exact suffix, no comments.
  * Parsing it gives the same policy and prints the same text.

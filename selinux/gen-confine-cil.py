@@ -102,8 +102,15 @@ def main():
            'the worker',
            ';; must never do (docs/selinux.md).']
     for cls in FILE_CLASSES:
-        constrain(out, cls, FILE_VETO & set(perms_of(perm_sets, cls)),
-              not_sandbox)
+        veto = FILE_VETO & set(perms_of(perm_sets, cls))
+        if cls == 'chr_file':
+            veto.discard('open')
+        constrain(out, cls, veto, not_sandbox)
+    # The sandbox opens its verbs device and no other device node: the
+    # kernel wants the uverbs fd opened with the credentials that write()
+    # to it, those of the sandbox domain (worker/main.c open_device()).
+    constrain(out, 'chr_file', {'open'},
+          '(or %s (eq t2 %s))' % (not_sandbox, RDMA_DEV))
     for cls in sockets:
         constrain(out, cls, SOCKET_VETO & set(perms_of(perm_sets, cls)),
               not_sandbox)
@@ -113,10 +120,9 @@ def main():
           '(or %s (eq t2 %s))' % (not_sandbox, SANDBOX))
     for cls in ALL_OF:
         constrain(out, cls, set(perms_of(perm_sets, cls)), not_sandbox)
-    # The worker before its sandbox opens its verbs device and no other
-    # device node.
-    constrain(out, 'chr_file', {'open'},
-          '(or (neq t1 %s) (eq t2 %s))' % (WORKER, RDMA_DEV))
+    # The worker before its sandbox opens no device node (its sandbox opens
+    # the verbs device).
+    constrain(out, 'chr_file', {'open'}, '(neq t1 %s)' % WORKER)
     constrain(out, 'blk_file', {'open'}, '(neq t1 %s)' % WORKER)
     print('\n'.join(out))
 

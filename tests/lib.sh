@@ -9,6 +9,7 @@
 #   tcp_listening PORT            something listens on TCP PORT (v4 or v6)
 #   ctl ARGS...                   rdmagatectl ($CTL) on $T/control.sock
 #   worker_pid VM                 the pid of VM's worker, from `ctl list`
+#   vm_listed VM                  `ctl list` has VM
 #   broker_start LOG [ARGS...]    $BROKER on $T/policy.conf with $WORKER
 #                                 and ARGS, in the background (pid in
 #                                 BPID); fails unless it answers in 60 s
@@ -18,6 +19,27 @@
 #                                 there (they outlive brokers by design)
 #   cgroup2_root                  where cgroup v2 is mounted, else
 #                                 /nonexistent
+#   needs_root_hooks ROOT HOOKS   skip_all (tap.sh) unless root and a
+#                                 test-hooks build ($HOOKS), saying why
+#                                 each is needed (ROOT, HOOKS)
+#   broker_env NAME               a host broker test's ground: $T (a 0755
+#                                 folder: workers under their own uids
+#                                 read it), CG_PARENT, CG_ROOT, BPID=
+#   broker_env_cleanup            stops $BPID, removes $T and the cgroups
+#                                 (none when CG_PARENT is empty)
+#   tracer_up PID ERR             waits (10 s) for rdmagate-trace PID's
+#                                 "Tracing" line in its stderr ERR; else
+#                                 shows ERR and exits 77 (the kernel lacks
+#                                 BPF or uprobes) or 1 (non-TAP tests)
+#   policy_conf [LINE...] [-- DEFAULT...]
+#                                 $T/policy.conf (0644): [broker] with the
+#                                 control socket in $T and the LINEs,
+#                                 [defaults] with the DEFAULTs, then stdin
+#                                 (the [vm] sections)
+#   broker_policy IDS [LINE...]   policy_conf for the host broker tests:
+#                                 worker_ids IDS, cgroup_parent when
+#                                 CG_PARENT is set, the LINEs; rxe0 and
+#                                 max_pinned 4M
 T0=${T0:-$SECONDS}
 
 # wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of wall
@@ -45,6 +67,7 @@ tcp_listening() {
 }
 ctl() { "$CTL" --control "$T/control.sock" "$@"; }
 worker_pid() { ctl list --json | jq -r ".[] | select(.vm == \"$1\") | .pid"; }
+vm_listed() { ctl list --json | grep -q "\"vm\": \"$1\""; }
 broker_start() {
 	local log=$1
 	shift
@@ -67,4 +90,61 @@ cgroup2_root() {
 			{ echo "$d"; return 0; }
 	done
 	echo /nonexistent
+}
+needs_root_hooks() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root ($1)"
+	[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build ($2)"
+}
+broker_env() {
+	T=$(mktemp -d "/tmp/rdmagate-$1-test.XXXXXX") || exit 1
+	chmod 755 "$T"
+	CG_PARENT=/rdmagate-$1test-$$
+	CG_ROOT=$(cgroup2_root)
+	BPID=
+}
+broker_env_cleanup() {
+	[ -n "$BPID" ] && kill "$BPID" 2> /dev/null && wait "$BPID" 2> /dev/null
+	# never with CG_PARENT empty: that would be every cgroup of the host
+	[ -z "${CG_PARENT:-}" ] ||
+		rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2> /dev/null
+	rm -rf "$T"
+}
+# max_pinned: below this host's hard RLIMIT_MEMLOCK, for the broker may
+# lack CAP_SYS_RESOURCE
+broker_policy() {
+	policy_conf "worker_ids = $1" \
+		${CG_PARENT:+"cgroup_parent = $CG_PARENT"} "${@:2}" \
+		-- "device = rxe0" "max_pinned = 4M"
+}
+policy_conf() {
+	{
+		echo "[broker]"
+		echo "control_socket = $T/control.sock"
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do
+			echo "$1"
+			shift
+		done
+		shift # --
+		echo
+		echo "[defaults]"
+		[ $# = 0 ] || printf '%s\n' "$@"
+		echo
+		cat
+	} > "$T/policy.conf"
+	chmod 644 "$T/policy.conf"
+}
+tracer_up() {
+	local i
+	for i in $(seq 100); do
+		grep -q '^Tracing' "$2" && return 0
+		kill -0 "$1" 2> /dev/null || break
+		sleep 0.1
+	done
+	cat "$2"
+	if grep -q 'no BPF support\|no uprobe support' "$2"; then
+		echo "SKIP: the kernel lacks BPF or uprobes (above)"
+		exit 77
+	fi
+	echo "FAIL: the tracer did not start"
+	exit 1
 }

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -24,6 +25,7 @@
 #include "common/stream_msg.h"
 #include "common/unix_socket.h"
 #include "config.h"
+#include "policy/policy.h" /* the poll budget's default and ceiling */
 #if RDMAGATE_TEST_HOOKS
 #include <seccomp.h> /* the test hook resolves syscall names */
 #endif
@@ -62,6 +64,25 @@ struct dev_watch {
 	void *arg;
 };
 
+/*
+ * Adaptive polling (docs/worker.md, "Polling"): after activity (an fd
+ * event, or work a round did: a command, a WR posted, a completion
+ * delivered) the loop goes on without sleeping for the VM's budget:
+ * epoll_wait returns at once, so the guest's kicks and the host CQs'
+ * events are taken without a wake-up, and the frontend polls its host CQs
+ * (its busy_poll flag is on while the loop spins).  A budget spent with
+ * nothing done turns the flag off and the loop sleeps in epoll_wait; the
+ * host CQs stay armed and the guest's kicks on, so nothing is missed.
+ * --busy-poll keeps the flag on for good.
+ */
+struct spin {
+	uint64_t budget_ns; /* 0: sleep at once */
+	uint64_t until_ns;  /* CLOCK_MONOTONIC: spin until then */
+	uint64_t work;	    /* work_done() at the last look */
+	bool *polling;	    /* the frontend's busy_poll flag, or NULL */
+	bool always;	    /* --busy-poll */
+};
+
 struct loop {
 	int ep;
 	int lfd; /* listening socket, or -1 (inherited connection) */
@@ -75,6 +96,7 @@ struct loop {
 	struct broker_link broker;
 	/* the mux channel (QP1): its fd, and the device that gets its MADs */
 	struct qp1_chan mux;
+	struct spin spin;
 };
 
 /* What the broker's STATS gets: this process's counters, all frontends. */
@@ -91,6 +113,8 @@ struct options {
 	const char *frontend; /* vhost-user|virtio-rdma, vfio-user|pvrdma */
 	uint8_t port;
 	bool busy_poll;
+	bool poll_budget_set;
+	uint32_t poll_budget_us; /* with poll_budget_set */
 	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
 #if RDMAGATE_TEST_HOOKS
 	const char *test_syscall; /* made once the sandbox is on (tests) */
@@ -415,16 +439,54 @@ static bool dev_wants_poll(const struct loop *l)
 	return l->dev && l->ops->wants_poll && l->ops->wants_poll(l->dev->priv);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Work the frontends did for the guest, as the counters count it. */
+static uint64_t work_done(void)
+{
+	return counters.commands + counters.sends + counters.recvs +
+	       counters.completions + counters.mads_sent +
+	       counters.mads_received;
+}
+
+/*
+ * After a round of events (n of them): a round that did something starts
+ * the budget again; one that did nothing after the budget ends the spin.
+ * Returns whether the loop spins on (epoll_wait must not sleep).
+ */
+static bool spin_round(struct spin *s, int n)
+{
+	uint64_t w = work_done(), t;
+
+	if (s->always || !s->budget_ns)
+		return false;
+	t = now_ns();
+	if (n > 0 || w != s->work) {
+		s->work = w;
+		s->until_ns = t + s->budget_ns;
+	}
+	if (s->polling)
+		*s->polling = t < s->until_ns;
+	return t < s->until_ns;
+}
+
 static int run(struct loop *l)
 {
 	struct epoll_event ev[16];
+	bool spinning = false;
 	int n, i, timeout;
 
 	for (;;) {
 		if (l->lfd < 0 && l->cfd < 0)
 			return 0; /* inherited connection closed */
 		timeout = l->dev && vu_needs_poll(l->dev) ? 1 : -1;
-		if (dev_wants_poll(l))
+		if (spinning || dev_wants_poll(l))
 			timeout = 0;
 		n = epoll_wait(l->ep, ev, ARRAY_SIZE(ev), timeout);
 		if (n < 0) {
@@ -441,6 +503,7 @@ static int run(struct loop *l)
 		else if (dev_wants_poll(l))
 			l->ops->poll(l->dev->priv);
 		check_lost_memory(l);
+		spinning = spin_round(&l->spin, n);
 	}
 }
 
@@ -495,7 +558,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: rdmagate-worker [--vm NAME] [-v] "
 		   "(--socket PATH | --fd N)\n"
 		   "                      (--device NAME [--port N] [LIMITS] "
-		   "[--busy-poll] | --test-device echo)\n"
+		   "[--poll-budget-us N | --busy-poll]\n"
+		   "                       | --test-device echo)\n"
 		   "       rdmagate-worker --print-capabilities\n"
 		   "  --device NAME         serve virtio-rdma on verbs device "
 		   "NAME (e.g. rxe0)\n"
@@ -508,8 +572,12 @@ static void usage(FILE *f)
 		   "                        to the host device's; defaults 64 "
 		   "64 1024 64 16 256\n"
 		   "                        4096 1024 1024 32)\n"
-		   "  --busy-poll           poll the host CQs instead of "
-		   "sleeping (latency)\n"
+		   "  --poll-budget-us N    after activity, poll the rings and "
+		   "host CQs for N\n"
+		   "                        microseconds before sleeping "
+		   "(0..10000, default 50)\n"
+		   "  --busy-poll           never sleep: poll the host CQs all "
+		   "the time\n"
 		   "  --socket PATH         listen on PATH (a stale socket is "
 		   "removed)\n"
 		   "  --fd N                serve inherited fd N (listening or "
@@ -525,6 +593,9 @@ static void usage(FILE *f)
 		   "  --peer-uid N --peer-gid N\n"
 		   "                        accept only a frontend of this uid "
 		   "or gid (and root)\n"
+		   "  --selinux-level L     the MCS level of the SELinux "
+		   "sandbox context\n"
+		   "                        (the broker's, e.g. s0:c1,c2)\n"
 		   "  --test-device echo    serve the transport TEST device\n"
 		   "  --frontend vfio-user  serve a PCI function over "
 		   "vfio-user (with\n"
@@ -593,6 +664,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "frontend", required_argument, NULL, 'F' },
 		{ "port", required_argument, NULL, 'P' },
 		{ "busy-poll", no_argument, NULL, 'B' },
+		{ "poll-budget-us", required_argument, NULL, 'A' },
 		{ "max-qp", required_argument, NULL, 256 },
 		{ "max-cq", required_argument, NULL, 257 },
 		{ "max-mr", required_argument, NULL, 258 },
@@ -606,6 +678,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "sandbox-debug", no_argument, NULL, 'S' },
 		{ "peer-uid", required_argument, NULL, 'U' },
 		{ "peer-gid", required_argument, NULL, 'G' },
+		{ "selinux-level", required_argument, NULL, 'L' },
 #if RDMAGATE_TEST_HOOKS
 		{ "test-forbidden-syscall", required_argument, NULL, 'X' },
 #endif
@@ -646,6 +719,12 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'B':
 			o->busy_poll = true;
 			break;
+		case 'A':
+			o->poll_budget_set = true;
+			o->poll_budget_us =
+				parse_uint("--poll-budget-us", optarg, 0,
+					   POLICY_POLL_BUDGET_MAX_US);
+			break;
 		case 'S':
 			o->sandbox_debug = true;
 			break;
@@ -656,6 +735,9 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'G':
 			peer_gid = parse_uint("--peer-gid", optarg, 0,
 					      UINT32_MAX - 1);
+			break;
+		case 'L':
+			sandbox_selinux_set_level(optarg); /* argv: lives on */
 			break;
 #if RDMAGATE_TEST_HOOKS
 		case 'X':
@@ -682,6 +764,8 @@ static void parse(int argc, char **argv, struct options *o)
 		usage(stderr);
 		exit(2);
 	}
+	if (o->busy_poll && o->poll_budget_set)
+		fatalx("give one of --busy-poll and --poll-budget-us");
 	/* the sandbox lets SO_PEERCRED through for the broker channel */
 	if ((peer_uid >= 0 || peer_gid >= 0) && o->broker_fd < 0)
 		fatalx("--peer-uid and --peer-gid need --broker-fd");
@@ -712,19 +796,20 @@ static void set_log_tag(const struct options *o)
 	log_init(tag, o->verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
 }
 
-/* The verbs device's command fd, the one fd the verbs ioctls may use. */
+/* --device NAME: found at startup, opened once the credentials are final. */
+static struct rdma_hca hca;
+
 /*
  * The verbs backend's configuration for --device NAME: the host device
- * opened before any guest input (the sandbox forbids sysfs later), the
+ * found before any guest input (the sandbox forbids sysfs later), the
  * quotas, counters, broker and mux. Both frontends run on it.
  */
 static void backend_cfg(const struct options *o, struct loop *l,
-			struct be_cfg *be, int *ret_cmd_fd)
+			struct be_cfg *be)
 {
-	static struct rdma_hca hca;
 	struct reason why;
 
-	if (rdma_hca_open(o->device, o->port, &hca, &why) < 0)
+	if (rdma_hca_find(o->device, o->port, &hca, &why) < 0)
 		fatalx("cannot serve verbs device '%s' port %u: %s", o->device,
 		       o->port, why.msg);
 	be->hca = &hca;
@@ -735,11 +820,40 @@ static void backend_cfg(const struct options *o, struct loop *l,
 	l->mux.counters = &counters;
 	l->broker.on_mux_channel = mux_channel;
 	l->broker.mux_arg = l;
-	*ret_cmd_fd = hca.ctx->cmd_fd;
+}
+
+/*
+ * Opens the device found by backend_cfg(), after the worker's last
+ * credential change (its SELinux setcon()): the kernel refuses a verbs
+ * write() on an fd opened with other credentials, and rxe posts through
+ * write(). Returns its command fd, the one fd the verbs ioctls may use, or
+ * -1 without --device.
+ */
+static int open_device(const struct options *o)
+{
+	struct reason why;
+
+	if (!o->device)
+		return -1;
+	if (rdma_hca_open(&hca, &why) < 0)
+		fatalx("cannot serve verbs device '%s' port %u: %s", o->device,
+		       o->port, why.msg);
+	return hca.ctx->cmd_fd;
+}
+
+/* The loop's adaptive polling, on the frontend's flag (NULL: none). */
+static void spin_setup(const struct options *o, struct loop *l, bool *polling)
+{
+	uint32_t us = o->poll_budget_set ? o->poll_budget_us
+					 : POLICY_POLL_BUDGET_DEFAULT_US;
+
+	l->spin.budget_ns = (uint64_t)us * 1000u;
+	l->spin.polling = polling;
+	l->spin.always = o->busy_poll;
 }
 
 static const struct device_ops *pick_device(const struct options *o,
-					    struct loop *l, int *ret_cmd_fd)
+					    struct loop *l)
 {
 	static struct vrdma_cfg cfg;
 
@@ -749,8 +863,9 @@ static const struct device_ops *pick_device(const struct options *o,
 		fatalx("no device to serve: give --device NAME (a verbs "
 		       "device, e.g. rxe0)");
 	if (o->device) {
-		backend_cfg(o, l, &cfg.be, ret_cmd_fd);
+		backend_cfg(o, l, &cfg.be);
 		cfg.busy_poll = o->busy_poll;
+		spin_setup(o, l, &cfg.busy_poll);
 		dev_env.cfg = &cfg;
 		return &rdma_device_ops;
 	}
@@ -759,20 +874,22 @@ static const struct device_ops *pick_device(const struct options *o,
 		       o->test_device);
 	log_warnx("serving the transport TEST device 'echo' (copies each "
 		  "request back), not virtio-rdma");
+	spin_setup(o, l, NULL);
 	return &echo_device_ops;
 }
 
 /* --frontend pvrdma: the PVRDMA function on host verbs (docs/pvrdma.md). */
 static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
-					    struct loop *l, int *ret_cmd_fd)
+					    struct loop *l)
 {
 	static struct pvrdma_cfg cfg;
 
 	if (!o->device || o->test_device)
 		fatalx("PVRDMA serves a verbs device: give --device NAME (e.g. "
 		       "rxe0) and no --test-device");
-	backend_cfg(o, l, &cfg.be, ret_cmd_fd);
+	backend_cfg(o, l, &cfg.be);
 	cfg.busy_poll = o->busy_poll;
+	spin_setup(o, l, &cfg.busy_poll);
 	cfg.mac[0] = 0x02; /* locally administered: a node GUID only */
 	dev_env.cfg = &cfg;
 	return &pvrdma_fn_ops;
@@ -784,7 +901,7 @@ static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
  * frontend.
  */
 static const struct pci_fn_ops *pick_function(const struct options *o,
-					      struct loop *l, int *ret_cmd_fd)
+					      struct loop *l)
 {
 	const struct pci_fn_ops *fn;
 
@@ -795,7 +912,7 @@ static const struct pci_fn_ops *pick_function(const struct options *o,
 	/* over vfio-user, a verbs device is served as the PVRDMA function */
 	if (strcmp(o->frontend, "pvrdma") == 0 ||
 	    (strcmp(o->frontend, "vfio-user") == 0 && o->device))
-		return pick_pvrdma(o, l, ret_cmd_fd);
+		return pick_pvrdma(o, l);
 	if (strcmp(o->frontend, "vfio-user") != 0)
 		fatalx("--frontend: '%s' is none of virtio-rdma (vhost-user), "
 		       "pvrdma and vfio-user",
@@ -978,9 +1095,9 @@ int main(int argc, char **argv)
 	}
 	if (!o.socket_path == (o.fd < 0))
 		fatalx("give exactly one of --socket PATH and --fd N");
-	l.fn_ops = pick_function(&o, &l, &cmd_fd);
+	l.fn_ops = pick_function(&o, &l);
 	if (!l.fn_ops)
-		l.ops = pick_device(&o, &l, &cmd_fd);
+		l.ops = pick_device(&o, &l);
 	signal(SIGPIPE, SIG_IGN);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)
@@ -991,13 +1108,18 @@ int main(int argc, char **argv)
 		l.lfd = listen_on(o.socket_path);
 	else if (inherited_is_listening(o.fd, SOCK_STREAM))
 		l.lfd = o.fd;
-	else if (conn_open(&l, o.fd) < 0)
+	/*
+	 * SELinux first: setcon() writes /proc, which seccomp then forbids;
+	 * the device after it, with the credentials it serves with.
+	 */
+	if (sandbox_selinux_enter(&why) < 0)
+		fatalx("cannot enter the SELinux sandbox domain: %s", why.msg);
+	cmd_fd = open_device(&o);
+	/* an inherited connection starts its device: after the open */
+	if (l.lfd < 0 && conn_open(&l, o.fd) < 0)
 		fatalx("cannot set up the device");
 	if (l.lfd >= 0 && ep_add(l.ep, l.lfd, mktag(TAG_LISTEN, 0)) < 0)
 		fatal("epoll_ctl");
-	/* SELinux first: setcon() writes /proc, which seccomp then forbids */
-	if (sandbox_selinux_enter(&why) < 0)
-		fatalx("cannot enter the SELinux sandbox domain: %s", why.msg);
 #if RDMAGATE_TEST_HOOKS
 	if (o.test_syscall)
 		test_selinux_probe(o.test_syscall);

@@ -79,22 +79,38 @@ wait_cmd() {
 	return 1
 }
 
-# fabric_guest_gid IP: in the test VM (with -n 2 and tap0 up), the routes
-# for a nested guest whose address IP is also a GID on rxe0's netdev (the
-# broker adds it there for the PVRDMA device, so IP is local in the test
-# VM; "addr replace" is harmless when the broker did). Locally generated
-# packets to IP: RoCE from rxe1 (UDP with rxe1's veth1 as the output
-# interface) crosses the veth pair to rxe0, where the worker's QPs are;
-# everything else (TCP, ICMP) goes out tap0 to the guest's vmxnet3. Rules
-# before the local table (at 100, moved there by tests/vm/rdmagate-vm).
+# fabric_guest_gid IP [NETDEV]: in the test VM (with -n 2 and the guest's
+# tapN up: tap0 for 10.99.2.x, tap1 for 10.99.3.x), the routes for a nested
+# guest whose address IP is also a GID on NETDEV, rxe0's veth0 by default
+# or rxe1's veth1 (the broker adds it there for the PVRDMA device, so IP
+# is local in the test VM; "addr replace" is harmless when the broker
+# did). Locally generated packets to IP: RoCE from the other rxe (UDP with
+# its veth as the output interface) crosses the veth pair to NETDEV's rxe,
+# where the worker's QPs are; everything else (TCP, ICMP) goes out tapN to
+# the guest's vmxnet3. Rules before the local table (at 100, moved there by
+# tests/vm/rdmagate-vm). The RoCE rule has no "iif lo": rdma_cm's
+# validate_net_dev() checks a REQ's source with a bare fib_lookup() (iif
+# 0, oif the rxe's netdev), which must find the peer veth too, not the
+# guest address's local route on NETDEV.
 fabric_guest_gid() {
+	local ip=$1 dev=${2:-veth0} peer src tbl tap
+	case $dev in
+	veth0) peer=veth1 src=10.99.0.2 tbl=103 ;;
+	veth1) peer=veth0 src=10.99.0.1 tbl=105 ;;
+	*) echo "fabric_guest_gid: NETDEV is veth0 or veth1, not $dev" >&2; return 1 ;;
+	esac
+	case $ip in
+	10.99.2.*) tap=tap0 ;;
+	10.99.3.*) tap=tap1 ;;
+	*) echo "fabric_guest_gid: $ip is on no guest tap" >&2; return 1 ;;
+	esac
 	ip -batch - <<-EOT
-	addr replace $1/32 dev veth0
-	rule add pref 8 iif lo oif veth1 to $1 lookup 103
-	route add $1 dev veth1 src 10.99.0.2 table 103
-	neigh replace $1 lladdr 02:00:00:00:00:01 dev veth1 nud permanent
-	rule add pref 9 iif lo to $1 lookup 102
-	route add $1 dev tap0 src 10.99.2.1 table 102
+	addr replace $ip/32 dev $dev
+	rule add pref 8 oif $peer to $ip lookup $tbl
+	route add $ip dev $peer src $src table $tbl
+	neigh replace $ip lladdr $(cat /sys/class/net/"$dev"/address) dev $peer nud permanent
+	rule add pref 9 iif lo to $ip lookup 102
+	route add $ip dev $tap src ${ip%.*}.1 table 102
 	EOT
 }
 
@@ -146,4 +162,19 @@ pvrdma_facts() {
 	done
 	echo "gid_index=$PV_GIDX"
 	[ -n "$PV_GIDX" ]
+}
+
+# guest_tap_end FILE...: in the test VM, on a failure, the end of each
+# $T/FILE and the stack's dump (tests/vm/ops/lib.sh), so that a CI log
+# alone says what went wrong; then the TAP plan
+guest_tap_end() {
+	local f
+	if [ "$failed" != 0 ]; then
+		for f in "$@"; do
+			echo "--- $f"
+			tail -n 40 "$T/$f"
+		done | diag
+		dump | diag
+	fi
+	tap_end
 }

@@ -179,7 +179,7 @@ static bool line_matches(const char *line, const char *const *needles)
 	return true;
 }
 
-static bool search_log(struct worker *w, const char *const *needles)
+static bool search_log(struct worker *w, long from, const char *const *needles)
 {
 	FILE *f = fopen(w->log, "re");
 	char line[1024];
@@ -187,7 +187,7 @@ static bool search_log(struct worker *w, const char *const *needles)
 
 	if (!f)
 		return false;
-	fseek(f, w->mark, SEEK_SET);
+	fseek(f, from, SEEK_SET);
 	while (!found && fgets(line, sizeof(line), f)) {
 		found = line_matches(line, needles);
 		if (found)
@@ -203,7 +203,7 @@ bool worker_log_waitv(struct worker *w, int timeout_ms,
 	bool found = false;
 
 	for (int t = 0; !found && t <= timeout_ms; t += 10) {
-		found = search_log(w, needles);
+		found = search_log(w, w->mark, needles);
 		if (!found)
 			sleep_ms(10);
 	}
@@ -215,6 +215,13 @@ bool worker_log_waitv(struct worker *w, int timeout_ms,
 		worker_log_dump_since_mark(w);
 	}
 	return found;
+}
+
+bool worker_log_has(struct worker *w, const char *needle)
+{
+	const char *const needles[] = { needle, NULL };
+
+	return search_log(w, 0, needles);
 }
 
 struct vhost_client_opts h_opts(void)

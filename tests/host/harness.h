@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "common/cleanup.h"
+#include "tests/check.h"
 #include "guest/guest_dev.h"
 
 #define H_SKIP	     77
@@ -52,6 +53,9 @@ void worker_log_mark(struct worker *w);
  */
 bool worker_log_waitv(struct worker *w, int timeout_ms,
 		      const char *const *needles);
+/* True if the whole log (start-up included) has a line containing needle,
+ * case-insensitive; no waiting. */
+bool worker_log_has(struct worker *w, const char *needle);
 /* Lines logged since the mark, printed as TAP comments. */
 void worker_log_dump_since_mark(struct worker *w);
 
@@ -96,40 +100,14 @@ struct h_case {
 	const char *name;
 	int (*run)(struct worker *w); /* 0 pass, H_SKIP, else fail */
 };
+/* A table entry named after its function: H_CASE(fn). */
+#define H_CASE(fn)                                                             \
+	{                                                                      \
+#fn, fn                                                        \
+	}
 int h_run(int argc, char **argv, const struct h_case *cases,
 	  unsigned int ncases);
 /* Sets the reason printed with "# SKIP". */
 void h_skip_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			printf("# %s:%d: check failed: %s\n", __FILE__,        \
-			       __LINE__, #cond);                               \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
-
-/* expr returns 0 or -errno. */
-#define CHECK_OK(expr)                                                         \
-	do {                                                                   \
-		int r_ = (expr);                                               \
-		if (r_) {                                                      \
-			printf("# %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, \
-			       strerror(r_ < 0 ? -r_ : r_));                   \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
-
-#define CHECK_ERR(expr, err)                                                   \
-	do {                                                                   \
-		int r_ = (expr);                                               \
-		if (r_ != (err)) {                                             \
-			printf("# %s:%d: %s returned %d (%s), expected %s\n",  \
-			       __FILE__, __LINE__, #expr, r_,                  \
-			       strerror(r_ < 0 ? -r_ : r_), #err);             \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
 
 #endif

@@ -546,27 +546,22 @@ static int reset_and_restart_same_connection(struct worker *w)
 }
 
 static const struct h_case cases[] = {
-#define C(x)                                                                   \
-	{                                                                      \
-#x, x                                                          \
-	}
-	C(handshake_negotiates_features),
-	C(protocol_subset_is_respected),
-	C(mem_table_several_4k_regions_set_mem_table),
-	C(mem_table_several_4k_regions_add_mem_reg),
-	C(mem_table_2m_hugetlb_regions),
-	C(mem_table_add_and_remove_live),
-	C(rings_come_up_one_by_one),
-	C(round_trip_direct_sizes),
-	C(round_trip_indirect),
-	C(round_trip_multi_element_chains),
-	C(round_trip_several_queues_batched),
-	C(no_interrupt_honoured),
-	C(event_idx_round_trips),
-	C(get_vring_base_stops_ring),
-	C(disconnect_and_reconnect),
-	C(reset_and_restart_same_connection),
-#undef C
+	H_CASE(handshake_negotiates_features),
+	H_CASE(protocol_subset_is_respected),
+	H_CASE(mem_table_several_4k_regions_set_mem_table),
+	H_CASE(mem_table_several_4k_regions_add_mem_reg),
+	H_CASE(mem_table_2m_hugetlb_regions),
+	H_CASE(mem_table_add_and_remove_live),
+	H_CASE(rings_come_up_one_by_one),
+	H_CASE(round_trip_direct_sizes),
+	H_CASE(round_trip_indirect),
+	H_CASE(round_trip_multi_element_chains),
+	H_CASE(round_trip_several_queues_batched),
+	H_CASE(no_interrupt_honoured),
+	H_CASE(event_idx_round_trips),
+	H_CASE(get_vring_base_stops_ring),
+	H_CASE(disconnect_and_reconnect),
+	H_CASE(reset_and_restart_same_connection),
 };
 
 int main(int argc, char **argv)

@@ -23,6 +23,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/clock.h"
+#include "tests/vm/lib/vm_ibv.h"
 
 /* several KiB, not a page multiple; then bytes that must stay unchanged */
 #define MSG_LEN	  (12 * 1024 + 345)
@@ -164,22 +165,11 @@ static const char *gid_str(const union ibv_gid *gid, char *s, size_t len)
 
 static int dev_open(struct dev *d, const char *name)
 {
-	struct ibv_device **list;
-	int n, ret = -ENODEV;
+	int ret;
 
-	list = ibv_get_device_list(&n);
-	if (!list)
+	d->ctx = vt_ibv_open(name);
+	if (!d->ctx)
 		return -errno;
-	for (int i = 0; i < n; i++) {
-		if (strcmp(ibv_get_device_name(list[i]), name))
-			continue;
-		d->ctx = ibv_open_device(list[i]);
-		ret = d->ctx ? 0 : -errno;
-		break;
-	}
-	ibv_free_device_list(list);
-	if (ret)
-		return ret;
 	d->name = name;
 	if (ibv_query_port(d->ctx, PORT, &d->port)) {
 		ret = -errno;

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* The host verbs device: open, query, cache GIDs and the P_Key. */
+/* The host verbs device: find, open, query, cache GIDs and the P_Key. */
 #include "worker/backend/hca.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 
@@ -21,39 +24,92 @@ static void list_devices(struct ibv_device **list, int n, char *buf, size_t len)
 					ibv_get_device_name(list[i]));
 }
 
-static int open_by_name(const char *name, struct ibv_context **ret_ctx,
-			struct reason *why)
+/* The device named `name` in list[0..n), or NULL (the reason lists them). */
+static struct ibv_device *find_by_name(struct ibv_device **list, int n,
+				       const char *name, struct reason *why)
 {
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
 	char names[128];
-	int n = 0, i, ret = -ENODEV;
+	int i;
 
+	for (i = 0; i < n; i++)
+		if (strcmp(ibv_get_device_name(list[i]), name) == 0)
+			return list[i];
+	list_devices(list, n, names, sizeof(names));
+	reason_fail(why, -ENODEV, "no verbs device named '%s' (present: %s)",
+		    name, names);
+	return NULL;
+}
+
+/*
+ * P_Key 0 of the port, from sysfs as ibv_query_pkey() would read it, but
+ * before the device is open: the worker's sandbox domain may not open
+ * sysfs files, and the device must be opened in that domain.
+ */
+static int read_pkey0(const struct ibv_device *dev, uint8_t port,
+		      uint16_t *ret_pkey, struct reason *why)
+{
+	char path[IBV_SYSFS_PATH_MAX + 32], buf[16], *end;
+	unsigned long v;
+	ssize_t n;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/ports/%u/pkeys/0", dev->ibdev_path,
+		 port);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ENOENT)
+			return reason_fail(why, -EINVAL, "%s has no port %u",
+					   dev->name, port);
+		return reason_fail(why, ret, "cannot read %s: %s", path,
+				   strerror(-ret));
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (n < 0)
+		return reason_fail(why, ret, "cannot read %s: %s", path,
+				   strerror(-ret));
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoul(buf, &end, 0);
+	if (errno || end == buf || (*end && *end != '\n') || v > 0xffff)
+		return reason_fail(why, -EIO, "%s: '%.*s' is not a P_Key", path,
+				   (int)strcspn(buf, "\n"), buf);
+	*ret_pkey = (uint16_t)v;
+	return 0;
+}
+
+int rdma_hca_find(const char *name, uint8_t port, struct rdma_hca *ret_hca,
+		  struct reason *why)
+{
+	struct rdma_hca *h = ret_hca;
+	struct ibv_device **list;
+	int n = 0, ret;
+
+	memset(h, 0, sizeof(*h));
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->port = port;
 	list = ibv_get_device_list(&n);
 	if (!list)
 		return reason_fail(why, -ENODEV,
 				   "no verbs device named '%s' (cannot list "
 				   "verbs devices: %s)",
 				   name, strerror(errno));
-	for (i = 0; i < n; i++) {
-		if (strcmp(ibv_get_device_name(list[i]), name) != 0)
-			continue;
-		ctx = ibv_open_device(list[i]);
-		ret = ctx ? 0 : -(errno ? errno : EIO);
-		if (!ctx)
-			reason_fail(why, ret, "cannot open verbs device %s: %s",
-				    name, strerror(-ret));
-		break;
+	h->device = find_by_name(list, n, name, why);
+	if (!h->device) {
+		ret = -ENODEV;
+		goto fail;
 	}
-	if (i == n) {
-		list_devices(list, n, names, sizeof(names));
-		reason_fail(why, ret,
-			    "no verbs device named '%s' (present: %s)", name,
-			    names);
-	}
+	ret = read_pkey0(h->device, port, &h->pkey0, why);
+	if (ret < 0)
+		goto fail;
+	/* the list holds the device (libibverbs' reference) until it opens */
+	h->list = list;
+	return 0;
+fail:
 	ibv_free_device_list(list);
-	if (ret == 0)
-		*ret_ctx = ctx;
+	h->device = NULL;
 	return ret;
 }
 
@@ -80,54 +136,50 @@ static int cache_gids(struct rdma_hca *hca, struct reason *why)
 	return 0;
 }
 
-int rdma_hca_open(const char *name, uint8_t port, struct rdma_hca *ret_hca,
-		  struct reason *why)
+static int query(struct rdma_hca *h, struct reason *why)
 {
-	struct rdma_hca *h = ret_hca;
 	int ret;
 
-	memset(h, 0, sizeof(*h));
-	snprintf(h->name, sizeof(h->name), "%s", name);
-	h->port = port;
-	ret = open_by_name(name, &h->ctx, why);
-	if (ret < 0)
-		return ret;
 	ret = ibv_query_device(h->ctx, &h->dev);
-	if (ret) {
-		reason_fail(why, -ret, "ibv_query_device: %s", strerror(ret));
-		goto fail;
-	}
-	if (port < 1 || port > h->dev.phys_port_cnt) {
-		ret = EINVAL;
-		reason_fail(why, -ret, "%s has no port %u (ports 1..%u)", name,
-			    port, h->dev.phys_port_cnt);
-		goto fail;
-	}
-	ret = ibv_query_port(h->ctx, port, &h->port_attr);
-	if (ret) {
-		reason_fail(why, -ret, "ibv_query_port %u: %s", port,
-			    strerror(ret));
-		goto fail;
-	}
-	ret = ibv_query_pkey(h->ctx, port, 0, &h->pkey0);
-	if (ret) {
-		ret = EIO;
-		reason_fail(why, -ret, "cannot read P_Key 0 of port %u", port);
-		goto fail;
-	}
-	h->pkey0 = be16toh(h->pkey0);
-	ret = -cache_gids(h, why);
 	if (ret)
-		goto fail;
+		return reason_fail(why, -ret, "ibv_query_device: %s",
+				   strerror(ret));
+	if (h->port < 1 || h->port > h->dev.phys_port_cnt)
+		return reason_fail(why, -EINVAL,
+				   "%s has no port %u (ports 1..%u)", h->name,
+				   h->port, h->dev.phys_port_cnt);
+	ret = ibv_query_port(h->ctx, h->port, &h->port_attr);
+	if (ret)
+		return reason_fail(why, -ret, "ibv_query_port %u: %s", h->port,
+				   strerror(ret));
+	return cache_gids(h, why);
+}
+
+int rdma_hca_open(struct rdma_hca *h, struct reason *why)
+{
+	int ret;
+
+	if (!h->device)
+		return reason_fail(why, -EINVAL, "no verbs device found yet");
+	h->ctx = ibv_open_device(h->device);
+	if (!h->ctx) {
+		ret = -(errno ? errno : EIO);
+		return reason_fail(why, ret, "cannot open verbs device %s: %s",
+				   h->name, strerror(-ret));
+	}
+	ibv_free_device_list(h->list); /* the context holds the device now */
+	h->list = NULL;
+	ret = query(h, why);
+	if (ret < 0) {
+		ibv_close_device(h->ctx);
+		h->ctx = NULL;
+		return ret;
+	}
 	log_info("serving %s port %u: %u GIDs, P_Key 0x%04x, max_qp %d, "
 		 "max_cq %d, max_mr %d",
-		 name, port, h->ngids, h->pkey0, h->dev.max_qp, h->dev.max_cq,
-		 h->dev.max_mr);
+		 h->name, h->port, h->ngids, h->pkey0, h->dev.max_qp,
+		 h->dev.max_cq, h->dev.max_mr);
 	return 0;
-fail:
-	ibv_close_device(h->ctx);
-	h->ctx = NULL;
-	return -ret;
 }
 
 void rdma_hca_close(struct rdma_hca *hca)
@@ -135,6 +187,10 @@ void rdma_hca_close(struct rdma_hca *hca)
 	if (hca->ctx)
 		ibv_close_device(hca->ctx);
 	hca->ctx = NULL;
+	if (hca->list)
+		ibv_free_device_list(hca->list);
+	hca->list = NULL;
+	hca->device = NULL;
 }
 
 int rdma_hca_find_gid(const struct rdma_hca *hca, const uint8_t gid[16],

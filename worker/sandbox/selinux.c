@@ -70,6 +70,31 @@ int sandbox_selinux_context(const char *cur, char **ret, struct reason *why)
 	return 1;
 }
 
+/* The VM's MCS level, from the broker (--selinux-level), or NULL. */
+static const char *vm_level;
+
+void sandbox_selinux_set_level(const char *level)
+{
+	vm_level = level;
+}
+
+/* ctx with its level replaced by vm_level, into *ret (freed by caller). */
+static int at_vm_level(const char *ctx, char **ret, struct reason *why)
+{
+	_cleanup_(context_freep) context_t c = context_new(ctx);
+	const char *s;
+
+	if (!c)
+		return -ENOMEM;
+	if (context_range_set(c, vm_level) != 0 || !(s = context_str(c))) {
+		return reason_fail(why, -EINVAL,
+				   "cannot give %s the level '%s'", ctx,
+				   vm_level);
+	}
+	*ret = strdup(s);
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* A failure is fatal unless SELinux is known not to enforce. */
 static int fail(int err, const struct reason *why)
 {
@@ -109,6 +134,15 @@ int sandbox_selinux_enter(struct reason *why)
 		return fail(-r, why);
 	if (r == 0)
 		return 0;
+	if (vm_level) {
+		char *lv = NULL;
+
+		r = at_vm_level(next, &lv, why);
+		if (r < 0)
+			return fail(-r, why);
+		free(next);
+		next = lv;
+	}
 	if (setcon(next) < 0) {
 		r = errno ? errno : EPERM;
 		reason_set(why, "setcon %s: %s", next, strerror(r));

@@ -21,13 +21,21 @@
 /*
  * The context the worker switches to, from its current one: the type
  * rdmagate_worker_t replaced by rdmagate_worker_sandbox_t, user, role and
- * level (MCS/MLS range) kept.  Pure (no kernel, no policy).
+ * level (MCS/MLS range) kept (sandbox_selinux_enter() then sets the VM's
+ * level, if given).  Pure (no kernel, no policy).
  * Returns 1 and *ret (the caller frees it) when cur's type is
  * rdmagate_worker_t, 0 and *ret = NULL when it is another type (not
  * confined by this module: nothing to do), -EINVAL when cur is not a
  * context (why says what is wrong), -ENOMEM.
  */
 int sandbox_selinux_context(const char *cur, char **ret, struct reason *why);
+
+/*
+ * The MCS level (e.g. "s0:c12,c345", the broker's --selinux-level) the
+ * sandbox context takes instead of the current one: each VM's worker at
+ * its own categories.  The string must outlive sandbox_selinux_enter().
+ */
+void sandbox_selinux_set_level(const char *level);
 
 /*
  * Switches the calling process into the sandbox domain.  Must run after

@@ -14,14 +14,7 @@
 #include <string.h>
 
 #include "guest/cm.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/fuzz_check.h"
 
 static void mad_one(const uint8_t *buf, size_t len)
 {

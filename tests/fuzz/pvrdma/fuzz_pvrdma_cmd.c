@@ -11,14 +11,7 @@
 #include "worker/pvrdma/cmd.h"
 #include "worker/pvrdma/dsr.h"
 #include "worker/pvrdma/ring.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/fuzz_check.h"
 
 static const struct pvrdma_cmd_limits lim = {
 	.max_cqe = 65536,

@@ -12,47 +12,16 @@
 
 #include "common/pvrdma_abi.h"
 #include "worker/pvrdma/pdir.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 #define RAM_BASE 0x100000ull
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct ram {
-	const uint8_t *mem;
-	size_t len;
-};
-
-static int ram_read(void *ctx, uint64_t gpa, void *buf, size_t len)
-{
-	struct ram *r = ctx;
-
-	if (gpa < RAM_BASE || gpa - RAM_BASE > r->len ||
-	    len > r->len - (gpa - RAM_BASE))
-		return -EFAULT;
-	memcpy(buf, r->mem + (gpa - RAM_BASE), len);
-	return 0;
-}
-
-static uint64_t ram_u64(const struct ram *r, uint64_t gpa)
-{
-	uint64_t v;
-
-	CHECK(ram_read((void *)r, gpa, &v, 8) == 0);
-	return v;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct pvrdma_pdir_ops ops = { .read_gpa = ram_read };
+	const struct pvrdma_pdir_ops ops = { .read_gpa = fuzz_ram_read };
 	struct pvrdma_pages p;
 	struct reason why;
-	struct ram ram;
+	struct fuzz_ram ram = { .base = RAM_BASE };
 	uint32_t npages, max_pages, i;
 	uint64_t dir, gpa;
 
@@ -68,9 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(p.n == npages && npages >= 1 &&
 	      npages <= PVRDMA_PAGE_DIR_MAX_PAGES);
 	for (i = 0; i < p.n; i++) {
-		uint64_t tbl = ram_u64(&ram, dir + 8 * (i / 512));
+		uint64_t tbl = fuzz_ram_u64(&ram, dir + 8 * (i / 512));
 
-		CHECK(p.gpa[i] == ram_u64(&ram, tbl + 8 * (i % 512)));
+		CHECK(p.gpa[i] == fuzz_ram_u64(&ram, tbl + 8 * (i % 512)));
 		CHECK(pvrdma_page_addr_ok(p.gpa[i]));
 	}
 	CHECK(pvrdma_pages_gpa(&p, (uint64_t)p.n * PVRDMA_PAGE_SIZE, 1, &gpa) ==

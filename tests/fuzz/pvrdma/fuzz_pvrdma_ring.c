@@ -10,14 +10,7 @@
 
 #include "worker/pvrdma/ring.h"
 #include "worker/pvrdma/wqe.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/fuzz_check.h"
 
 static void one(uint32_t n, uint32_t t, uint32_t h)
 {

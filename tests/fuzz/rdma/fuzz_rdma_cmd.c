@@ -11,14 +11,7 @@
 #include <string.h>
 
 #include "worker/virtio_rdma/cmd.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/fuzz_check.h"
 
 static void check_reason(const struct reason *why)
 {

@@ -9,17 +9,10 @@
 #include <string.h>
 
 #include "worker/backend/mr_layout.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 #define PG	  RDMA_MR_PAGE_SIZE
 #define MAX_PAGES 4096
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,34 +12,11 @@
 
 #include "common/virtio_rdma.h"
 #include "worker/virtio_rdma/mr_pt.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 #define PG	 4096ull
 #define RAM_BASE 0x1000ull
 #define RAM_LEN	 (16ull << 30)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct ram {
-	const uint8_t *mem;
-	size_t len;
-};
-
-static int ram_read(void *ctx, uint64_t gpa, void *buf, size_t len)
-{
-	struct ram *r = ctx;
-
-	if (gpa < RAM_BASE || gpa - RAM_BASE > r->len ||
-	    len > r->len - (gpa - RAM_BASE))
-		return -EFAULT;
-	memcpy(buf, r->mem + (gpa - RAM_BASE), len);
-	return 0;
-}
 
 static int ram_check(void *ctx, uint64_t gpa, uint64_t len)
 {
@@ -49,15 +26,7 @@ static int ram_check(void *ctx, uint64_t gpa, uint64_t len)
 	return 0;
 }
 
-static uint64_t entry(struct ram *r, uint64_t table, uint32_t i)
-{
-	uint64_t e;
-
-	CHECK(ram_read(r, table + 8ull * i, &e, sizeof(e)) == 0);
-	return e;
-}
-
-static void verify(struct ram *r, const struct rdma_mr_pt_args *a,
+static void verify(const struct fuzz_ram *r, const struct rdma_mr_pt_args *a,
 		   const struct rdma_mr_layout *l)
 {
 	uint64_t covered = 0, l2, gpa, iova;
@@ -70,7 +39,7 @@ static void verify(struct ram *r, const struct rdma_mr_pt_args *a,
 	}
 	CHECK(covered == a->npages);
 	for (p = 0; p < a->npages; p++) {
-		l2 = entry(r, a->root, p / 512);
+		l2 = fuzz_ram_u64(r, a->root + 8ull * (p / 512));
 		/* IOVA of byte 0 of page p (byte start & 0xfff of page 0). */
 		iova = a->virt_addr + (uint64_t)p * PG -
 		       (p ? a->start % PG : 0);
@@ -78,17 +47,18 @@ static void verify(struct ram *r, const struct rdma_mr_pt_args *a,
 			CHECK(iova - a->virt_addr >= a->length);
 			continue;
 		}
-		CHECK(gpa == entry(r, l2, p % 512) + (p ? 0 : a->start % PG));
+		CHECK(gpa == fuzz_ram_u64(r, l2 + 8ull * (p % 512)) +
+				     (p ? 0 : a->start % PG));
 	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rdma_mr_pt_ops ops = { ram_read, ram_check };
+	struct rdma_mr_pt_ops ops = { fuzz_ram_read, ram_check };
 	struct reason why = { "" };
 	struct rdma_mr_pt_args a;
 	struct rdma_mr_layout l;
-	struct ram ram;
+	struct fuzz_ram ram = { .base = RAM_BASE };
 	uint64_t off, max_len, span;
 	int r;
 

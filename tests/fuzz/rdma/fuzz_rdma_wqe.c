@@ -12,14 +12,7 @@
 #include <string.h>
 
 #include "worker/virtio_rdma/wqe.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x))                                                      \
-			__builtin_trap();                                      \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/fuzz_check.h"
 
 static uint64_t sge_sum(const struct virtio_rdma_sge *sge, uint32_t n)
 {

@@ -12,7 +12,7 @@
 # (echo round trip / reference round trip: lower is better).
 # Run: ./dev build && tests/host/bench/transport-bench.sh
 # Environment: N (round trips, 5000), SIZE (bytes, 64), ROUNDS (3),
-# RDMAGATE_BUILD (build/).
+# RDMAGATE_BUILD (build/), WORKER_OPTS (e.g. --poll-budget-us 0).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${RDMAGATE_BUILD:=$here/../../../build}"
@@ -35,7 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 "$WORKER" --test-device echo --socket "$dir/w.sock" --vm transport-bench \
-	2>"$dir/worker.log" &
+	${WORKER_OPTS:-} 2>"$dir/worker.log" &
 wpid=$!
 for _ in $(seq 100); do
 	[ -S "$dir/w.sock" ] && break
@@ -55,7 +55,8 @@ ref_us() {
 min() { printf '%s\n' "$@" | sort -g | head -n 1; }
 
 echo "transport benchmark: $N round trips of $SIZE B, best of $ROUNDS," \
-	"$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	"$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+	"worker options: ${WORKER_OPTS:-none}"
 ee="" re="" ep="" rp=""
 for r in $(seq "$ROUNDS"); do
 	ee="$ee $(echo_us)" || exit 1

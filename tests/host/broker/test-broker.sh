@@ -14,37 +14,16 @@ BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
 . "$(dirname "$0")/../../tap.sh"
 . "$(dirname "$0")/../../lib.sh"
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids, cgroups, rlimits)"
-[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device and the forbidden-syscall hook)"
+needs_root_hooks "spawning sets uids, cgroups, rlimits" \
+	"the echo test device and the forbidden-syscall hook"
 
-T=$(mktemp -d /tmp/rdmagate-broker-test.XXXXXX)
-chmod 755 "$T"
-CG_PARENT=/rdmagate-hosttest-$$
+broker_env host
 ID0=62000
-CG_ROOT=$(cgroup2_root)
-BPID=
-
-cleanup() {
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+trap broker_env_cleanup EXIT
 
 write_policy() { # [control_group]
-	cat > "$T/policy.conf" <<EOF
-[broker]
-control_socket = $T/control.sock
-control_group = ${1:-}
-socket_dir = $T/vm
-worker_ids = $ID0-$((ID0 + 99))
-cgroup_parent = $CG_PARENT
-
-[defaults]
-device = rxe0
-# below this host's hard RLIMIT_MEMLOCK: the broker may lack CAP_SYS_RESOURCE
-max_pinned = 4M
-
+	broker_policy "$ID0-$((ID0 + 99))" "control_group = ${1:-}" \
+		"socket_dir = $T/vm" <<EOF
 [vm a]
 addresses = 10.99.0.10, fd99::/64
 [vm sys]
@@ -57,19 +36,11 @@ frontend = pvrdma
 vmm_uid = 65534
 vmm_gid = 65534
 EOF
-	chmod 644 "$T/policy.conf"
 }
 
 
 # Waits (5 s) until VM $1 is no longer listed.
-wait_gone() {
-	local i
-	for i in $(seq 50); do
-		ctl list --json | grep -q "\"vm\": \"$1\"" || return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_gone() { wait_for 5 not vm_listed "$1"; }
 
 # Waits (3 s) for TEXT in the broker's log after line N.
 within_log() {
@@ -84,11 +55,8 @@ within_log() {
 status_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 write_policy
-"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-	--state-dir "$T/state" --stop-workers-on-exit \
-	--cgroup-root "$CG_ROOT" > "$T/broker.log" 2>&1 &
-BPID=$!
-for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
+broker_start "$T/broker.log" --state-dir "$T/state" --stop-workers-on-exit \
+	--cgroup-root "$CG_ROOT"
 check "broker is up (control socket $T/control.sock)" test -S "$T/control.sock"
 check "control socket is root-only (0600) without control_group" \
 	test "$(stat -c %a "$T/control.sock")" = 600

@@ -12,34 +12,23 @@ BROKER=$1 CTL=$2 WORKER=$3 HOOKS=$4
 . "$(dirname "$0")/../../tap.sh"
 . "$(dirname "$0")/../../lib.sh"
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids; the mux link wants a root peer)"
-[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device)"
+needs_root_hooks "spawning sets uids; the mux link wants a root peer" \
+	"the echo test device"
 command -v python3 >/dev/null || skip_all "needs python3 (the stand-in mux)"
 
-T=$(mktemp -d /tmp/rdmagate-muxlink-test.XXXXXX)
-chmod 755 "$T"
-BPID= MPID=
+broker_env muxlink
+CG_PARENT= # the broker runs with --cgroup-root /nonexistent
+MPID=
 cleanup() {
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	broker_env_cleanup
 	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null
-	rm -rf "$T"
 }
 trap cleanup EXIT
 
-cat > "$T/policy.conf" <<EOF
-[broker]
-control_socket = $T/control.sock
-socket_dir = $T/vm
-worker_ids = 62300-62399
-
-[defaults]
-device = rxe0
-max_pinned = 4M
-
+broker_policy 62300-62399 "socket_dir = $T/vm" <<EOF
 [vm a]
 [vm b]
 EOF
-chmod 644 "$T/policy.conf"
 
 python3 "$(dirname "$0")/fake-mux.py" "$T/mux.sock" "$T/mux.log" &
 MPID=$!

@@ -26,14 +26,15 @@ BROKER=$1 CTL=$2 WORKER=$3 MUX=$4
 [ -x /usr/bin/python3 ] || skip_all "needs /usr/bin/python3 (QEMU's side, played as uid 65534)"
 command -v setpriv >/dev/null || skip_all "needs setpriv (util-linux)"
 
-T=$(mktemp -d /tmp/rdmagate-qemupv-test.XXXXXX)
-chmod 755 "$T"
-BPID= MPID= HOLD=
+broker_env qemupv
+CG_PARENT= # no worker runs
+MPID= HOLD=
 cleanup() {
 	[ -n "$HOLD" ] && kill "$HOLD" 2>/dev/null
 	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
 	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-	rm -rf "$T"
+	BPID=
+	broker_env_cleanup
 }
 trap cleanup EXIT
 cp "$(dirname "$0")/rdmacm-client.py" "$T/client.py"

@@ -14,43 +14,28 @@ BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 HOOKS=$5
 . "$(dirname "$0")/../../lib.sh"
 
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (spawning sets uids, cgroups, rlimits)"
-[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device)"
+needs_root_hooks "spawning sets uids, cgroups, rlimits" \
+	"the echo test device"
 
-T=$(mktemp -d /tmp/rdmagate-restart-test.XXXXXX)
-chmod 755 "$T"
-CG_PARENT=/rdmagate-restarttest-$$
-CG_ROOT=$(cgroup2_root)
-BPID=
+broker_env restart
 GPID=
 
 cleanup() {
 	[ -n "$GPID" ] && kill "$GPID" 2>/dev/null
 	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	BPID=
 	# workers outlive brokers by design: stop what is left
 	kill_state_workers "$T/state"
 	sleep 0.2
-	rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2>/dev/null
-	rm -rf "$T"
+	broker_env_cleanup
 }
 trap cleanup EXIT
 
-cat > "$T/policy.conf" <<EOF
-[broker]
-control_socket = $T/control.sock
-socket_dir = $T/vm
-worker_ids = 62200-62299
-cgroup_parent = $CG_PARENT
-
-[defaults]
-device = rxe0
-max_pinned = 4M
-
+broker_policy 62200-62299 "socket_dir = $T/vm" <<EOF
 [vm a]
 [vm b]
 [vm c]
 EOF
-chmod 644 "$T/policy.conf"
 
 start_broker() { # log file
 	broker_start "$1" --state-dir "$T/state" --cgroup-root "$CG_ROOT"
@@ -73,14 +58,7 @@ fresh() { # vm: the worker answers STATS over its channel (5 s)
 
 # (its pid may linger as a zombie: a worker whose broker died is reparented
 # to init, which reaps it, or to whatever subreaper this test runs under)
-gone_within_1s() { # vm
-	local i
-	for i in $(seq 10); do
-		ctl list --json | grep -q "\"vm\": \"$1\"" || return 0
-		sleep 0.1
-	done
-	return 1
-}
+gone_within_1s() { wait_for 1 not vm_listed "$1"; } # vm
 
 check "broker 1 is up" start_broker "$T/broker1.log"
 ctl spawn --vm a --socket "$T/a.sock" --test-echo >/dev/null

@@ -19,42 +19,26 @@ BROKER=$1 CTL=$2 WORKER=$3 HOOK=$4 GUEST=$5 HOOKS=$6 DOMAINS=$7
 . "$(dirname "$0")/../../lib.sh"
 
 
-[ "$(id -u)" = 0 ] || skip_all "needs root (the broker spawns workers under their own uids)"
-[ "$HOOKS" = true ] || skip_all "needs a -Dtest_hooks=true build (the echo test device through rdmagate:test-echo)"
+needs_root_hooks "the broker spawns workers under their own uids" \
+	"the echo test device through rdmagate:test-echo"
 
-T=$(mktemp -d /tmp/rdmagate-hook-test.XXXXXX)
-chmod 755 "$T"
+broker_env hook
 mkdir "$T/vm" "$T/dom"
-CG_PARENT=/rdmagate-hooktest-$$
 ID0=62200
-CG_ROOT=$(cgroup2_root)
-BPID= MPID=
+MPID=
 
 cleanup() {
 	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2>/dev/null
-	rm -rf "$T"
+	broker_env_cleanup
 }
 trap cleanup EXIT
 
-cat > "$T/policy.conf" <<EOF
-[broker]
-control_socket = $T/control.sock
-socket_dir = $T/vm
-worker_ids = $ID0-$((ID0 + 99))
-cgroup_parent = $CG_PARENT
-
-[defaults]
-device = rxe0
-max_pinned = 4M
-
+broker_policy "$ID0-$((ID0 + 99))" "socket_dir = $T/vm" <<EOF
 [vm vm-a]
 addresses = 10.99.0.10, fd99::/64
 [vm vm-b]
 addresses = 10.99.0.11
 EOF
-chmod 644 "$T/policy.conf"
 
 # The documents as this test needs them: sockets in $T/vm, the echo device.
 for f in "$DOMAINS"/*.xml; do

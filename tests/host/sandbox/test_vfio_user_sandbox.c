@@ -19,21 +19,6 @@
 #include "config.h"
 #include "tests/host/vfio_user/vt.h"
 
-/* True if the worker's log contains `needle` anywhere. */
-static bool log_has(const struct worker *w, const char *needle)
-{
-	FILE *f = fopen(w->log, "re");
-	char line[512];
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
-}
-
 static int session(struct worker *w)
 {
 	uint32_t status, magic;
@@ -41,9 +26,7 @@ static int session(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_ram(&ram));
-	CHECK_OK(vt_connect(&c, w));
-	CHECK_OK(vfio_user_client_map_ram(&c, &ram));
+	CHECK_OK(vt_session(&c, &ram, w));
 	CHECK_OK(vfio_user_client_msix_enable(&c, 8));
 	/* an interrupt through an eventfd the client sent */
 	CHECK_OK(vt_reg_write(&c, TFN_REG_RAISE, 3));
@@ -71,10 +54,10 @@ static int session(struct worker *w)
 
 static int session_needs_no_forbidden_syscall(struct worker *w)
 {
-	CHECK(log_has(w, "sandbox in DEBUG mode"));
+	CHECK(worker_log_has(w, "sandbox in DEBUG mode"));
 	CHECK_OK(session(w));
 	CHECK(worker_alive(w));
-	if (log_has(w, "sandbox: debug: forbidden syscall ")) {
+	if (worker_log_has(w, "sandbox: debug: forbidden syscall ")) {
 		worker_log_dump_since_mark(w);
 		printf("# the vfio-user frontend made a syscall outside the "
 		       "allow-list\n");

@@ -331,10 +331,12 @@ def socket_classes(pol):
 def check_sandbox(pol):
     S = SANDBOX
     files_open = {c: {'open'} for c in FILE_CLASSES}
-    found = pol.effective(S, files_open)
-    tap(not found, 'sandbox: no open on any file class (%d grants of the '
-        'reference policy vetoed by rdmagate_confine)' %
-        pol.vetoed(S, files_open), fmt(found))
+    found = [f for f in pol.effective(S, files_open)
+             if not (f[2] == 'chr_file' and f[1] == RDMA_DEV)]
+    tap(not found and pol.has(S, RDMA_DEV, 'chr_file', 'open'),
+        'sandbox: no open on any file class but its verbs device (%s; %d '
+        'grants of the reference policy vetoed by rdmagate_confine)' %
+        (RDMA_DEV, pol.vetoed(S, files_open)), fmt(found))
 
     change = {c: {'create', 'link', 'rename', 'unlink', 'setattr'}
               for c in FILE_CLASSES}
@@ -402,12 +404,9 @@ def check_sandbox(pol):
 
 def check_worker(pol):
     W = WORKER
-    found = [f for f in pol.effective(W, {'chr_file': {'open'},
-                                          'blk_file': {'open'}})
-             if not (f[2] == 'chr_file' and f[1] == RDMA_DEV)]
-    tap(not found and pol.has(W, RDMA_DEV, 'chr_file', 'open'),
-        'worker: opens the RDMA devices (%s) and no other device node' %
-        RDMA_DEV, fmt(found))
+    found = pol.effective(W, {'chr_file': {'open'}, 'blk_file': {'open'}})
+    tap(not found, 'worker: opens no device node (its sandbox opens the '
+        'verbs device)', fmt(found))
 
     ok = pol.has(W, W, 'process', 'setcurrent') and \
         pol.has(W, SANDBOX, 'process', 'dyntransition')
@@ -421,6 +420,16 @@ def check_worker(pol):
             if pol.has(d, UMAD_DEV, 'chr_file', p)]
     tap(not umad, 'workers: no access to umad (%s)' % UMAD_DEV,
         '\n'.join('%s %s' % u for u in umad))
+
+    mcs = set(run(['seinfo', pol.path, '-x', '-a',
+                   'mcs_constrained_type']).split())
+    relabel = [p for p in ('getattr', 'relabelfrom', 'relabelto')
+               if not pol.has(BROKER, 'rdmagate_vm_runtime_t', 'sock_file',
+                              p)]
+    tap(SANDBOX in mcs and W not in mcs and not relabel,
+        'MCS: the sandbox is mcs_constrained_type, the worker before it '
+        'not; the broker relabels the VM socket files to their level',
+        'broker lacks sock_file %s' % ' '.join(relabel) if relabel else '')
 
 
 def check_network_admin(pol):

@@ -11,21 +11,15 @@ set -u
 TRACE=$1 BROKER=$2 CTL=$3 WORKER=$4 HOOKS=$5
 . "$(dirname "$0")/../../lib.sh" # (its ctl is redefined below: 2>&1)
 PIN=/sys/fs/bpf/rdmagate-btest-$$
-T=$(mktemp -d /tmp/rdmagate-broker-trace.XXXXXX)
-chmod 755 "$T"
-CG_PARENT=/rdmagate-tracetest-$$
+broker_env trace
 ID0=62400
-TPID= BPID=
+TPID=
 fails=0
 
-CG_ROOT=$(cgroup2_root)
-
 cleanup() {
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	broker_env_cleanup
 	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
-	rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2>/dev/null
 	[ -d "$PIN" ] && rm -rf "$PIN"
-	rm -rf "$T"
 }
 trap cleanup EXIT
 
@@ -46,18 +40,7 @@ BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 "$TRACE" --pin-dir "$PIN" --worker "$WORKER" --broker "$BROKER" -i 60 \
 	>"$T/trace.out" 2>"$T/trace.err" &
 TPID=$!
-for i in $(seq 100); do
-	grep -q '^Tracing' "$T/trace.err" && break
-	kill -0 "$TPID" 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q '^Tracing' "$T/trace.err"; then
-	cat "$T/trace.err"
-	grep -q 'no BPF support\|no uprobe support' "$T/trace.err" &&
-		skip "the kernel lacks BPF or uprobes (above)"
-	echo "FAIL: the tracer did not start"
-	exit 1
-fi
+tracer_up "$TPID" "$T/trace.err"
 # worker: its 8 probes; broker: worker_spawn, worker_exit, policy_refuse,
 # gid_add, gid_del (an error if one were missing: --broker was given); the
 # mux's mad_route and mad_route_drop when the tracer finds the build's mux
@@ -69,25 +52,12 @@ grep -q "^Tracing $want rdmagate USDT probes" "$T/trace.err" &&
 	fail "tracer (want $want probes): $(cat "$T/trace.err")"
 
 # ---- the broker and its requests -----------------------------------------
-cat >"$T/policy.conf" <<EOF
-[broker]
-control_socket = $T/control.sock
-worker_ids = $ID0-$((ID0 + 99))
-cgroup_parent = $CG_PARENT
-
-[defaults]
-device = rxe0
-max_pinned = 4M
-
+broker_policy "$ID0-$((ID0 + 99))" <<EOF
 [vm vm-a]
 [vm vm-b]
 EOF
-chmod 644 "$T/policy.conf"
-"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-	--state-dir "$T/state" --stop-workers-on-exit \
-	--cgroup-root "$CG_ROOT" >"$T/broker.log" 2>&1 &
-BPID=$!
-for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
+broker_start "$T/broker.log" --state-dir "$T/state" --stop-workers-on-exit \
+	--cgroup-root "$CG_ROOT"
 [ -S "$T/control.sock" ] || { cat "$T/broker.log"; echo "FAIL: no broker"; exit 1; }
 
 ctl() { "$CTL" --control "$T/control.sock" "$@" 2>&1; }

@@ -9,6 +9,7 @@
 set -u
 TRACE=$1
 PF=$2
+. "$(dirname "$0")/../../lib.sh" # tracer_up
 N=50
 # our own pin directory: a test run from another build dir at the same time
 # must not touch these (each traces its own probe_fire, by inode)
@@ -36,28 +37,12 @@ BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 [ -e /sys/bus/event_source/devices/uprobe/type ] ||
 	skip "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"
 
-# $1 = tracer stderr file; waits for the "Tracing" line or the exit.
-wait_ready() {
-	local i
-	for i in $(seq 100); do
-		grep -q '^Tracing' "$1" && return 0
-		kill -0 "$TPID" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
 
 start_tracer() { # extra args...
 	"$TRACE" --pin-dir "$PIN" --worker "$PF" --broker "$PF" --mux "$PF" "$@" \
 		>"$TMP/out" 2>"$TMP/err" &
 	TPID=$!
-	if ! wait_ready "$TMP/err"; then
-		cat "$TMP/err"
-		grep -q 'no BPF support\|no uprobe support' "$TMP/err" &&
-			skip "the kernel lacks BPF or uprobes (above)"
-		echo "FAIL: the tracer did not start"
-		exit 1
-	fi
+	tracer_up "$TPID" "$TMP/err"
 }
 
 stop_tracer() {

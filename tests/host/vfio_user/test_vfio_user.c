@@ -155,9 +155,7 @@ static int dma_regions_map_and_unmap(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_ram(&ram));
-	CHECK_OK(vt_connect(&c, w));
-	CHECK_OK(vfio_user_client_map_ram(&c, &ram));
+	CHECK_OK(vt_session(&c, &ram, w));
 	CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &maps));
 	CHECK(maps == 2);
 	for (i = 0; i < sizeof(src); i++)
@@ -286,9 +284,7 @@ static int dma_completion_raises_its_vector(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_ram(&ram));
-	CHECK_OK(vt_connect(&c, w));
-	CHECK_OK(vfio_user_client_map_ram(&c, &ram));
+	CHECK_OK(vt_session(&c, &ram, w));
 	CHECK_OK(vfio_user_client_msix_enable(&c, 8));
 	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_VEC, 4));
 	CHECK_OK(vt_dma_copy(&c, 0, 0x1000, 64, &status));
@@ -304,9 +300,7 @@ static int reset_returns_to_power_on(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_ram(&ram));
-	CHECK_OK(vt_connect(&c, w));
-	CHECK_OK(vfio_user_client_map_ram(&c, &ram));
+	CHECK_OK(vt_session(&c, &ram, w));
 	CHECK_OK(vfio_user_client_msix_enable(&c, 4));
 	CHECK_OK(vt_reg_write(&c, TFN_REG_SCRATCH, 0x5a5a));
 	CHECK_OK(vfio_user_client_msix_mask(&c, 2, true));

@@ -317,9 +317,7 @@ static int dma_unmap_refuses_bad_ranges(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_ram(&ram));
-	CHECK_OK(vt_connect(&c, w));
-	CHECK_OK(vfio_user_client_map_ram(&c, &ram));
+	CHECK_OK(vt_session(&c, &ram, w));
 	u.addr = 0x10000000;
 	u.size = 0x1000;
 	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,

@@ -37,6 +37,18 @@ int vt_ram(struct guest_ram *ram)
 	return r < 0 ? r : 0;
 }
 
+int vt_session(struct vfio_user_client *c, struct guest_ram *ram,
+	       struct worker *w)
+{
+	int r = vt_ram(ram);
+
+	if (!r)
+		r = vt_connect(c, w);
+	if (!r)
+		r = vfio_user_client_map_ram(c, ram);
+	return r;
+}
+
 int vt_reg(struct vfio_user_client *c, uint64_t off, uint32_t *ret_val)
 {
 	uint64_t v;

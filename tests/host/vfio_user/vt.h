@@ -39,6 +39,9 @@ int vt_connect(struct vfio_user_client *c, struct worker *w);
 int vt_connect_raw(struct vfio_user_client *c, struct worker *w);
 /* The RAM layout above. */
 int vt_ram(struct guest_ram *ram);
+/* vt_ram, vt_connect, then the RAM mapped for DMA: a working session. */
+int vt_session(struct vfio_user_client *c, struct guest_ram *ram,
+	       struct worker *w);
 /* A test function register (BAR0) read / posted write. */
 int vt_reg(struct vfio_user_client *c, uint64_t off, uint32_t *ret_val);
 int vt_reg_write(struct vfio_user_client *c, uint64_t off, uint32_t val);

@@ -69,6 +69,23 @@ static void test_vm_section_inherits_defaults(void **state)
 	assert_int_equal(vm->frontend, POLICY_FRONTEND_VIRTIO_RDMA);
 	assert_true(vm->quota.max_memory == 1ull << 30);
 	assert_int_equal(vm->quota.max_pids, 16);
+	assert_int_equal(vm->poll_budget_us, POLICY_POLL_BUDGET_DEFAULT_US);
+	policy_free(p);
+}
+
+/* 0 (sleep at once) and the ceiling are both budgets; a VM inherits. */
+static void test_poll_budget_bounds_and_inheritance(void **state)
+{
+	struct policy *p = parse_ok(DEV "poll_budget_us = 200\n"
+					"[vm a]\npoll_budget_us = 0\n"
+					"[vm b]\n"
+					"[vm c]\npoll_budget_us = 10000\n");
+
+	assert_int_equal(policy_lookup_vm(p, "a")->poll_budget_us, 0);
+	assert_int_equal(policy_lookup_vm(p, "b")->poll_budget_us, 200);
+	assert_int_equal(policy_lookup_vm(p, "c")->poll_budget_us,
+			 POLICY_POLL_BUDGET_MAX_US);
+	assert_int_equal(policy_defaults(p)->poll_budget_us, 200);
 	policy_free(p);
 }
 
@@ -97,6 +114,102 @@ static void test_vmm_identity_frontend_and_limits(void **state)
 	assert_string_equal(policy_frontend_name(3), "qemu-pvrdma");
 	assert_null(policy_frontend_name(4));
 	policy_free(p);
+}
+
+/* A VM's effective quotas; the VM must be in the policy. */
+static const struct policy_quota *quota_of(const struct policy *p,
+					   const char *vm)
+{
+	const struct policy_vm *v = policy_lookup_vm(p, vm);
+
+	assert_non_null(v);
+	return &v->quota;
+}
+
+/* Queue depths per frontend: a virtio-rdma VM's default and bound are its
+ * 512-entry rings; a PVRDMA VM's default is the worker's own (a 1024-entry
+ * CQ for ibv_srq_pingpong fits), bounded by rdmagate's ceiling only. */
+static void test_depths_follow_the_frontend(void **state)
+{
+	struct policy *p =
+		parse_ok(DEV "[vm v]\n"
+			     "[vm p]\nfrontend = pvrdma\n"
+			     "[vm q]\nfrontend = pvrdma\nmax_cqe = 65536\n"
+			     "max_qp_wr = 2048\nmax_srq_wr = 300\n"
+			     "[vm w]\nmax_cqe = 100\n");
+	char *canon, *canon2;
+	struct policy *p2;
+
+	assert_int_equal(quota_of(p, "v")->max_cqe, POLICY_DEPTH_LIMIT);
+	assert_int_equal(quota_of(p, "v")->max_qp_wr, POLICY_DEPTH_LIMIT);
+	assert_int_equal(quota_of(p, "v")->max_srq_wr, POLICY_DEPTH_LIMIT);
+	assert_int_equal(quota_of(p, "p")->max_cqe, 4096);
+	assert_int_equal(quota_of(p, "p")->max_qp_wr, 1024);
+	assert_int_equal(quota_of(p, "p")->max_srq_wr, 1024);
+	assert_int_equal(quota_of(p, "q")->max_cqe, 65536);
+	assert_int_equal(quota_of(p, "q")->max_qp_wr, 2048);
+	assert_int_equal(quota_of(p, "q")->max_srq_wr, 300);
+	assert_int_equal(quota_of(p, "w")->max_cqe, 100);
+	assert_int_equal(quota_of(p, "w")->max_qp_wr, POLICY_DEPTH_LIMIT);
+	/* unset depths are not written into [defaults]: the canonical form
+	 * parses to the same depths for both frontends */
+	canon = policy_canonical_string(p);
+	assert_non_null(canon);
+	assert_null(strstr(canon, "[defaults]\nport = 1\nmax_cqe"));
+	p2 = parse_ok(canon);
+	assert_int_equal(quota_of(p2, "p")->max_cqe, 4096);
+	assert_int_equal(quota_of(p2, "v")->max_cqe, 512);
+	canon2 = policy_canonical_string(p2);
+	assert_string_equal(canon, canon2);
+	free(canon);
+	free(canon2);
+	policy_free(p2);
+	policy_free(p);
+	/* [defaults] depths for PVRDMA VMs, with a virtio-rdma VM among
+	 * them: set in [defaults] with its frontend */
+	p = parse_ok(DEV "frontend = pvrdma\nmax_cqe = 2048\n"
+			 "[vm p]\n[vm v]\nfrontend = virtio-rdma\n"
+			 "max_cqe = 256\n");
+	assert_int_equal(quota_of(p, "p")->max_cqe, 2048);
+	assert_int_equal(quota_of(p, "p")->max_qp_wr, 1024);
+	assert_int_equal(quota_of(p, "v")->max_cqe, 256);
+	assert_int_equal(quota_of(p, "v")->max_qp_wr, 512);
+	canon = policy_canonical_string(p);
+	assert_non_null(strstr(canon, "max_cqe = 2048\n"));
+	free(canon);
+	policy_free(p);
+	(void)state;
+}
+
+/* Depths above a virtio-rdma VM's rings are refused where they were
+ * written, once: in the VM's section, in [defaults] for its own frontend,
+ * or inherited across frontends (the VM is named). */
+static void test_depths_above_the_rings_are_refused(void **state)
+{
+	struct policy_error err;
+
+	parse_bad(DEV "[vm v]\nmax_cqe = 1024\n",
+		  "t.conf:4: max_cqe = 1024: more than 512 (the virtqueue ring "
+		  "size)",
+		  &err);
+	assert_int_equal(err.n, 1);
+	parse_bad(DEV "max_srq_wr = 513\n[vm v]\n[vm w]\n",
+		  "t.conf:3: max_srq_wr = 513: more than 512 (the virtqueue "
+		  "ring size)",
+		  &err);
+	assert_int_equal(err.n, 1);
+	parse_bad(DEV "frontend = pvrdma\nmax_qp_wr = 4096\n[vm p]\n"
+		      "[vm v]\nfrontend = virtio-rdma\n",
+		  "t.conf:6: [vm v]: max_qp_wr = 4096 (from [defaults], line "
+		  "4): more than 512 (the virtqueue ring size of its frontend "
+		  "virtio-rdma)",
+		  &err);
+	assert_int_equal(err.n, 1);
+	parse_bad(DEV "[vm p]\nfrontend = pvrdma\nmax_cqe = 65537\n",
+		  "t.conf:5: max_cqe = 65537: more than 65536 (rdmagate's "
+		  "ceiling)",
+		  &err);
+	(void)state;
 }
 
 static void test_vm_override_beats_defaults_only_for_that_vm(void **state)
@@ -566,7 +679,10 @@ int main(void)
 		cmocka_unit_test(
 			test_vm_override_beats_defaults_only_for_that_vm),
 		cmocka_unit_test(test_unlisted_vm_is_not_served),
+		cmocka_unit_test(test_depths_follow_the_frontend),
+		cmocka_unit_test(test_depths_above_the_rings_are_refused),
 		cmocka_unit_test(test_vmm_identity_frontend_and_limits),
+		cmocka_unit_test(test_poll_budget_bounds_and_inheritance),
 		cmocka_unit_test(test_broker_keys_and_builtin_broker),
 		cmocka_unit_test(
 			test_may_claim_exact_prefix_and_ipv4_mapped_gid),

@@ -100,7 +100,7 @@ static const struct bad_case cases[] = {
 	  "size)" },
 	{ "max_srq_wr_zero", DEV "max_srq_wr = 0\n",
 	  "t.conf:3: max_srq_wr = 0: too small (expected a whole number from "
-	  "1 to 512)" },
+	  "1 to 65536)" },
 	{ "max_sge_above_the_wr_limit", DEV "max_sge = 33\n",
 	  "t.conf:3: max_sge = 33: more than 32 (the SGE limit of a "
 	  "virtio-rdma work request)" },
@@ -241,6 +241,18 @@ static const struct bad_case cases[] = {
 	{ "max_pids_zero", DEV "[vm a]\nmax_pids = 0\n",
 	  "t.conf:4: max_pids = 0: too small (expected a whole number from 1 "
 	  "to 4096)" },
+	{ "poll_budget_above_ceiling", DEV "[vm a]\npoll_budget_us = 10001\n",
+	  "t.conf:4: poll_budget_us = 10001: more than 10000 (a CPU is shared "
+	  "by many VMs)" },
+	{ "poll_budget_negative", DEV "poll_budget_us = -1\n",
+	  "t.conf:3: poll_budget_us = -1: not a number (expected a whole "
+	  "number from 0 to 10000)" },
+	{ "poll_budget_with_unit", DEV "[vm a]\npoll_budget_us = 50us\n",
+	  "t.conf:4: poll_budget_us = 50us: not a number (expected a whole "
+	  "number from 0 to 10000)" },
+	{ "poll_budget_in_broker", "[broker]\npoll_budget_us = 50\n",
+	  "t.conf:2: poll_budget_us is not allowed in [broker] (it belongs in "
+	  "[defaults] or [vm NAME])" },
 	{ "socket_dir_relative", "[broker]\nsocket_dir = run/vm\n",
 	  "t.conf:2: socket_dir = run/vm: not an absolute path (expected an "
 	  "absolute path of at most 107 bytes)" },

@@ -49,16 +49,8 @@ route_pair "$A" "$B"
 route_pair "$C" "$D"
 
 write_policy() { # ADDRESSES_OF_A ADDRESSES_OF_B
-	cat > "$T/policy.conf" <<EOF
-[broker]
-control_socket = $T/control.sock
-socket_dir = $T/vm
-cgroup_parent = /rdmagate
-
-[defaults]
-device = rxe0
-max_pinned = 64M
-
+	policy_conf "socket_dir = $T/vm" "cgroup_parent = /rdmagate" -- \
+		"device = rxe0" "max_pinned = 64M" <<EOF
 [vm a]
 addresses = $1
 [vm b]
@@ -70,7 +62,6 @@ addresses = $C
 device = rxe1
 addresses = $D
 EOF
-	chmod 644 "$T/policy.conf"
 }
 write_policy "$A, fd99::10" "$B"
 

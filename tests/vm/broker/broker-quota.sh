@@ -19,28 +19,13 @@ T=$(mktemp -d /tmp/broker-quota.XXXXXX)
 chmod 755 "$T"
 CG=/sys/fs/cgroup/rdmagate
 # objects: pd 2 + cq 1 + qp 1 + mr 1 + srq 0 + ah 0 + the margin 2 = 7
-cat > "$T/policy.conf" <<EOF
-[broker]
-control_socket = $T/control.sock
-socket_dir = $T/vm
-cgroup_parent = /rdmagate
-
-[defaults]
-device = rxe0
-max_pd = 2
-max_cq = 1
-max_qp = 1
-max_mr = 1
-max_srq = 0
-max_ah = 0
-max_pinned = 64M
-max_memory = 256M
-max_pids = 8
-
+policy_conf "socket_dir = $T/vm" "cgroup_parent = /rdmagate" -- \
+	"device = rxe0" "max_pd = 2" "max_cq = 1" "max_qp = 1" "max_mr = 1" \
+	"max_srq = 0" "max_ah = 0" "max_pinned = 64M" "max_memory = 256M" \
+	"max_pids = 8" <<EOF
 [vm a]
 [vm q]
 EOF
-chmod 644 "$T/policy.conf"
 "$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
 	--state-dir "$T/state" --stop-workers-on-exit > "$T/broker.log" 2>&1 &
 BPID=$!

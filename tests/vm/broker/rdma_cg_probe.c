@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/vm/lib/vm_ibv.h"
+
 static int join(const char *dir)
 {
 	char path[512], pid[16];
@@ -28,23 +30,6 @@ static int join(const char *dir)
 	}
 	close(fd);
 	return 0;
-}
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **l = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	errno = ENODEV;
-	for (i = 0; l && l[i]; i++)
-		if (!strcmp(ibv_get_device_name(l[i]), name)) {
-			ctx = ibv_open_device(l[i]);
-			break;
-		}
-	if (l)
-		ibv_free_device_list(l);
-	return ctx;
 }
 
 int main(int argc, char **argv)
@@ -62,7 +47,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	n = atoi(argv[i + 1]);
-	ctx = open_dev(argv[i]);
+	ctx = vt_ibv_open(argv[i]);
 	if (!ctx) {
 		printf("open failed: %s\n", strerror(errno));
 		return 2;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "mux_check_lib.h"
+#include "tests/vm/lib/vm_test.h"
 
 int failures;
 const char *mux_path;
@@ -231,42 +232,10 @@ uint32_t gid_index(const char *dev, const uint8_t *addr)
 	uint64_t end = mono_ms() + 10000;
 
 	while (mono_ms() < end) {
-		uint32_t i;
+		int i = vt_gid_index(dev, addr);
 
-		for (i = 0; i < 256; i++) {
-			char path[160], text[64], type[32];
-			uint8_t g[16];
-			FILE *f;
-			bool hit = false;
-
-			snprintf(path, sizeof(path),
-				 "/sys/class/infiniband/%s/ports/1/gids/%u",
-				 dev, i);
-			f = fopen(path, "r");
-			if (!f)
-				break;
-			if (fgets(text, sizeof(text), f)) {
-				text[strcspn(text, "\n")] = '\0';
-				hit = inet_pton(AF_INET6, text, g) == 1 &&
-				      !memcmp(g, addr, 16);
-			}
-			fclose(f);
-			if (!hit)
-				continue;
-			snprintf(path, sizeof(path),
-				 "/sys/class/infiniband/%s/ports/1/gid_attrs/"
-				 "types/%u",
-				 dev, i);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			if (fgets(type, sizeof(type), f) &&
-			    !strncmp(type, "RoCE v2", 7)) {
-				fclose(f);
-				return i;
-			}
-			fclose(f);
-		}
+		if (i >= 0)
+			return (uint32_t)i;
 		usleep(100000);
 	}
 	die("no RoCE v2 GID for the address on %s after 10 s", dev);

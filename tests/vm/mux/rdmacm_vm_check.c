@@ -46,6 +46,18 @@
 static const char *bind_elf;
 
 /* A listening socket of type at path (the broker's part). */
+/* The mux, its stderr in MUX_LOG; returns a control connection to it. */
+static int mux_up(pid_t *ret_pid)
+{
+	int log = open(MUX_LOG, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (log < 0)
+		die("%s: %s", MUX_LOG, strerror(errno));
+	*ret_pid = start_mux(NULL, log);
+	close(log);
+	return connect_mux(*ret_pid);
+}
+
 static int listener(const char *path, int type)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -431,18 +443,13 @@ static int serve(int argc, char **argv)
 	const char *dev0 = getenv("RDMAGATE_VM_DEV0");
 	struct mp_msg rep;
 	struct mp_stats st;
-	int c, lfd, i, log, status = 125;
+	int c, lfd, i, status = 125;
 	pid_t pid, cmd;
 
 	if (!dev0)
 		die("needs rdmagate-vm");
 	mkdir(DIR, 0700);
-	log = open(MUX_LOG, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (log < 0)
-		die("%s: %s", MUX_LOG, strerror(errno));
-	pid = start_mux(NULL, log);
-	close(log);
-	c = connect_mux(pid);
+	c = mux_up(&pid);
 	if (port_add(c, dev0, &rep))
 		die("PORT_ADD: %s", rep.u.status.text);
 	lfd = listener(PV_SOCK, SOCK_STREAM);
@@ -483,7 +490,7 @@ int main(int argc, char **argv)
 	struct gids g;
 	struct mp_msg rep;
 	uint32_t ia, ib;
-	int c, lfd, wb, log, ret;
+	int c, lfd, wb, ret;
 	pid_t pid;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -508,12 +515,7 @@ int main(int argc, char **argv)
 	ia = gid_index(g.dev0, g.ga);
 	ib = gid_index(g.dev1, g.gb);
 
-	log = open(MUX_LOG, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (log < 0)
-		die("%s: %s", MUX_LOG, strerror(errno));
-	pid = start_mux(NULL, log);
-	close(log);
-	c = connect_mux(pid);
+	c = mux_up(&pid);
 	if (port_add(c, g.dev0, &rep) || port_add(c, g.dev1, &rep))
 		die("PORT_ADD: %s", rep.u.status.text);
 	wb = attach(c, B_ID, "vm-b");

@@ -32,17 +32,23 @@ cm() {
 		cm_pingpong -g 1 -p 7471 -s 1024 -n 200 --cm-timeout=2000 \
 		--cm-retries=5 ${3:-} > "$T/$1.guest" 2>&1
 }
+# cm_pair: a listens, b connects once a's GID is in rxe0's table; ra and rb
+# are their exit statuses
+cm_pair() {
+	local ga
+	cm a "$A" &
+	ga=$!
+	PIDS=$ga
+	check "a's guest claimed $A (its GID is in rxe0's table)" \
+		wait_for 30 v2_index rxe0 "$SA"
+	cm b "$B" "$A"
+	rb=$?
+	wait "$ga"
+	ra=$?
+	PIDS=
+}
 elapsed "connect"
-cm a "$A" &
-ga=$!
-PIDS=$ga
-check "a's guest claimed $A (its GID is in rxe0's table)" \
-	wait_for 30 v2_index rxe0 "$SA"
-cm b "$B" "$A"
-rb=$?
-wait "$ga"
-ra=$?
-PIDS=
+cm_pair
 check "b connected to a through CM and they exchanged 200 round trips (exit $ra $rb): $(tail -n 1 "$T/b.guest")" \
 	test "$ra" = 0 -a "$rb" = 0
 check "the mux routed their MADs" \
@@ -62,15 +68,7 @@ MPID=
 check "mux 2 is up" start_mux "$T/mux2.log"
 both_attached() { [ "$(count "$T/mux2.log" ") attached")" -ge 2 ]; }
 check "the broker replayed both workers into it" wait_for 10 both_attached
-cm a "$A" &
-ga=$!
-PIDS=$ga
-wait_for 30 v2_index rxe0 "$SA" >/dev/null
-cm b "$B" "$A"
-rb=$?
-wait "$ga"
-ra=$?
-PIDS=
+cm_pair
 check "after the mux restart b connects to a again (exit $ra $rb): $(tail -n 1 "$T/b.guest")" \
 	test "$ra" = 0 -a "$rb" = 0
 elapsed "done"

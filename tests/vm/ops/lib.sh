@@ -23,13 +23,7 @@ neigh replace $B lladdr $(cat /sys/class/net/"$n1"/address) dev $n0 nud permanen
 neigh replace $A lladdr $(cat /sys/class/net/"$n0"/address) dev $n1 nud permanent
 END
 
-cat > "$T/policy.conf" <<END
-[broker]
-control_socket = $T/control.sock
-
-[defaults]
-max_pinned = 64M
-
+policy_conf -- "max_pinned = 64M" <<END
 [vm a]
 device = rxe0
 addresses = $A
@@ -37,7 +31,6 @@ addresses = $A
 device = rxe1
 addresses = $B
 END
-chmod 644 "$T/policy.conf"
 
 # the RoCE v2 index of GID (in sysfs form) on DEV port 1
 v2_index() {

@@ -59,6 +59,11 @@ op_started() {
 	check "the worker serves PVRDMA on $RDMAGATE_VM_DEV0 (policy frontend = pvrdma) to uid/gid $OP_VMM only" \
 		grep -q -- "--peer-uid $OP_VMM --peer-gid $OP_VMM --device $RDMAGATE_VM_DEV0 .*--frontend pvrdma " \
 		< <(tr '\0' ' ' < /proc/"$OP_PID"/cmdline)
+	# the policy sets no depths: a PVRDMA VM gets the frontend's, not the
+	# virtio-rdma ring's 512 (ibv_srq_pingpong's CQ is 1024 entries)
+	check "with PVRDMA's queue depths: $(tr '\0' ' ' < /proc/"$OP_PID"/cmdline | grep -o -- '--max-cqe [0-9]* --max-qp-wr [0-9]* --max-srq-wr [0-9]*')" \
+		grep -q -- "--max-cqe 4096 --max-qp-wr 1024 --max-srq-wr 1024 " \
+		< <(tr '\0' ' ' < /proc/"$OP_PID"/cmdline)
 	st=$(awk '/^Uid:/ { print $2 } /^Seccomp:/ { print $2 } /^NoNewPrivs:/ { print $2 } /^CapEff:/ { print $2 }' \
 		/proc/"$OP_PID"/status | xargs)
 	check "the worker is sandboxed: uid, no_new_privs, seccomp, CapEff = $st" \
@@ -73,12 +78,13 @@ op_started() {
 # op_as_vmm COMMAND...: COMMAND as the VM's QEMU identity (the <seclabel>)
 op_as_vmm() { setpriv --reuid "$OP_VMM" --regid "$OP_VMM" --clear-groups -- "$@"; }
 
-# op_stopped: the hook's release end, and nothing of the VM is left
+# op_stopped: the hook's release end, and nothing of the VM is left.
+# OP_STOP_WHY: how the broker says the worker ended [killed by SIGTERM]
 op_stopped() {
 	local out
 	out=$(op_hook release end 2>&1)
 	check "hook: $OP_VM release end stops its worker: $out" \
-		grep -q "worker/$OP_VM (pid $OP_PID) killed by SIGTERM" <<< "$out"
+		grep -qF "worker/$OP_VM (pid $OP_PID) ${OP_STOP_WHY:-killed by SIGTERM}" <<< "$out"
 	check "no worker listed" test -z "$(op_worker_pid)"
 	check "the worker process is gone" not test -e /proc/"$OP_PID"
 	check "its socket is gone" not test -e "$OP_SOCK"

@@ -8,7 +8,9 @@
 # Run it in the test VM, e.g.:
 #   tests/vm/rdmagate-vm -n 2 -m 3G -t 900 -- tests/vm/rdma-guest/bench.sh
 # Environment: ITERS_LAT (1000), ITERS_BW (2000), ITERS_RATE (20000),
-# REG_MIB (1024), WORKER_OPTS (e.g. --busy-poll).
+# REG_MIB (1024), WORKER_OPTS (e.g. --busy-poll, --poll-budget-us 0; none:
+# the worker's default budget), ADAPTIVE_US (1000: the budget of the extra
+# adaptive-mode WRITE latency row).
 set -u
 . "$(dirname "$0")/lib.sh"
 NATIVE_REG=$RDMAGATE_BUILD/tests/vm/rdma-guest/native-reg
@@ -17,6 +19,16 @@ ITERS_BW=${ITERS_BW:-2000}
 ITERS_RATE=${ITERS_RATE:-20000}
 REG_MIB=${REG_MIB:-1024}
 WORKER_OPTS=${WORKER_OPTS:-}
+ADAPTIVE_US=${ADAPTIVE_US:-1000}
+# the workers' polling mode, as the ratio lines say it
+case " $WORKER_OPTS " in
+*" --busy-poll "*) MODE=busy-poll ;;
+*" --poll-budget-us 0 "*) MODE=sleep ;;
+*" --poll-budget-us "*)
+	MODE="adaptive $(echo "$WORKER_OPTS" |
+		sed 's/.*--poll-budget-us \([0-9]*\).*/\1/')us" ;;
+*) MODE="adaptive default" ;;
+esac
 
 D0=${RDMAGATE_VM_DEV0:?run me in the test VM with -n 2} D1=$RDMAGATE_VM_DEV1
 set -- $(host_gid "$D0") || exit 1
@@ -59,9 +71,10 @@ ratio() {
 		print (a > 0 && b > 0) ? sprintf("%.2f", b / a) : "n/a" }'
 }
 RATIOS=""
-# keep KEY NATIVE RDMAGATE: the figure's "ratio KEY VALUE" line, printed last
+# keep KEY NATIVE RDMAGATE [MODE]: the figure's "ratio KEY VALUE" line
+# (with "mode MODE" after it if given), printed last
 keep() {
-	RATIOS="${RATIOS}ratio $1 $(ratio "$2" "$3")
+	RATIOS="${RATIOS}ratio $1 $(ratio "$2" "$3")${4:+ mode $4}
 "
 }
 
@@ -83,7 +96,7 @@ perf_mpps() { echo "$1" | sed -n 's/.*, \([0-9.]*\) Mpps.*/\1/p'; }
 perf_mib() { echo "$1" | sed -n 's/.*: \([0-9.]*\) MiB\/s.*/\1/p'; }
 
 echo "rdmagate benchmark: $D0 <-> $D1, $(nproc) vCPUs, kernel $(uname -r)"
-echo "worker options: ${WORKER_OPTS:-none}"
+echo "worker options: ${WORKER_OPTS:-none} (mode: $MODE)"
 printf "%-34s %-9s %12s %12s %8s\n" "figure" "unit" "native" "rdmagate" \
 	"ratio" | tee -a "$RES"
 
@@ -91,8 +104,24 @@ n=$(perftest ib_write_lat -s 64 -n "$ITERS_LAT")
 o=$(guest_perf -t write_lat -s 64 -n "$ITERS_LAT")
 echo "  native:   $n"; echo "  rdmagate: $o"
 row "RC WRITE latency 64 B, typical" us "$(field 5 "$n")" "$(perf_med "$o")"
-keep write_lat "$(field 5 "$n")" "$(perf_med "$o")"
+keep write_lat "$(field 5 "$n")" "$(perf_med "$o")" "$MODE"
 row "RC WRITE latency 64 B, average" us "$(field 6 "$n")" "$(perf_avg "$o")"
+
+# the same in adaptive mode with ADAPTIVE_US, against the same native run
+stop_workers
+start_worker a "$D0" --poll-budget-us "$ADAPTIVE_US" || exit 1
+start_worker b "$D1" --poll-budget-us "$ADAPTIVE_US" || exit 1
+o=$(guest_perf -t write_lat -s 64 -n "$ITERS_LAT")
+echo "  rdmagate, --poll-budget-us $ADAPTIVE_US: $o"
+row "  adaptive ${ADAPTIVE_US}us, typical" us "$(field 5 "$n")" \
+	"$(perf_med "$o")"
+keep write_lat_adaptive "$(field 5 "$n")" "$(perf_med "$o")" \
+	"adaptive ${ADAPTIVE_US}us"
+row "  adaptive ${ADAPTIVE_US}us, average" us "$(field 6 "$n")" \
+	"$(perf_avg "$o")"
+stop_workers
+start_worker a "$D0" $WORKER_OPTS || exit 1
+start_worker b "$D1" $WORKER_OPTS || exit 1
 
 n=$(perftest ib_send_lat -s 64 -n "$ITERS_LAT")
 o=$(guest_perf -t send_lat -s 64 -n "$ITERS_LAT")

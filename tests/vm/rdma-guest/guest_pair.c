@@ -126,6 +126,17 @@ static void expect_wc(struct gv_cq *cq, const char *what, uint64_t wr_id,
 	      (unsigned long long)wr_id, opcode, (int)byte_len, qpn);
 }
 
+/* Posts one send work request on qp and expects its CQE on scq. */
+static void post_send_wc(struct gv_qp *qp, struct gv_cq *scq,
+			 struct gv_send_wr *wr, const char *what,
+			 uint32_t opcode, uint32_t byte_len)
+{
+	int r = gv_post_send(qp, wr, NULL);
+
+	check(!r, "%s posted (%s)", what, strerror(-r));
+	expect_wc(scq, what, wr->wr_id, opcode, byte_len, qp->qp_num);
+}
+
 static void open_guest(struct guest *g, const char *sock, const char *gid,
 		       bool scatter)
 {
@@ -289,11 +300,9 @@ static void test_send(struct guest *a, struct gv_qp *qa, struct guest *b,
 	fill(a->buf + 70000, 7633, 2);
 	memset(b->buf, 0xee, 20000);
 	r = post_recv1(qb, NULL, 0x4ec1, b, 3000, 12633);
-	if (!r)
-		r = gv_post_send(qa, &wr, NULL);
-	check(!r, "SEND 12633 B (2 SGEs) A->B posted (%s)", strerror(-r));
-	expect_wc(a->scq, "SEND: sender", 0x5e01, VIRTIO_RDMA_WC_SEND,
-		  UINT32_MAX, qa->qp_num);
+	check(!r, "SEND: B's receive posted (%s)", strerror(-r));
+	post_send_wc(qa, a->scq, &wr, "SEND 12633 B (2 SGEs) A->B",
+		     VIRTIO_RDMA_WC_SEND, UINT32_MAX);
 	expect_wc(b->rcq, "SEND: receiver", 0x4ec1, VIRTIO_RDMA_WC_RECV, 12633,
 		  qb->qp_num);
 	check(filled(b->buf + 3000, 5000, 1) && filled(b->buf + 8000, 7633, 2),
@@ -311,11 +320,9 @@ static void test_send(struct guest *a, struct gv_qp *qa, struct guest *b,
 				  .opcode = VIRTIO_RDMA_WR_SEND_WITH_IMM,
 				  .imm_data = htonl(0xc0ffee) };
 	r = post_recv1(qa, NULL, 0x4ec2, a, 120000, 64);
-	if (!r)
-		r = gv_post_send(qb, &wr, NULL);
-	check(!r, "SEND_WITH_IMM 64 B B->A posted (%s)", strerror(-r));
-	expect_wc(b->scq, "SEND_WITH_IMM: sender", 0x5e02, VIRTIO_RDMA_WC_SEND,
-		  UINT32_MAX, qb->qp_num);
+	check(!r, "SEND_WITH_IMM: A's receive posted (%s)", strerror(-r));
+	post_send_wc(qb, b->scq, &wr, "SEND_WITH_IMM 64 B B->A",
+		     VIRTIO_RDMA_WC_SEND, UINT32_MAX);
 	r = poll_one(a->rcq, &wc);
 	check(!r && wc.status == 0 && wc.byte_len == 64 &&
 		      (wc.wc_flags & VIRTIO_RDMA_WC_WITH_IMM) &&
@@ -332,17 +339,13 @@ static void test_write_read(struct guest *a, struct gv_qp *qa, struct guest *b)
 				 .sg_list = &sge,
 				 .num_sge = 1,
 				 .opcode = VIRTIO_RDMA_WR_RDMA_WRITE };
-	int r;
 
 	fill(a->buf + 10, 11633, 4);
 	memset(b->buf + 50000, 0xdd, 14000);
 	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + 51000;
 	wr.wr.rdma.rkey = b->mr->rkey;
-	r = gv_post_send(qa, &wr, NULL);
-	check(!r, "RDMA WRITE 11633 B A->B at +51000 posted (%s)",
-	      strerror(-r));
-	expect_wc(a->scq, "RDMA WRITE", 0x3701, VIRTIO_RDMA_WC_RDMA_WRITE,
-		  UINT32_MAX, qa->qp_num);
+	post_send_wc(qa, a->scq, &wr, "RDMA WRITE 11633 B A->B at +51000",
+		     VIRTIO_RDMA_WC_RDMA_WRITE, UINT32_MAX);
 	check(filled(b->buf + 51000, 11633, 4) &&
 		      all(b->buf + 50000, 1000, 0xdd) &&
 		      all(b->buf + 62633, 1367, 0xdd),
@@ -355,10 +358,8 @@ static void test_write_read(struct guest *a, struct gv_qp *qa, struct guest *b)
 	wr.wr_id = 0x3702;
 	wr.opcode = VIRTIO_RDMA_WR_RDMA_READ;
 	wr.wr.rdma.remote_addr = (uintptr_t)b->buf + 150000;
-	r = gv_post_send(qa, &wr, NULL);
-	check(!r, "RDMA READ 9000 B from B posted (%s)", strerror(-r));
-	expect_wc(a->scq, "RDMA READ", 0x3702, VIRTIO_RDMA_WC_RDMA_READ, 9000,
-		  qa->qp_num);
+	post_send_wc(qa, a->scq, &wr, "RDMA READ 9000 B from B",
+		     VIRTIO_RDMA_WC_RDMA_READ, 9000);
 	check(filled(a->buf + 30000, 9000, 5),
 	      "RDMA READ: A has B's 9000 bytes");
 }
@@ -372,7 +373,6 @@ static void test_atomics(struct guest *a, struct gv_qp *qa, struct guest *b)
 				 .sg_list = &sge,
 				 .num_sge = 1,
 				 .opcode = VIRTIO_RDMA_WR_ATOMIC_CMP_AND_SWP };
-	int r;
 
 	*remote = 0x1111222233334444ull;
 	*local = 0;
@@ -380,10 +380,8 @@ static void test_atomics(struct guest *a, struct gv_qp *qa, struct guest *b)
 	wr.wr.atomic.rkey = b->mr->rkey;
 	wr.wr.atomic.compare_add = 0x1111222233334444ull;
 	wr.wr.atomic.swap = 0x5555666677778888ull;
-	r = gv_post_send(qa, &wr, NULL);
-	check(!r, "ATOMIC CMP_AND_SWP posted (%s)", strerror(-r));
-	expect_wc(a->scq, "CMP_AND_SWP", 0xa701, VIRTIO_RDMA_WC_COMP_SWAP, 8,
-		  qa->qp_num);
+	post_send_wc(qa, a->scq, &wr, "ATOMIC CMP_AND_SWP",
+		     VIRTIO_RDMA_WC_COMP_SWAP, 8);
 	check(*local == 0x1111222233334444ull &&
 		      *remote == 0x5555666677778888ull,
 	      "CMP_AND_SWP: old %#llx returned, remote now %#llx",
@@ -393,10 +391,8 @@ static void test_atomics(struct guest *a, struct gv_qp *qa, struct guest *b)
 	wr.opcode = VIRTIO_RDMA_WR_ATOMIC_FETCH_AND_ADD;
 	wr.wr.atomic.compare_add = 0x10;
 	wr.wr.atomic.swap = 0;
-	r = gv_post_send(qa, &wr, NULL);
-	check(!r, "ATOMIC FETCH_AND_ADD posted (%s)", strerror(-r));
-	expect_wc(a->scq, "FETCH_AND_ADD", 0xa702, VIRTIO_RDMA_WC_FETCH_ADD, 8,
-		  qa->qp_num);
+	post_send_wc(qa, a->scq, &wr, "ATOMIC FETCH_AND_ADD",
+		     VIRTIO_RDMA_WC_FETCH_ADD, 8);
 	check(*local == 0x5555666677778888ull &&
 		      *remote == 0x5555666677778898ull,
 	      "FETCH_AND_ADD: old %#llx returned, remote now %#llx",
@@ -436,11 +432,8 @@ static void test_ud(struct guest *a, struct guest *b)
 	 * number of times, as UD applications do; one receive is posted.
 	 */
 	for (tries = 1; !r && tries <= UD_TRIES; tries++) {
-		r = gv_post_send(ua, &wr, NULL);
-		check(!r, "UD SEND 512 B A(qpn %#x)->B(qpn %#x) posted (%s)",
-		      ua->qp_num, ub->qp_num, strerror(-r));
-		expect_wc(a->scq, "UD SEND: sender", 0x0d01,
-			  VIRTIO_RDMA_WC_SEND, UINT32_MAX, ua->qp_num);
+		post_send_wc(ua, a->scq, &wr, "UD SEND 512 B A->B",
+			     VIRTIO_RDMA_WC_SEND, UINT32_MAX);
 		r = poll_one_within(b->rcq, &wc, UD_WAIT_S);
 		if (r != -ETIMEDOUT)
 			break;
@@ -565,12 +558,10 @@ static void test_query_dma(struct guest *a, struct gv_qp *qa, struct guest *b,
 	sge = (struct gv_sge){ gv_buf_gpa(a->ctx, a->buf + 140000), 3000,
 			       dma->lkey };
 	r = post_recv1(qb, NULL, 0xd3b, b, 140000, 3000);
-	if (!r)
-		r = gv_post_send(qa, &wr, NULL);
-	check(!r, "SEND 3000 B from GPA %#llx through the DMA MR (%s)",
-	      (unsigned long long)sge.addr, strerror(-r));
-	expect_wc(a->scq, "DMA MR SEND: sender", 0xd3a, VIRTIO_RDMA_WC_SEND,
-		  UINT32_MAX, qa->qp_num);
+	check(!r, "DMA MR SEND: B's receive posted (%s)", strerror(-r));
+	printf("# A's bytes at GPA %#llx\n", (unsigned long long)sge.addr);
+	post_send_wc(qa, a->scq, &wr, "SEND 3000 B through the DMA MR",
+		     VIRTIO_RDMA_WC_SEND, UINT32_MAX);
 	expect_wc(b->rcq, "DMA MR SEND: receiver", 0xd3b, VIRTIO_RDMA_WC_RECV,
 		  3000, qb->qp_num);
 	check(filled(b->buf + 140000, 3000, 7),

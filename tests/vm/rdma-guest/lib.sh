@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Shared by the rdma-guest vm tests and bench.sh: start workers, find GIDs.
+# Shared by the rdma-guest vm tests, bench.sh and rdma-trace: start workers,
+# find GIDs.
 # Sourced. RDMAGATE_BUILD (meson's test_env sets it) defaults to the
 # repository's build/ (what ./dev build makes).
 
@@ -27,7 +28,7 @@ trap rg_cleanup EXIT
 
 # start_worker [-t TRANSPORT] NAME DEV [WORKER OPTIONS]: a worker on DEV
 # listening on $RG_DIR/NAME.sock for a guest of TRANSPORT ($RG_TRANSPORT by
-# default), its log in $RG_DIR/NAME.log.
+# default), its log in $RG_DIR/NAME.log, its pid in RG_LAST_PID.
 start_worker() {
 	t=$RG_TRANSPORT
 	[ "$1" != -t ] || { t=$2; shift 2; }
@@ -36,6 +37,7 @@ start_worker() {
 	[ "$t" != pvrdma ] || set -- --frontend vfio-user "$@"
 	"$WORKER" --vm "$name" --device "$dev" --socket "$RG_DIR/$name.sock" \
 		"$@" 2>"$RG_DIR/$name.log" &
+	RG_LAST_PID=$!
 	RG_PIDS="$RG_PIDS $!"
 	for _ in $(seq 100); do
 		[ -S "$RG_DIR/$name.sock" ] && return 0
@@ -44,6 +46,28 @@ start_worker() {
 	echo "FAIL: worker $name on $dev did not listen; its log:"
 	cat "$RG_DIR/$name.log"
 	return 1
+}
+
+# stop_workers: every worker (and guest) started so far, their sockets gone
+stop_workers() {
+	for p in $RG_PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	RG_PIDS=""
+	rm -f "$RG_DIR"/*.sock
+}
+
+# two_devices: gid_a and gid_b (at host indexes gidx_a, gidx_b), the host
+# GIDs of RDMAGATE_VM_DEV0 and RDMAGATE_VM_DEV1 (host_gid); exits 77
+# without two devices, 1 without a GID
+two_devices() {
+	[ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || {
+		echo "needs two rxe devices (rdmagate-vm -n 2)"; exit 77; }
+	set -- $(host_gid "$RDMAGATE_VM_DEV0") || exit 1
+	gidx_a=$1 gid_a=$2
+	set -- $(host_gid "$RDMAGATE_VM_DEV1") || exit 1
+	gidx_b=$1 gid_b=$2
 }
 
 show_worker_logs() {

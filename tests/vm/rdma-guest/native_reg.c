@@ -17,19 +17,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **l = ibv_get_device_list(NULL);
-	struct ibv_context *c = NULL;
-
-	for (int i = 0; l && l[i]; i++)
-		if (!strcmp(ibv_get_device_name(l[i]), name))
-			c = ibv_open_device(l[i]);
-	if (l)
-		ibv_free_device_list(l);
-	return c;
-}
+#include "tests/vm/lib/vm_ibv.h"
 
 int main(int argc, char **argv)
 {
@@ -49,7 +37,7 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	ctx = open_dev(argv[1]);
+	ctx = vt_ibv_open(argv[1]);
 	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	fd = memfd_create("native-reg", MFD_CLOEXEC);
 	if (!pd || fd < 0 || ftruncate(fd, (off_t)size)) {

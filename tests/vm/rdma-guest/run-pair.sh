@@ -8,12 +8,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 PAIR=$RDMAGATE_BUILD/tests/vm/rdma-guest/guest-pair
 
-[ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || {
-	echo "needs two rxe devices (rdmagate-vm -n 2)"; exit 77; }
-set -- $(host_gid "$RDMAGATE_VM_DEV0") || exit 1
-gid_a=$2
-set -- $(host_gid "$RDMAGATE_VM_DEV1") || exit 1
-gid_b=$2
+two_devices
 echo "guest A: worker on $RDMAGATE_VM_DEV0, host GID $gid_a"
 echo "guest B: worker on $RDMAGATE_VM_DEV1, host GID $gid_b"
 pair=${RG_PAIR:-$RG_TRANSPORT,$RG_TRANSPORT}

@@ -6,12 +6,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-[ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || {
-	echo "needs two rxe devices (rdmagate-vm -n 2)"; exit 77; }
-set -- $(host_gid "$RDMAGATE_VM_DEV0") || exit 1
-gid_a=$2
-set -- $(host_gid "$RDMAGATE_VM_DEV1") || exit 1
-gid_b=$2
+two_devices
 start_worker a "$RDMAGATE_VM_DEV0" || exit 1
 start_worker b "$RDMAGATE_VM_DEV1" || exit 1
 fail=0

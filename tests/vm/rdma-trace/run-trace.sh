@@ -10,20 +10,18 @@
 set -u
 TRACE=$1
 : "${RDMAGATE_BUILD:?RDMAGATE_BUILD is not set}"
-WORKER=$RDMAGATE_BUILD/worker/rdmagate-worker
-GUEST=$RDMAGATE_BUILD/guest/rdmagate-guest
+# WORKER, GUEST, start_worker, host_gid; the workers in $RG_DIR
+. "$(dirname "$0")/../rdma-guest/lib.sh"
 ITERS=300
 SIZE=4096
 PIN=/sys/fs/bpf/rdmagate
-DIR=$(mktemp -d /tmp/rdma-trace.XXXXXX)
-PIDS=""
+DIR=$RG_DIR
 TPID=""
 fails=0
 
 cleanup() {
 	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	rg_cleanup
 	rm -rf "$PIN"
 }
 trap cleanup EXIT
@@ -35,29 +33,12 @@ check_eq() { # what got want
 	fi
 }
 
-[ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || {
-	echo "needs two rxe devices (rdmagate-vm -n 2)"; exit 77; }
+two_devices
 [ -e /sys/bus/event_source/devices/uprobe/type ] || {
 	echo "the VM kernel has no uprobe PMU"; exit 77; }
 command -v jq >/dev/null || { echo "needs jq to read JSON"; exit 77; }
 BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 
-# host_gid DEV: "INDEX GID" of its RoCE v2 IPv4-mapped GID.
-. "$(dirname "$0")/../host-gid.sh"
-
-start_worker() { # VM DEV
-	"$WORKER" --vm "$1" --device "$2" --socket "$DIR/$1.sock" \
-		2>"$DIR/$1.log" &
-	PIDS="$PIDS $!"
-	eval "pid_$(echo "$1" | tr - _)=$!"
-	for _ in $(seq 100); do
-		[ -S "$DIR/$1.sock" ] && return 0
-		sleep 0.05
-	done
-	echo "FAIL: worker $1 did not listen:"
-	cat "$DIR/$1.log"
-	exit 1
-}
 
 # ---- tracer first: the workers start after it (future processes) ----
 "$TRACE" --worker "$WORKER" --keep --json -i 1 >"$DIR/trace.out" \
@@ -72,12 +53,10 @@ grep -q '^Tracing' "$DIR/trace.err" || {
 	cat "$DIR/trace.err"; echo "FAIL: the tracer did not start"; exit 1; }
 cat "$DIR/trace.err"
 
-set -- $(host_gid "$RDMAGATE_VM_DEV0") || exit 1
-gidx_a=$1 gid_a=$2
-set -- $(host_gid "$RDMAGATE_VM_DEV1") || exit 1
-gidx_b=$1 gid_b=$2
-start_worker vm-a "$RDMAGATE_VM_DEV0"
-start_worker vm-b "$RDMAGATE_VM_DEV1"
+start_worker vm-a "$RDMAGATE_VM_DEV0" || exit 1
+pid_vm_a=$RG_LAST_PID
+start_worker vm-b "$RDMAGATE_VM_DEV1" || exit 1
+pid_vm_b=$RG_LAST_PID
 
 # ---- traffic: guest A serves, guest B connects ----
 "$GUEST" --socket "$DIR/vm-a.sock" --gid "$gidx_a=$gid_a" rc_pingpong \

@@ -37,119 +37,33 @@
 #include "guest/cm.h"
 #include "guest/cm_qp1.h"
 #include "guest/verbs.h"
-#include "check.h"
+#include "tests/check.h"
+#include "tests/vm/lib/vm_test.h"
 
 static const char *worker_path;
 static char **extra_args;
 static const char *dev0;
 
-static char dir[32], wsock[64], bsock[64], wlog[64];
-static pid_t wpid;
+static struct vt_proc w;
+static char bsock[96]; /* the broker's listening socket */
 
 /* the guest's GIDs: 0 an IPv6 one, 1 an IPv4-mapped one (both RoCE v2) */
 static uint8_t gid6[16], gid4[16];
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-/* The worker's guest-caused lines start a fresh rate-limit window. */
-static void peer_log_window(void)
-{
-	sleep_ms(LOG_PEER_INTERVAL_MS + 200);
-}
-
-/* ---- the host's GID table (sysfs) ---- */
-
-/* The RoCE v2 GID at index i of dev's port 1: 0, or -ENOENT. */
-static int host_gid_at(const char *dev, int i, uint8_t gid[16])
-{
-	char path[128], s[64], t[32] = "";
-	unsigned int w[8];
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/gid_attrs/types/%d", dev, i);
-	f = fopen(path, "re");
-	if (!f)
-		return -ENOENT;
-	if (!fgets(t, sizeof(t), f))
-		t[0] = 0;
-	fclose(f);
-	if (!strstr(t, "v2"))
-		return -ENOENT;
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gids/%d",
-		 dev, i);
-	f = fopen(path, "re");
-	if (!f)
-		return -ENOENT;
-	if (!fgets(s, sizeof(s), f) ||
-	    sscanf(s, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3],
-		   &w[4], &w[5], &w[6], &w[7]) != 8) {
-		fclose(f);
-		return -ENOENT;
-	}
-	fclose(f);
-	for (int k = 0; k < 8; k++) {
-		gid[2 * k] = (uint8_t)(w[k] >> 8);
-		gid[2 * k + 1] = (uint8_t)w[k];
-	}
-	return 0;
-}
-
-static bool is_v4(const uint8_t gid[16])
-{
-	static const uint8_t p[12] = {
-		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
-	};
-
-	return !memcmp(gid, p, 12);
-}
-
-static bool is_zero(const uint8_t gid[16])
-{
-	static const uint8_t z[16];
-
-	return !memcmp(gid, z, 16);
-}
-
-/* The first RoCE v2 GID of the wanted family: its index, or -ENOENT. */
-static int host_gid_find(const char *dev, bool v4, uint8_t gid[16])
-{
-	for (int i = 0; i < 32; i++)
-		if (!host_gid_at(dev, i, gid) && !is_zero(gid) &&
-		    is_v4(gid) == v4)
-			return i;
-	return -ENOENT;
-}
-
-/* The index of gid (RoCE v2) on dev, or -ENOENT. */
-static int host_gid_index(const char *dev, const uint8_t want[16])
-{
-	uint8_t gid[16];
-
-	for (int i = 0; i < 32; i++)
-		if (!host_gid_at(dev, i, gid) && !memcmp(gid, want, 16))
-			return i;
-	return -ENOENT;
-}
 
 /* ---- the worker ---- */
 
 static int worker_start(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int lfd;
+	char fdstr[16];
+	const char *head[] = { worker_path, "--socket", w.sock, "--device",
+			       dev0,	    "--vm",	"qp1",	"--broker-fd",
+			       fdstr,	    "-v",	NULL };
+	int lfd, r = vt_proc_dir(&w, "rdmagate-qp1");
 
-	strcpy(dir, "/tmp/rdmagate-qp1.XXXXXX");
-	if (!mkdtemp(dir))
-		return -errno;
-	snprintf(wsock, sizeof(wsock), "%s/w.sock", dir);
-	snprintf(bsock, sizeof(bsock), "%s/b.sock", dir);
-	snprintf(wlog, sizeof(wlog), "%s/w.log", dir);
+	if (r)
+		return r;
+	snprintf(bsock, sizeof(bsock), "%s/b.sock", w.dir);
 	/* the broker's listening socket, inherited by the worker */
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	if (lfd < 0)
@@ -160,85 +74,10 @@ static int worker_start(void)
 		close(lfd);
 		return -errno;
 	}
-	wpid = fork();
-	if (wpid < 0)
-		return -errno;
-	if (wpid == 0) {
-		int fd = open(wlog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			      0644);
-		char fdstr[16];
-
-		if (fd < 0 || dup2(fd, 2) < 0)
-			_exit(127);
-		snprintf(fdstr, sizeof(fdstr), "%d", lfd);
-		char *argv[40] = { (char *)worker_path,
-				   "--socket",
-				   wsock,
-				   "--device",
-				   (char *)dev0,
-				   "--vm",
-				   "qp1",
-				   "--broker-fd",
-				   fdstr,
-				   "-v" };
-
-		for (int i = 0; i < 28 && extra_args[i]; i++)
-			argv[10 + i] = extra_args[i];
-		execv(worker_path, argv);
-		_exit(127);
-	}
+	snprintf(fdstr, sizeof(fdstr), "%d", lfd);
+	r = vt_proc_start(&w, head, extra_args);
 	close(lfd);
-	for (int i = 0; i < 500; i++) {
-		struct stat st;
-
-		if (stat(wsock, &st) == 0)
-			return 0;
-		if (waitpid(wpid, NULL, WNOHANG) == wpid) {
-			wpid = 0;
-			return -ECHILD;
-		}
-		sleep_ms(10);
-	}
-	return -ETIMEDOUT;
-}
-
-static bool worker_alive(void)
-{
-	return wpid > 0 && waitpid(wpid, NULL, WNOHANG) == 0;
-}
-
-static void dump_log(void)
-{
-	char line[512];
-	FILE *f = fopen(wlog, "re");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		printf("#   | %s", line);
-	fclose(f);
-}
-
-/* True once the worker logged a line containing needle (waits 2 s). */
-static bool log_has(const char *needle)
-{
-	char line[512];
-	bool found = false;
-
-	for (int t = 0; t < 200 && !found; t++) {
-		FILE *f = fopen(wlog, "re");
-
-		if (!f)
-			return false;
-		while (!found && fgets(line, sizeof(line), f))
-			found = strstr(line, needle) != NULL;
-		fclose(f);
-		if (!found)
-			sleep_ms(10);
-	}
-	if (found)
-		printf("# worker said: %s", line);
-	return found;
+	return r;
 }
 
 /* ---- the broker: a thread on the worker channel ---- */
@@ -268,7 +107,7 @@ static void broker_answer_gid(const struct wp_msg *m)
 		r.u.gid_reply.host_index = (uint32_t)br.host_index;
 		br.gid_adds++;
 	} else if (m->h.type == WP_GID_ADD) {
-		idx = host_gid_index(dev0, m->u.gid.gid);
+		idx = vt_gid_index(dev0, m->u.gid.gid);
 		if (idx < 0 || m->u.gid.gid_type != WP_GID_ROCE_V2) {
 			r.u.gid_reply.status = ENOENT;
 			snprintf(r.u.gid_reply.text, sizeof(r.u.gid_reply.text),
@@ -384,7 +223,7 @@ static uint64_t wait_mad_errors(uint64_t want)
 	for (int i = 0; i < 100; i++) {
 		if (stats(&c) == 0 && c.mad_errors >= want)
 			break;
-		sleep_ms(20);
+		vt_sleep_ms(20);
 	}
 	return c.mad_errors;
 }
@@ -493,7 +332,7 @@ static void make_recv(struct mp_mad_recv *r, const uint8_t sgid[16],
 	memset(r, 0, sizeof(*r));
 	memcpy(r->sgid, sgid, 16);
 	memcpy(r->dgid, dgid, 16);
-	r->flow_label = is_v4(dgid) ? 0 : 0xabcde;
+	r->flow_label = vt_gid_is_v4(dgid) ? 0 : 0xabcde;
 	r->traffic_class = 0x44;
 	r->hop_limit = 33;
 	r->pkey_index = 0;
@@ -512,7 +351,7 @@ static int reap_recv(struct gv_wc *wc, int ms)
 
 		if (n)
 			return n;
-		sleep_ms(2);
+		vt_sleep_ms(2);
 	} while (mono_ms() < end);
 	return 0;
 }
@@ -558,7 +397,7 @@ static int check_delivered(const struct mp_mad_recv *r, bool reap_repost)
 	CHECK_EQ(hop, r->hop_limit);
 	CHECK_EQ(tc, r->traffic_class);
 	CHECK_EQ(fl, r->flow_label);
-	if (is_v4(r->dgid)) {
+	if (vt_gid_is_v4(r->dgid)) {
 		uint32_t sum = 0;
 
 		for (int i = 0; i < 20; i++)
@@ -594,14 +433,14 @@ static int t_channel(void)
 {
 	CHECK_EQ(broker_connect(), 0);
 	for (int i = 0; i < 300 && !br.hello; i++)
-		sleep_ms(10);
+		vt_sleep_ms(10);
 	CHECK(br.hello);
 	/* without its fd: refused, said */
 	CHECK_EQ(send_mux_channel(-1), 0);
-	CHECK(log_has("MUX_CHANNEL: 0 fds, it carries 1"));
+	CHECK(vt_proc_log_has(&w, "MUX_CHANNEL: 0 fds, it carries 1"));
 	CHECK_EQ(mux_attach(0), 0);
-	CHECK(log_has("new mux channel (mux worker id 9)"));
-	CHECK(worker_alive());
+	CHECK(vt_proc_log_has(&w, "new mux channel (mux worker id 9)"));
+	CHECK(vt_proc_alive(&w));
 	return 0;
 }
 
@@ -609,7 +448,7 @@ static int t_guest_up(void)
 {
 	struct gv_opts o = { 0 };
 
-	CHECK_EQ(gv_open(wsock, &o, &ctx), 0);
+	CHECK_EQ(gv_open(w.sock, &o, &ctx), 0);
 	/* through the worker to our broker, which finds them in sysfs */
 	CHECK_EQ(gv_add_gid(ctx, 0, gid6, WP_GID_ROCE_V2), 0);
 	CHECK_EQ(gv_add_gid(ctx, 1, gid4, WP_GID_ROCE_V2), 0);
@@ -625,7 +464,7 @@ static int send_and_check(uint8_t sgid_index, const uint8_t *dgid,
 	struct cm_peer to = { .qpn = 1,
 			      .hop_limit = 64,
 			      .traffic_class = 0x20,
-			      .flow_label = is_v4(dgid) ? 0 : 0x12345 };
+			      .flow_label = vt_gid_is_v4(dgid) ? 0 : 0x12345 };
 	uint8_t mad[CM_MAD_LEN];
 	struct mp_mad_send ms;
 
@@ -773,8 +612,8 @@ static int t_hostile(void)
 		 c0.mad_errors + (uint64_t)bad);
 	CHECK_EQ(stats(&c1), 0);
 	CHECK_EQ(c1.mads_received - c0.mads_received, 2);
-	CHECK(log_has("dropped a MAD"));
-	CHECK(worker_alive());
+	CHECK(vt_proc_log_has(&w, "dropped a MAD"));
+	CHECK(vt_proc_alive(&w));
 	return 0;
 }
 
@@ -786,7 +625,7 @@ static int t_no_buffer(void)
 	struct gv_wc wc;
 	int i;
 	/* asserts on a guest-caused line: start a fresh rate window */
-	peer_log_window();
+	vt_peer_log_window();
 
 	CHECK_EQ(stats(&c0), 0);
 	/* use up every posted receive, one at a time (the CQ holds 32) */
@@ -799,7 +638,7 @@ static int t_no_buffer(void)
 	}
 	/* nothing posted: dropped, counted, nothing completes (a second
 	 * after the last logged drop: this one is logged too) */
-	sleep_ms(1100);
+	vt_sleep_ms(1100);
 	for (i = 0; i < 3; i++) {
 		make_recv(&r, peer6, gid6, 200 + (uint32_t)i);
 		CHECK_EQ(mux_write(&r), 0);
@@ -817,7 +656,7 @@ static int t_no_buffer(void)
 	CHECK_EQ(stats(&c1), 0);
 	CHECK_EQ(c1.mads_received - c0.mads_received, CM_QP1_RECV_DEPTH + 1);
 	CHECK_EQ(c1.mad_errors - c0.mad_errors, 3);
-	CHECK(log_has("no QP1 receive buffer posted"));
+	CHECK(vt_proc_log_has(&w, "no QP1 receive buffer posted"));
 	return 0;
 }
 
@@ -832,7 +671,7 @@ static int t_mux_gone(void)
 	CHECK_EQ(stats(&c0), 0);
 	close(mux_fd);
 	mux_fd = -1;
-	CHECK(log_has("mux channel closed"));
+	CHECK(vt_proc_log_has(&w, "mux channel closed"));
 	CHECK_EQ(cm_qp1_ops.send_mad(&t, &to, mad), -EIO);
 	CHECK_EQ(stats(&c1), 0);
 	CHECK_EQ(c1.mad_errors - c0.mad_errors, 1);
@@ -853,7 +692,7 @@ static int t_mux_full(void)
 	struct mp_mad_send ms;
 	int i, sent = 0, failed = 0;
 	/* asserts on a guest-caused line: start a fresh rate window */
-	peer_log_window();
+	vt_peer_log_window();
 
 	memcpy(to.gid, peer6, 16);
 	/* a small send buffer on the worker's end; we do not read */
@@ -873,7 +712,7 @@ static int t_mux_full(void)
 	}
 	printf("# %d MADs queued before the mux's queue was full\n", sent);
 	CHECK(failed == 1 && sent > 0);
-	CHECK(log_has("the mux's queue is full"));
+	CHECK(vt_proc_log_has(&w, "the mux's queue is full"));
 	CHECK_EQ(stats(&c1), 0);
 	CHECK_EQ(c1.mad_errors - c0.mad_errors, 1);
 	CHECK_EQ(c1.mads_sent - c0.mads_sent, sent);
@@ -897,7 +736,7 @@ static int t_gid_index_wide(void)
 	unsigned int adds = br.gid_adds, dels = br.gid_dels;
 	int r;
 	/* asserts on a guest-caused line: start a fresh rate window */
-	peer_log_window();
+	vt_peer_log_window();
 
 	br.host_index = 300;
 	r = gv_add_gid(ctx, 2, peer6, WP_GID_ROCE_V2);
@@ -905,12 +744,12 @@ static int t_gid_index_wide(void)
 	CHECK_EQ(r, -ERANGE);
 	CHECK_EQ(br.gid_adds, adds + 1);
 	for (int i = 0; i < 100 && br.gid_dels == dels; i++)
-		sleep_ms(20);
+		vt_sleep_ms(20);
 	CHECK_EQ(br.gid_dels, dels + 1); /* given back to the broker */
-	CHECK(log_has("does not fit an address vector"));
+	CHECK(vt_proc_log_has(&w, "does not fit an address vector"));
 	/* index 2 stays empty: a MAD from it is refused */
 	CHECK_EQ(gv_del_gid(ctx, 2), -ENOENT);
-	CHECK(worker_alive());
+	CHECK(vt_proc_alive(&w));
 	return 0;
 }
 
@@ -920,8 +759,8 @@ static int t_close(void)
 	gv_dealloc_pd(pd);
 	gv_close(ctx);
 	ctx = NULL;
-	CHECK(log_has("device stats"));
-	CHECK(worker_alive());
+	CHECK(vt_proc_log_has(&w, "device stats"));
+	CHECK(vt_proc_alive(&w));
 	return 0;
 }
 
@@ -954,14 +793,8 @@ int main(int argc, char **argv)
 	unsigned int n = sizeof(cases) / sizeof(cases[0]), i, failed = 0;
 	int i6, i4;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s WORKER [WORKER-OPTION...]\n",
-			argv[0]);
+	if (vt_worker_argv(argc, argv, &worker_path, &extra_args))
 		return 2;
-	}
-	worker_path = argv[1];
-	extra_args = argv + 2;
 	dev0 = getenv("RDMAGATE_VM_DEV0");
 	if (!getenv("RDMAGATE_VM") || !dev0) {
 		printf("1..0 # SKIP needs the test VM with an rxe device "
@@ -970,8 +803,8 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	printf("1..%u\n", n);
-	i6 = host_gid_find(dev0, false, gid6);
-	i4 = host_gid_find(dev0, true, gid4);
+	i6 = vt_gid_find(dev0, false, gid6);
+	i4 = vt_gid_find(dev0, true, gid4);
 	if (i6 < 0 || i4 < 0) {
 		printf("Bail out! %s has no RoCE v2 %s GID\n", dev0,
 		       i6 < 0 ? "IPv6" : "IPv4-mapped");
@@ -980,7 +813,7 @@ int main(int argc, char **argv)
 	printf("# host GIDs: IPv6 at %d, IPv4-mapped at %d\n", i6, i4);
 	if (worker_start()) {
 		printf("Bail out! cannot start the worker\n");
-		dump_log();
+		vt_proc_dump_log(&w);
 		return 1;
 	}
 	for (i = 0; i < n; i++) {
@@ -993,10 +826,7 @@ int main(int argc, char **argv)
 	}
 	if (ctx)
 		gv_close(ctx);
-	if (wpid > 0) {
-		kill(wpid, SIGTERM);
-		waitpid(wpid, NULL, 0);
-	}
+	vt_proc_kill(&w);
 	pthread_mutex_lock(&br.mu);
 	br.stop = true;
 	pthread_mutex_unlock(&br.mu);
@@ -1004,11 +834,7 @@ int main(int argc, char **argv)
 		pthread_join(br.th, NULL);
 		close(br.fd);
 	}
-	if (failed)
-		dump_log();
-	unlink(wsock);
 	unlink(bsock);
-	unlink(wlog);
-	rmdir(dir);
+	vt_proc_stop(&w, failed);
 	return failed ? 1 : 0;
 }

@@ -24,7 +24,8 @@
 #include "common/log.h"
 #include "common/virtio_rdma.h"
 #include "guest/guest_dev.h"
-#include "check.h"
+#include "tests/check.h"
+#include "tests/vm/lib/vm_test.h"
 
 #define TMO	 5000
 #define RAM_SIZE (16ull << 20)
@@ -38,130 +39,14 @@ static char **extra_args; /* more worker options (e.g. --busy-poll) */
 
 /* ---- workers ---- */
 
-struct worker {
-	pid_t pid;
-	char dir[64], sock[96], log[96];
-};
-
-static void sleep_ms(int ms)
+static int worker_start(struct vt_proc *w, const char *dev, const char *tag)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	const char *head[] = { worker_path, "--socket", w->sock,
+			       "--device",  dev,	"--vm",
+			       tag,	    "-v",	NULL };
+	int r = vt_proc_dir(w, "rdmagate-vmtest");
 
-	nanosleep(&ts, NULL);
-}
-
-static int worker_start(struct worker *w, const char *dev, const char *tag)
-{
-	memset(w, 0, sizeof(*w));
-	strcpy(w->dir, "/tmp/rdmagate-vmtest.XXXXXX");
-	if (!mkdtemp(w->dir))
-		return -errno;
-	snprintf(w->sock, sizeof(w->sock), "%s/w.sock", w->dir);
-	snprintf(w->log, sizeof(w->log), "%s/w.log", w->dir);
-	w->pid = fork();
-	if (w->pid < 0)
-		return -errno;
-	if (w->pid == 0) {
-		int fd = open(w->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			      0644);
-
-		if (fd < 0 || dup2(fd, 2) < 0)
-			_exit(127);
-		char *argv[32] = { (char *)worker_path, "--socket",  w->sock,
-				   "--device",		(char *)dev, "--vm",
-				   (char *)tag,		"-v" };
-
-		for (int i = 0; i < 23 && extra_args[i]; i++)
-			argv[8 + i] = extra_args[i];
-		execv(worker_path, argv);
-		_exit(127);
-	}
-	for (int i = 0; i < 500; i++) {
-		struct stat st;
-
-		if (stat(w->sock, &st) == 0)
-			return 0;
-		if (waitpid(w->pid, NULL, WNOHANG) == w->pid) {
-			w->pid = 0;
-			return -ECHILD;
-		}
-		sleep_ms(10);
-	}
-	return -ETIMEDOUT;
-}
-
-static bool worker_alive(struct worker *w)
-{
-	return w->pid > 0 && waitpid(w->pid, NULL, WNOHANG) == 0;
-}
-
-static void dump_log(struct worker *w)
-{
-	char line[512];
-	FILE *f = fopen(w->log, "re");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		printf("#   | %s", line);
-	fclose(f);
-}
-
-/* True if the worker logged a line containing `needle`. */
-static bool log_has(struct worker *w, const char *needle)
-{
-	char line[512];
-	bool found = false;
-	FILE *f;
-
-	for (int t = 0; t < 100 && !found; t++) {
-		f = fopen(w->log, "re");
-		if (!f)
-			return false;
-		while (!found && fgets(line, sizeof(line), f))
-			found = strstr(line, needle) != NULL;
-		fclose(f);
-		if (!found)
-			sleep_ms(10);
-	}
-	if (found)
-		printf("# worker said: %s", line);
-	return found;
-}
-
-/* Lines of the worker's log containing `needle`. */
-static int log_count(struct worker *w, const char *needle)
-{
-	char line[512];
-	FILE *f = fopen(w->log, "re");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, needle) != NULL;
-	fclose(f);
-	return n;
-}
-
-/* The worker's guest-caused lines start a fresh rate-limit window. */
-static void peer_log_window(void)
-{
-	sleep_ms(LOG_PEER_INTERVAL_MS + 200);
-}
-
-static void worker_stop(struct worker *w, bool dump)
-{
-	if (w->pid > 0) {
-		kill(w->pid, SIGTERM);
-		waitpid(w->pid, NULL, 0);
-		w->pid = 0;
-	}
-	if (dump)
-		dump_log(w);
-	unlink(w->sock);
-	unlink(w->log);
-	rmdir(w->dir);
+	return r ? r : vt_proc_start(w, head, extra_args);
 }
 
 /* ---- a guest ---- */
@@ -173,7 +58,7 @@ struct g {
 	uint64_t scratch; /* control chains */
 };
 
-static int g_open(struct g *g, struct worker *w)
+static int g_open(struct g *g, struct vt_proc *w)
 {
 	struct vhost_client_opts o = {
 		.protocol_features = VHOST_CLIENT_PROTOCOL_FEATURES,
@@ -419,6 +304,32 @@ struct gmr {
 	uint64_t pages[64]; /* GPA of each page */
 };
 
+/* REG_USER_MR of npages pages at iova, its page table's root at l1. */
+static int reg_user_mr(struct g *g, uint32_t pdn, uint32_t access,
+		       uint64_t start, uint32_t npages, uint64_t iova,
+		       uint64_t l1, struct gmr *mr)
+{
+	struct virtio_rdma_cmd_reg_user_mr c = { .pdn = pdn,
+						 .access_flags = access,
+						 .start = start,
+						 .length = npages * PAGE,
+						 .virt_addr = iova,
+						 .pages = l1,
+						 .npages = npages };
+	struct virtio_rdma_rsp_mr rsp;
+	int r = cmd(g, VIRTIO_RDMA_CMD_REG_USER_MR, &c, sizeof(c), &rsp,
+		    sizeof(rsp));
+
+	if (r)
+		return r;
+	mr->mrn = rsp.mrn;
+	mr->lkey = rsp.lkey;
+	mr->rkey = rsp.rkey;
+	mr->iova = iova;
+	mr->len = (uint32_t)(npages * PAGE);
+	return 0;
+}
+
 /*
  * Registers an MR of npages pages (≤ 64), pages alternating between the
  * two RAM regions in runs of 2 (scattered and region-crossing), with
@@ -427,8 +338,6 @@ struct gmr {
 static int reg_mr(struct g *g, uint32_t pdn, uint32_t npages, uint64_t iova,
 		  uint32_t access, struct gmr *mr)
 {
-	struct virtio_rdma_cmd_reg_user_mr c = { 0 };
-	struct virtio_rdma_rsp_mr rsp;
 	uint64_t l1, l2;
 	int r;
 
@@ -444,23 +353,8 @@ static int reg_mr(struct g *g, uint32_t pdn, uint32_t npages, uint64_t iova,
 	}
 	guest_ram_write(&g->d.ram, l1, &l2, 8);
 	guest_ram_write(&g->d.ram, l2, mr->pages, 8 * npages);
-	c.pdn = pdn;
-	c.access_flags = access;
-	c.start = 0x7f0000000000ull;
-	c.length = npages * PAGE;
-	c.virt_addr = iova;
-	c.pages = l1;
-	c.npages = npages;
-	r = cmd(g, VIRTIO_RDMA_CMD_REG_USER_MR, &c, sizeof(c), &rsp,
-		sizeof(rsp));
-	if (r)
-		return r;
-	mr->mrn = rsp.mrn;
-	mr->lkey = rsp.lkey;
-	mr->rkey = rsp.rkey;
-	mr->iova = iova;
-	mr->len = (uint32_t)(npages * PAGE);
-	return 0;
+	return reg_user_mr(g, pdn, access, 0x7f0000000000ull, npages, iova, l1,
+			   mr);
 }
 
 /* Copies between a buffer and the MR's bytes [off, off + len). */
@@ -485,48 +379,6 @@ static void mr_io(struct g *g, struct gmr *mr, uint32_t off, void *buf,
 }
 
 /* ---- GIDs ---- */
-
-/* Host GID of `dev` of RoCE v2 type holding an IPv4-mapped address. */
-static int host_v4_gid(const char *dev, uint8_t gid[16])
-{
-	for (int i = 0; i < 16; i++) {
-		char path[128], s[64], t[32] = "";
-		unsigned int w[8];
-		FILE *f;
-
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband/%s/ports/1/gid_attrs/types/%d",
-			 dev, i);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (!fgets(t, sizeof(t), f))
-			t[0] = 0;
-		fclose(f);
-		if (!strstr(t, "v2"))
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband/%s/ports/1/gids/%d", dev, i);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (!fgets(s, sizeof(s), f) ||
-		    sscanf(s, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2],
-			   &w[3], &w[4], &w[5], &w[6], &w[7]) != 8) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		if (w[5] != 0xffff || w[0] != 0)
-			continue;
-		for (int k = 0; k < 8; k++) {
-			gid[2 * k] = (uint8_t)(w[k] >> 8);
-			gid[2 * k + 1] = (uint8_t)w[k];
-		}
-		return 0;
-	}
-	return -ENOENT;
-}
 
 static int add_gid(struct g *g, const uint8_t gid[16], uint16_t index)
 {
@@ -601,7 +453,7 @@ static int connect_qp(struct g *g, uint32_t qpn, uint32_t dqpn,
 
 /* ---- the fixture: two workers, two guests ---- */
 
-static struct worker wa, wb;
+static struct vt_proc wa, wb;
 static struct g ga, gb;
 static uint8_t gid_a[16], gid_b[16];
 
@@ -973,7 +825,7 @@ static int t_inline_unsignaled(void)
 		struct guest_used u;
 		unsigned int n = 0;
 
-		sleep_ms(50);
+		vt_sleep_ms(50);
 		while (guest_vq_reap(sa.qp.sq, &u) == 0)
 			n++;
 		CHECK_EQ(n, 2);
@@ -1025,7 +877,7 @@ static int t_hostile_cmds(void)
 	uint32_t port = 1, bad = 4242;
 	struct virtio_rdma_port_attr pa;
 	/* asserts on a guest-caused line: start a fresh rate window */
-	peer_log_window();
+	vt_peer_log_window();
 
 	CHECK_EQ(guest_ram_alloc_in(&ga.d.ram, 0, PAGE, PAGE, &l1), 0);
 	m.pdn = sa.pdn;
@@ -1090,8 +942,8 @@ static int t_hostile_cmds(void)
 	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_CREATE_MR, (uint32_t[3]){ 1, 1, 1 },
 		     12, NULL, 0),
 		 EOPNOTSUPP);
-	CHECK(log_has(&wa, "REG_USER_MR"));
-	CHECK(worker_alive(&wa));
+	CHECK(vt_proc_log_has(&wa, "REG_USER_MR"));
+	CHECK(vt_proc_alive(&wa));
 	CHECK_EQ(
 		cmd(&ga, VIRTIO_RDMA_CMD_QUERY_PORT, &port, 4, &pa, sizeof(pa)),
 		0);
@@ -1108,17 +960,18 @@ static int t_log_flood(void)
 	uint32_t mrn = 32343;
 	int i, n;
 
-	peer_log_window();
+	vt_peer_log_window();
 	for (i = 0; i < 100; i++)
 		CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DEREG_MR, &mrn, 4, NULL, 0),
 			 ENOENT);
-	CHECK(worker_alive(&wa));
-	n = log_count(&wa, "unknown MR 32343");
+	CHECK(vt_proc_alive(&wa));
+	n = vt_proc_log_count(&wa, "unknown MR 32343");
 	printf("# 100 refused commands: %d lines\n", n);
 	CHECK(n >= 1 && n <= (int)LOG_PEER_BURST);
-	peer_log_window();
+	vt_peer_log_window();
 	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DEREG_MR, &mrn, 4, NULL, 0), ENOENT);
-	CHECK(log_has(&wa, "similar lines suppressed by the rate limit"));
+	CHECK(vt_proc_log_has(&wa,
+			      "similar lines suppressed by the rate limit"));
 	return 0;
 }
 
@@ -1166,8 +1019,8 @@ static int t_hostile_wrs(void)
 	printf("# bad lkey: status %u\n", e.status);
 	CHECK(e.status != 0);
 	/* an SGE outside the MR */
-	CHECK(worker_alive(&wa));
-	CHECK(worker_alive(&wb));
+	CHECK(vt_proc_alive(&wa));
+	CHECK(vt_proc_alive(&wb));
 	return 0;
 }
 
@@ -1181,7 +1034,7 @@ static int t_cq_overflow(void)
 	struct guest_used u;
 	struct virtio_rdma_cqe e;
 	/* asserts on a guest-caused line: start a fresh rate window */
-	peer_log_window();
+	vt_peer_log_window();
 
 	/* take every buffer of B's CQ away: reap nothing, post nothing */
 	(void)u;
@@ -1196,12 +1049,12 @@ static int t_cq_overflow(void)
 		CHECK_EQ(post_send(&ga, &sa.qp, &s, 1), 0);
 	}
 	CHECK_EQ(reap_cqe(&ga, &sa.cq, &e), 0);
-	CHECK(log_has(&wb, "overflowed"));
+	CHECK(vt_proc_log_has(&wb, "overflowed"));
 	CHECK_EQ(cmd(&gb, VIRTIO_RDMA_CMD_QUERY_QP, &qq, sizeof(qq), &qa,
 		     sizeof(qa)),
 		 0);
 	CHECK_EQ(qa.qp_state, VIRTIO_RDMA_QPS_ERR);
-	CHECK(worker_alive(&wb));
+	CHECK(vt_proc_alive(&wb));
 	return 0;
 }
 
@@ -1239,7 +1092,7 @@ static int t_ud(void)
 	struct virtio_rdma_cqe e;
 	uint8_t src[256], dst[256];
 	/* asserts on a guest-caused line: start a fresh rate window */
-	peer_log_window();
+	vt_peer_log_window();
 
 	CHECK_EQ(ud_qp(&ga, &sa, &qa), 0);
 	CHECK_EQ(ud_qp(&gb, &sb, &qb), 0);
@@ -1299,7 +1152,7 @@ static int t_ud(void)
 	CHECK_EQ(reap_cqe(&ga, &sa.cq, &e), 0);
 	CHECK_EQ(e.wr_id, 0xdead);
 	CHECK_EQ(e.status, VIRTIO_RDMA_WC_LOC_QP_OP_ERR);
-	CHECK(log_has(&wa, "never added"));
+	CHECK(vt_proc_log_has(&wa, "never added"));
 	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DESTROY_QP, &qa.qpn, 4, NULL, 0), 0);
 	CHECK_EQ(cmd(&gb, VIRTIO_RDMA_CMD_DESTROY_QP, &qb.qpn, 4, NULL, 0), 0);
 	return 0;
@@ -1386,8 +1239,10 @@ static int t_srq(void)
 	 * SRQ_LIMIT_REACHED on its async fd, which the worker reads, maps to
 	 * this SRQ and logs (Profile A has no event queue for the guest).
 	 */
-	CHECK(log_has(&wb, "host async event SRQ limit reached on SRQ") ||
-	      log_has(&wb, "host async event SRQ limit reached on SRQ"));
+	CHECK(vt_proc_log_has(&wb,
+			      "host async event SRQ limit reached on SRQ") ||
+	      vt_proc_log_has(&wb,
+			      "host async event SRQ limit reached on SRQ"));
 	CHECK_EQ(cmd(&gb, VIRTIO_RDMA_CMD_DESTROY_SRQ, &rs.srq_handle, 4, NULL,
 		     0),
 		 EBUSY);
@@ -1514,7 +1369,7 @@ static int t_modify_pending_recv(void)
 	CHECK_EQ(
 		cmd(&ga, VIRTIO_RDMA_CMD_QUERY_PORT, &port, 4, &pa, sizeof(pa)),
 		0);
-	sleep_ms(100);
+	vt_sleep_ms(100);
 	for (i = 0; i < 3; i++)
 		CHECK_EQ(post_recv_64(&ga, &qp, 0xc0 + i, false), 0);
 	CHECK_EQ(to_init(&ga, qp.qpn), 0);
@@ -1528,10 +1383,10 @@ static int t_modify_pending_recv(void)
 		while (guest_vq_reap(qp.rq, &u) == 0)
 			n++;
 		if (n < 3)
-			sleep_ms(20);
+			vt_sleep_ms(20);
 	}
 	CHECK_EQ(n, 3);
-	CHECK(worker_alive(&wa));
+	CHECK(vt_proc_alive(&wa));
 	return 0;
 }
 
@@ -1552,14 +1407,14 @@ static int t_kick_budget(void)
 	CHECK_EQ(to_init(&ga, qp.qpn), 0);
 	for (i = 0; i < want; i++)
 		CHECK_EQ(post_recv_64(&ga, &qp, 0x500 + i, i == want - 1), 0);
-	sleep_ms(300);
+	vt_sleep_ms(300);
 	/* all were posted to the host: destroying the QP returns them all */
 	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DESTROY_QP, &qp.qpn, 4, NULL, 0), 0);
 	for (i = 0; i < 100 && n < want; i++) {
 		while (guest_vq_reap(qp.rq, &u) == 0)
 			n++;
 		if (n < want)
-			sleep_ms(20);
+			vt_sleep_ms(20);
 	}
 	CHECK_EQ(n, want);
 	return 0;
@@ -1632,8 +1487,6 @@ static int set_hugepages(long n)
 static int reg_contig(struct g *g, uint32_t pdn, uint64_t gpa, uint32_t npages,
 		      uint64_t iova, struct gmr *mr)
 {
-	struct virtio_rdma_cmd_reg_user_mr c = { 0 };
-	struct virtio_rdma_rsp_mr rsp;
 	uint32_t nl2 = (npages + 511) / 512;
 	uint64_t l1;
 	int r = guest_ram_alloc_in(&g->d.ram, 0, (1 + nl2) * PAGE, PAGE, &l1);
@@ -1650,22 +1503,7 @@ static int reg_contig(struct g *g, uint32_t pdn, uint64_t gpa, uint32_t npages,
 
 		guest_ram_write(&g->d.ram, l1 + PAGE + 8ull * i, &p, 8);
 	}
-	c.pdn = pdn;
-	c.access_flags = ACC_ALL;
-	c.start = 0x10000;
-	c.length = npages * PAGE;
-	c.virt_addr = iova;
-	c.pages = l1;
-	c.npages = npages;
-	r = cmd(g, VIRTIO_RDMA_CMD_REG_USER_MR, &c, sizeof(c), &rsp,
-		sizeof(rsp));
-	if (r)
-		return r;
-	mr->mrn = rsp.mrn;
-	mr->lkey = rsp.lkey;
-	mr->rkey = rsp.rkey;
-	mr->iova = iova;
-	return 0;
+	return reg_user_mr(g, pdn, ACC_ALL, 0x10000, npages, iova, l1, mr);
 }
 
 /*
@@ -1688,11 +1526,11 @@ static int t_disconnect_hugetlb(void)
 	static uint8_t src[1 << 20], dst[1 << 20];
 	int before = memfd_maps(wa.pid), after = -1;
 	/* asserts on a guest-caused line: start a fresh rate window */
-	peer_log_window();
+	vt_peer_log_window();
 
 	guest_dev_release(&ga.d);
 	for (int t = 0; t < 100 && after != 0; t++) {
-		sleep_ms(10);
+		vt_sleep_ms(10);
 		after = memfd_maps(wa.pid);
 	}
 	printf("# worker A memfd mappings: %d with the guest, %d after it "
@@ -1700,7 +1538,7 @@ static int t_disconnect_hugetlb(void)
 	       before, after);
 	CHECK(before > 2);
 	CHECK_EQ(after, 0);
-	CHECK(log_has(&wa, "device stats"));
+	CHECK(vt_proc_log_has(&wa, "device stats"));
 
 	if (set_hugepages(64)) {
 		printf("# cannot reserve huge pages\n");
@@ -1739,11 +1577,11 @@ static int t_disconnect_hugetlb(void)
 		0);
 	CHECK_EQ(reg_contig(&ga, h.pdn, buf1, 1024, 0x40000000, &m1), 0);
 	CHECK_EQ(reg_contig(&ga, h.pdn, buf2, 1024, 0x80000000, &m2), 0);
-	CHECK(log_has(&wa, "in 1 runs"));
+	CHECK(vt_proc_log_has(&wa, "in 1 runs"));
 	/* a run that starts 4 KiB into a huge page is refused */
 	odd = buf1 + PAGE;
 	CHECK_EQ(reg_contig(&ga, h.pdn, odd, 16, 0x90000000, &bad), EINVAL);
-	CHECK(log_has(&wa, "hugetlb"));
+	CHECK(vt_proc_log_has(&wa, "hugetlb"));
 
 	pattern(src, sizeof(src), 11);
 	guest_ram_write(&ga.d.ram, buf1 + (1 << 20), src, sizeof(src));
@@ -1832,7 +1670,7 @@ static int t_mapping_budget(void)
 	c.virt_addr = 0x6000000000ull;
 	c.pages = l1;
 	c.npages = npages;
-	peer_log_window(); /* the refusal's line is not rate limited away */
+	vt_peer_log_window(); /* the refusal's line is not rate limited away */
 	while (n < 8) {
 		r = cmd(&ga, VIRTIO_RDMA_CMD_REG_USER_MR, &c, sizeof(c), &rsp,
 			sizeof(rsp));
@@ -1844,7 +1682,7 @@ static int t_mapping_budget(void)
 	       npages, r);
 	CHECK_EQ(r, ENOMEM);
 	CHECK_EQ(n, 5);
-	CHECK(log_has(&wa, "host mappings"));
+	CHECK(vt_proc_log_has(&wa, "host mappings"));
 	for (i = 0; i < n; i++)
 		CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DEREG_MR, &mrns[i], 4, NULL,
 			     0),
@@ -1894,7 +1732,7 @@ static int t_open_and_limits(void)
 	char *lim[] = { "--max-qp", "2", "--max-cq",  "3",  "--max-mr", "1",
 			"--max-pd", "1", "--max-cqe", "32", NULL };
 	char log[1024];
-	struct worker w;
+	struct vt_proc w;
 	struct g g;
 	struct gcq cq;
 	struct gqp q1, q2, q3;
@@ -1940,8 +1778,8 @@ static int t_open_and_limits(void)
 		reg_mr(&g, pdn, 2, 0x9000, VIRTIO_RDMA_ACCESS_LOCAL_WRITE, &m2),
 		ENOSPC);
 	guest_dev_release(&g.d);
-	sleep_ms(50);
-	worker_stop(&w, false);
+	vt_sleep_ms(50);
+	vt_proc_stop(&w, false);
 	return 0;
 }
 
@@ -1995,29 +1833,24 @@ int main(int argc, char **argv)
 	unsigned int n = sizeof(cases) / sizeof(cases[0]), i, failed = 0;
 	bool prev_ok = true;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s WORKER [WORKER-OPTION...]\n",
-			argv[0]);
+	if (vt_worker_argv(argc, argv, &worker_path, &extra_args))
 		return 2;
-	}
-	worker_path = argv[1];
-	extra_args = argv + 2;
 	if (!getenv("RDMAGATE_VM") || !d0 || !d1) {
 		printf("1..0 # SKIP needs the test VM with two rxe devices "
 		       "(tests/vm/rdmagate-vm -n 2)\n");
 		return 77;
 	}
 	printf("1..%u\n", n);
-	if (host_v4_gid(d0, gid_a) || host_v4_gid(d1, gid_b)) {
+	if (vt_gid_find(d0, true, gid_a) < 0 ||
+	    vt_gid_find(d1, true, gid_b) < 0) {
 		printf("Bail out! no RoCE v2 IPv4 GID on %s/%s\n", d0, d1);
 		return 1;
 	}
 	if (worker_start(&wa, d0, "vm-a") || worker_start(&wb, d1, "vm-b") ||
 	    g_open(&ga, &wa) || g_open(&gb, &wb)) {
 		printf("Bail out! cannot start the workers\n");
-		worker_stop(&wa, true);
-		worker_stop(&wb, true);
+		vt_proc_stop(&wa, true);
+		vt_proc_stop(&wb, true);
 		return 1;
 	}
 	for (i = 0; i < n; i++) {
@@ -2031,8 +1864,8 @@ int main(int argc, char **argv)
 	}
 	guest_dev_release(&ga.d);
 	guest_dev_release(&gb.d);
-	sleep_ms(100);
-	worker_stop(&wa, failed);
-	worker_stop(&wb, failed);
+	vt_sleep_ms(100);
+	vt_proc_stop(&wa, failed);
+	vt_proc_stop(&wb, failed);
 	return failed ? 1 : 0;
 }

@@ -10,14 +10,21 @@
 #    exchange RDMA across the veth pair, the broker's stats, the tracer's
 #    counters: each process in its domain, and ZERO AVC denials (every
 #    denial is printed);
+#  - per-VM MCS categories: each worker's sandbox and its socket file at
+#    the level the broker derives from its uid (broker/mcs_level.c);
 #  - a worker's forbidden actions (the test hook, in its sandbox domain and
 #    before its seccomp filter, so that SELinux alone decides): open a file,
 #    create a socket to connect the control socket, signal a process of its
-#    own uid: each refused with EACCES and an AVC denial of the sandbox.
-# Usage: selinux-flow.sh BROKER RDMAGATECTL WORKER GUEST MUX TRACE
+#    own uid: each refused with EACCES and an AVC denial of the sandbox;
+#  - MCS at work: QEMU's domain svirt_t (VMM_CONNECT, the stand-in, run at
+#    a VM's categories) connects to its VM's socket and is refused the other
+#    VM's; VM A's worker refuses a VMM at VM B's categories (the connection
+#    carries the client's level).
+# Usage: selinux-flow.sh BROKER RDMAGATECTL WORKER GUEST MUX TRACE VMM_CONNECT
 set -u
 
 BROKER_SRC=$1 CTL_SRC=$2 WORKER_SRC=$3 GUEST=$4 MUX_SRC=$5 TRACE_SRC=$6
+VMM_CONNECT_SRC=$7
 here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../../tap.sh"
 . "$here/../two-vms.sh" # A, B, two_vm_policy; host-gid.sh
@@ -32,6 +39,7 @@ WORKER=/usr/local/libexec/rdmagate/rdmagate-worker
 MUX=/usr/local/bin/rdmagate-mux
 TRACE=/usr/local/bin/rdmagate-trace
 CTL=/usr/local/bin/rdmagatectl
+VMM_CONNECT=/usr/local/libexec/rdmagate-test/vmm-connect # qemu_exec_t
 ENTRY=/run/rdmagate-vm-init/bash	# init_exec_t (rdmagate-vm --selinux)
 L=$(mktemp -d /run/selinux-test.XXXXXX)
 PIDS=
@@ -58,6 +66,19 @@ start() {
 }
 in_named_log() { grep -qF -- "$2" "$L/$1.log"; } # NAME TEXT
 domain_of() { cut -d: -f3 < "/proc/$1/attr/current" 2>/dev/null | tr -d '\0'; }
+level_of() { cut -d: -f4- < "/proc/$1/attr/current" 2>/dev/null | tr -d '\0'; }
+# the level the broker gives the worker of uid $1 (broker/mcs_level.h: the
+# (uid mod 523776)-th pair of c0..c1023 in the order (0,1), (0,2) .. (1,2) ..)
+mcs_of_uid() {
+	local k=$(($1 % 523776)) a=0
+	while [ $k -ge $((1023 - a)) ]; do
+		k=$((k - (1023 - a)))
+		a=$((a + 1))
+	done
+	echo "s0:c$a,c$((a + 1 + k))"
+}
+declare -A LV # VM -> its worker's level
+worker_field() { $CTL list --json | jq -r ".[] | select(.vm == \"$1\") | .$2"; }
 label_is() { [ "$(stat -c %C "$1")" = "$2" ]; }
 dump() {
 	for f in "$L"/*.log; do
@@ -76,7 +97,9 @@ install -D -m 755 "$BROKER_SRC" $BROKER &&
 	install -D -m 755 "$WORKER_SRC" $WORKER &&
 	install -D -m 755 "$MUX_SRC" $MUX &&
 	install -D -m 755 "$TRACE_SRC" $TRACE &&
-	install -D -m 755 "$CTL_SRC" $CTL || { not_ok "install"; tap_end; exit 1; }
+	install -D -m 755 "$CTL_SRC" $CTL &&
+	install -D -m 755 "$VMM_CONNECT_SRC" $VMM_CONNECT &&
+	chcon -t qemu_exec_t $VMM_CONNECT || { not_ok "install"; tap_end; exit 1; }
 elapsed "restorecon"
 # the policy, and /run/rdmagate as systemd's RuntimeDirectory= makes it
 mkdir -p /etc/rdmagate /run/rdmagate
@@ -105,7 +128,7 @@ start trace $TRACE --keep -i 600 --worker $WORKER --broker $BROKER --mux $MUX
 check "rdmagate-trace attached" wait_for 60 in_named_log trace "Tracing"
 start broker $BROKER --policy /etc/rdmagate/policy.conf --worker $WORKER \
 	--mux /run/rdmagate/mux.sock
-check "rdmagate-broker is up" wait_for 20 $CTL list
+check "rdmagate-broker is up" wait_for 20 eval "$CTL list > /dev/null"
 check "the broker connected to the mux" \
 	wait_for 10 in_named_log broker "mux /run/rdmagate/mux.sock: connected"
 for d in mux:rdmagate_mux_t trace:rdmagate_trace_t broker:rdmagate_broker_t; do
@@ -121,12 +144,16 @@ done
 # a daemon that did not start ends the test here: what follows needs them
 [ "$failed" = 0 ] || { avcs | tail -n +$((AVC0 + 1)) | diag; dump | diag; tap_end; exit 1; }
 for vm in vm-a vm-b; do
-	wp=$($CTL list --json | jq -r ".[] | select(.vm == \"$vm\") | .pid")
+	wp=$(worker_field $vm pid)
 	check "$vm's worker (pid $wp) entered rdmagate_worker_sandbox_t" \
 		wait_for 20 eval 'test "$(domain_of '"$wp"')" = rdmagate_worker_sandbox_t'
-	check "$vm's socket is rdmagate_vm_runtime_t" \
-		label_is /run/rdmagate/vm/$vm.sock system_u:object_r:rdmagate_vm_runtime_t:s0
+	LV[$vm]=$(mcs_of_uid "$(worker_field $vm uid)")
+	check "$vm's worker runs at its categories, ${LV[$vm]}" \
+		test "$(level_of "$wp")" = "${LV[$vm]}"
+	check "$vm's socket is rdmagate_vm_runtime_t at ${LV[$vm]}" \
+		label_is /run/rdmagate/vm/$vm.sock system_u:object_r:rdmagate_vm_runtime_t:${LV[$vm]}
 done
+check "the two VMs' categories differ" test "${LV[vm-a]}" != "${LV[vm-b]}"
 
 elapsed "guests"
 # the VMM: a user's QEMU (unconfined_t), which the module lets the workers
@@ -143,24 +170,15 @@ wait_for 60 grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6
 rb=$?
 wait "$ga"
 ra=$?
-# Known (docs/selinux.md, "Known gaps"): rxe posts sends with write() on
-# the uverbs fd, which the kernel refuses (EACCES, no AVC) once the process
-# changed its credentials after opening it (ib_safe_file_access()): the
-# worker's setcon() into its sandbox does.  A TODO only when the kernel
-# says so; any other failure is a failure.
-uverbs_refused() {
-	dmesg | grep -a -q 'uverbs_write: process [0-9]* (rdmagate-worker) changed security contexts'
-}
+# rxe posts sends with write() on the uverbs fd, which the kernel refuses
+# (EACCES, no AVC) from a process whose credentials changed after opening
+# it (ib_safe_file_access()): the worker opens its device after its
+# setcon() (docs/selinux.md), so both guests must get through.
 for g in "vm-a:$ra" "vm-b:$rb"; do
-	if [ "${g#*:}" = 0 ]; then
-		ok "guest ${g%%:*}'s rc_pingpong completed"
-	elif uverbs_refused; then
-		not_ok "guest ${g%%:*}'s rc_pingpong completed # TODO the kernel refuses uverbs write() after the worker's setcon()"
-		failed=$((failed - 1))
-	else
-		not_ok "guest ${g%%:*}'s rc_pingpong completed"
-	fi
+	check "guest ${g%%:*}'s rc_pingpong completed" test "${g#*:}" = 0
 done
+check "the kernel refused no uverbs write() for a changed context" eval \
+	"! dmesg | grep -a -q 'uverbs_write: process [0-9]* (rdmagate-worker) changed security contexts'"
 [ "$ra$rb" = 00 ] || { avcs | tail -n +$((AVC0 + 1)) | diag; dump | diag; }
 grep -h 'iters in' "$L"/guest-*.log | diag
 out=$($CTL stats --vm vm-a 2>&1)
@@ -170,7 +188,9 @@ kill -INT "$(< "$L/trace.pid")"
 wait_for 20 in_named_log trace "vm-a"
 check "the tracer counted vm-a's verbs" in_named_log trace "vm-a"
 for vm in vm-a vm-b; do
-	check "stop $vm" $CTL stop --vm $vm
+	out=$($CTL stop --vm $vm 2>&1)
+	check "stop $vm" test $? = 0
+	diag <<<"$out"
 done
 bp=$(< "$L/broker.pid")
 kill -TERM "$bp"
@@ -201,7 +221,7 @@ device = $RDMAGATE_VM_DEV0
 uid = $wuid
 EOP
 start broker2 $BROKER --policy /etc/rdmagate/policy.conf --worker $WORKER
-wait_for 20 $CTL list
+wait_for 20 eval "$CTL list > /dev/null"
 AVC1=$(avcs | wc -l)
 declare -A want=([selinux_open]="open /etc/passwd: Permission denied"
 	[selinux_connect]="socket(AF_UNIX) and connect /run/rdmagate/control: Permission denied"
@@ -231,6 +251,44 @@ for probe in selinux_open selinux_connect selinux_kill; do
 done
 grep -a 'TEST HOOK' "$L/broker2.log" | diag
 avcs | tail -n +$((AVC1 + 1)) | diag
+
+# ---- MCS: each VM's QEMU and worker at its own categories -----------------
+elapsed "MCS"
+for vm in vm-a vm-b; do
+	$CTL spawn --vm $vm --socket $vm.sock > /dev/null 2>&1
+	wp=$(worker_field $vm pid)
+	wait_for 20 eval 'test "$(domain_of '"$wp"')" = rdmagate_worker_sandbox_t'
+	LV[$vm]=$(mcs_of_uid "$(worker_field $vm uid)")
+done
+AVC2=$(avcs | wc -l)
+new_avc() { avcs | tail -n +$((AVC2 + 1)) | grep -q -- "$1"; }
+# svirt_t, libvirt's QEMU domain (MCS-constrained), at one VM's categories
+for p in vm-a:vm-b vm-b:vm-a; do
+	own=${p%%:*} other=${p##*:}
+	out=$(runcon "system_u:system_r:svirt_t:${LV[$own]}" $VMM_CONNECT \
+		+/run/rdmagate/vm/$own.sock -/run/rdmagate/vm/$other.sock 2>&1 < /dev/null)
+	check "svirt_t at $own's categories connects to $own's socket, is refused $other's (EACCES)" \
+		test $? = 0
+	diag <<<"$out"
+	check "... an AVC denial: svirt_t:${LV[$own]} writing $other's socket file" \
+		wait_for 5 new_avc "scontext=system_u:system_r:svirt_t:${LV[$own]} tcontext=system_u:object_r:rdmagate_vm_runtime_t:${LV[$other]} tclass=sock_file"
+done
+# a VMM at vm-b's categories (unconfined_t: not MCS-constrained, it may
+# connect to any socket file) connecting to vm-a's: SELinux labels the
+# worker's end of a unix stream connection with its client's level, which
+# vm-a's worker may not read or write: the guest never gets its device
+timeout 30 runcon -t unconfined_t -l "${LV[vm-b]}" $ENTRY -c 'exec "$@"' vmm \
+	"$GUEST" --socket /run/rdmagate/vm/vm-a.sock rc_pingpong -g 1 -n 1 \
+	> "$L/guest-mcs.log" 2>&1 < /dev/null
+check "a VMM at vm-b's categories is refused by vm-a's worker: the guest failed" \
+	test $? != 0
+check "... an AVC denial: vm-a's sandbox (${LV[vm-a]}) on the connection at ${LV[vm-b]}" \
+	wait_for 5 new_avc "scontext=system_u:system_r:rdmagate_worker_sandbox_t:${LV[vm-a]} tcontext=system_u:system_r:rdmagate_broker_t:${LV[vm-b]} tclass=unix_stream_socket"
+out=$(runcon "system_u:system_r:svirt_t:${LV[vm-a]}" $VMM_CONNECT \
+	+/run/rdmagate/vm/vm-a.sock 2>&1 < /dev/null)
+check "vm-a's worker still serves its own VM's QEMU after" test $? = 0
+tail -n 3 "$L/guest-mcs.log" | diag
+avcs | tail -n +$((AVC2 + 1)) | diag
 [ "$failed" = 0 ] || dump | diag
 elapsed "done"
 tap_end
