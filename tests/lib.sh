@@ -59,6 +59,9 @@ wait_for() {
 not() { ! "$@"; }
 in_log() { grep -qF -- "$2" "$1"; }
 count() { grep -cF -- "$2" "$1"; }
+# count_is FILE TEXT N: TEXT is in FILE on exactly N lines (for wait_for,
+# which runs it afresh at each try)
+count_is() { [ "$(count "$1" "$2")" = "$3" ]; }
 elapsed() { echo "# $((SECONDS - T0)) s: $*"; }
 # state 0A (LISTEN) in /proc/net/tcp{,6}, the port in upper-case hex
 tcp_listening() {

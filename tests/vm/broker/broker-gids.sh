@@ -85,7 +85,7 @@ for vm in a b c d; do
 done
 
 # spawn-to-ready (docs/broker.md): the broker logs each worker's first HELLO
-wait_for 20 test "$(grep -c 'ready [0-9]* ms after the spawn request' "$T/broker1.log")" = 4
+wait_for 20 eval '[ "$(grep -c "ready [0-9]* ms after the spawn request" "$T/broker1.log")" = 4 ]'
 grep -o 'worker/[a-d]: ready [0-9]* ms after the spawn request' "$T/broker1.log" |
 	sed 's/^/# spawn-to-ready: /'
 

@@ -99,7 +99,7 @@ check "mux 2: rxe1 port 1" in_log "$T/mux2.log" "rxe1 port 1: umad open"
 check "mux 2: worker 1 (a) attached" in_log "$T/mux2.log" "worker 1 (a) attached"
 check "mux 2: worker 2 (b) attached" in_log "$T/mux2.log" "worker 2 (b) attached"
 check "the workers got new mux channels" \
-	wait_for 3 test "$(count "$T/broker1.log" "worker/b: mux channel handed over")" = 2
+	wait_for 3 count_is "$T/broker1.log" "worker/b: mux channel handed over" 2
 
 # ---- a worker stops: GID_DEL, WORKER_DETACH ------------------------------------
 elapsed "a worker stops"
@@ -128,9 +128,9 @@ check "and connected to mux 2" \
 check "broker 2 detached what broker 1 had attached" \
 	wait_for 5 in_log "$T/mux2.log" "worker 1 (a) detached"
 check "and attached a again" \
-	wait_for 5 test "$(count "$T/mux2.log" "worker 1 (a) attached")" = 2
+	wait_for 5 count_is "$T/mux2.log" "worker 1 (a) attached" 2
 check "with its GID" \
-	wait_for 5 test "$(count "$T/mux2.log" "$A (rxe0 port 1 index $ia) is worker 1's")" = 2
+	wait_for 5 count_is "$T/mux2.log" "$A (rxe0 port 1 index $ia) is worker 1's" 2
 check "a got a new mux channel from broker 2" \
 	wait_for 5 in_log "$T/broker2.log" "worker/a: mux channel handed over (mux worker 1)"
 check "no refusal from the mux" not in_log "$T/broker2.log" "refused"
@@ -140,7 +140,7 @@ wait "$ga" 2>/dev/null
 PIDS=
 ctl stop --vm a > /dev/null
 check "mux 2: worker 1 (a) detached at its stop" \
-	wait_for 3 test "$(count "$T/mux2.log" "worker 1 (a) detached")" = 2
+	wait_for 3 count_is "$T/mux2.log" "worker 1 (a) detached" 2
 kill -TERM "$BPID"
 wait "$BPID"
 BPID=
