@@ -54,7 +54,12 @@ static int session(struct worker *w)
 
 static int session_needs_no_forbidden_syscall(struct worker *w)
 {
-	CHECK(worker_log_has(w, "sandbox in DEBUG mode"));
+	/* logged as the worker installs its filter, after it listens: a
+	 * slow (sanitized) worker may not have got there yet */
+	for (int t = 0; !worker_log_has(w, "sandbox in DEBUG mode"); t += 10) {
+		CHECK(t < H_TIMEOUT_MS);
+		usleep(10000);
+	}
 	CHECK_OK(session(w));
 	CHECK(worker_alive(w));
 	if (worker_log_has(w, "sandbox: debug: forbidden syscall ")) {
