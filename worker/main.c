@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/stream_msg.h"
 #include "common/unix_socket.h"
@@ -439,14 +440,6 @@ static bool dev_wants_poll(const struct loop *l)
 	return l->dev && l->ops->wants_poll && l->ops->wants_poll(l->dev->priv);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Work the frontends did for the guest, as the counters count it. */
 static uint64_t work_done(void)
 {
@@ -466,7 +459,7 @@ static bool spin_round(struct spin *s, int n)
 
 	if (s->always || !s->budget_ns)
 		return false;
-	t = now_ns();
+	t = mono_ns();
 	if (n > 0 || w != s->work) {
 		s->work = w;
 		s->until_ns = t + s->budget_ns;
