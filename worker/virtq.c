@@ -352,10 +352,16 @@ void vq_disable_notify(struct vq *vq)
 		st16(vq->used, VRING_USED_F_NO_NOTIFY);
 }
 
+bool vq_has_avail(const struct vq *vq)
+{
+	if (!usable(vq))
+		return false;
+	return __atomic_load_n((uint16_t *)(void *)(vq->avail + 2),
+			       __ATOMIC_ACQUIRE) != vq->last_avail;
+}
+
 bool vq_enable_notify(struct vq *vq)
 {
-	uint16_t avail_idx;
-
 	if (!usable(vq))
 		return false;
 	if (vq->event_idx)
@@ -363,9 +369,7 @@ bool vq_enable_notify(struct vq *vq)
 	else
 		st16(vq->used, 0);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	avail_idx = __atomic_load_n((uint16_t *)(void *)(vq->avail + 2),
-				    __ATOMIC_ACQUIRE);
-	return avail_idx != vq->last_avail;
+	return vq_has_avail(vq);
 }
 
 void vq_notify(struct vq *vq)

@@ -186,6 +186,12 @@ void vq_disable_notify(struct vq *vq);
  */
 bool vq_enable_notify(struct vq *vq);
 
+/*
+ * True when the driver has made an element available that vq_pop() has not
+ * taken (kicks on or off): what a device polling its rings looks at.
+ */
+bool vq_has_avail(const struct vq *vq);
+
 /* Copies up to len bytes from the iovec list into buf; returns the count. */
 size_t iov_to_buf(const struct iovec *iov, unsigned int n, void *buf,
 		  size_t len);

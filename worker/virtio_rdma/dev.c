@@ -833,7 +833,7 @@ static void ctrl_kicked(struct vrdma *d, struct vq *vq)
 			d->pending = true;
 			break;
 		}
-		if (!vq_enable_notify(vq))
+		if (!vr_rearm(d, vq))
 			break;
 		vq_disable_notify(vq);
 	}
@@ -966,13 +966,14 @@ static void rdma_reset(void *priv)
 	memset(d->cq, 0, sizeof(d->cq));
 	d->pending = false;
 	d->ctrl_pending = false;
+	d->rings_polled = false;
 }
 
 static bool rdma_wants_poll(void *priv)
 {
 	struct vrdma *d = priv;
 
-	return d->cfg->busy_poll || d->pending;
+	return d->cfg->busy_poll || d->pending || d->rings_polled;
 }
 
 static void rdma_poll(void *priv)
@@ -980,6 +981,7 @@ static void rdma_poll(void *priv)
 	struct vrdma *d = priv;
 	struct vq *ctrl = d->vqs[VIRTIO_RDMA_CTRL_VQ];
 
+	vr_poll_rings(d);
 	if (d->pending) {
 		d->pending = false;
 		if (d->ctrl_pending && ctrl)

@@ -406,7 +406,7 @@ static void ring_take(struct vrdma *d, uint32_t s, struct vq *vq, bool recv)
 			break;
 		}
 		/* a full FIFO takes more when a completion frees room */
-		if (!vq_enable_notify(vq) || f->count >= VR_RING)
+		if (!vr_rearm(d, vq) || f->count >= VR_RING)
 			break;
 		vq_disable_notify(vq);
 	}
@@ -432,6 +432,48 @@ void vr_rq_kicked(struct vrdma *d, uint32_t s, struct vq *vq)
 	if (q->kind == VR_SLOT_FREE || q->srq_handle)
 		return;
 	ring_take(d, s, vq, true);
+}
+
+bool vr_rearm(struct vrdma *d, struct vq *vq)
+{
+	if (d->cfg->busy_poll) {
+		d->rings_polled = true;
+		return false;
+	}
+	return vq_enable_notify(vq);
+}
+
+/* One ring: has it elements to take now (see vr_poll_rings())? */
+static bool ring_look(struct vq *vq, bool spin)
+{
+	if (!spin)
+		return vq_enable_notify(vq);
+	vq_disable_notify(vq);
+	return vq_has_avail(vq);
+}
+
+void vr_poll_rings(struct vrdma *d)
+{
+	bool spin = d->cfg->busy_poll;
+	struct vq *ctrl = d->vqs[VIRTIO_RDMA_CTRL_VQ];
+	uint32_t s;
+
+	if (!spin && !d->rings_polled)
+		return;
+	d->rings_polled = spin;
+	if (ctrl && ring_look(ctrl, spin))
+		d->ctrl_pending = d->pending = true;
+	for (s = 0; s < d->num_slots; s++) {
+		struct vr_slot *q = &d->slot[s];
+		struct vq *sq = vr_sq_vq(d, s), *rq = vr_rq_vq(d, s);
+
+		if (q->kind == VR_SLOT_FREE)
+			continue;
+		if (q->kind == VR_SLOT_QP && sq && ring_look(sq, spin))
+			q->sq_pending = d->pending = true;
+		if (rq && ring_look(rq, spin))
+			q->rq_pending = d->pending = true;
+	}
 }
 
 void vr_run_pending(struct vrdma *d)

@@ -92,6 +92,12 @@ struct vrdma {
 	bool ctrl_pending; /* control commands left after the budget */
 	bool pending;	   /* some queue has work left (see above) */
 	/*
+	 * The loop spins (cfg->busy_poll, docs/worker.md "Polling"): the
+	 * rings' kicks are off and vr_poll_rings() looks at them each round;
+	 * set until the first round after the spin, which turns kicks on.
+	 */
+	bool rings_polled;
+	/*
 	 * Rings with used entries not yet signalled this round, by vq index:
 	 * every CQE and returned descriptor of a round is written first, then
 	 * each touched ring is signalled once (vr_notify_flush()).
@@ -114,6 +120,19 @@ void vr_rq_kicked(struct vrdma *d, uint32_t s, struct vq *vq);
 void vr_slot_flush(struct vrdma *d, uint32_t s);
 /* Serves the queues left with work after their budget ran out. */
 void vr_run_pending(struct vrdma *d);
+/*
+ * After a ring is drained: its kicks back on, or, while the loop spins,
+ * left off (the ring is polled).  Returns true when an element is
+ * available now (drain again).
+ */
+bool vr_rearm(struct vrdma *d, struct vq *vq);
+/*
+ * Each round of the loop: while it spins, marks pending every running
+ * ring (control, SQs, RQs) with elements available, kicks off; on the
+ * first round after, turns every ring's kicks back on, marking pending
+ * those that got elements meanwhile.
+ */
+void vr_poll_rings(struct vrdma *d);
 /* Signals every ring marked this round, once each (end of a round). */
 void vr_notify_flush(struct vrdma *d);
 

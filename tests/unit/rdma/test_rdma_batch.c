@@ -6,7 +6,9 @@
  * context counts them) and split rings in a memfd guest RAM.  One kick's
  * elements must reach the host as one list, a list the host refuses at
  * position k must complete the first k and report the rest in order, and
- * a round of completions must signal each touched ring once.
+ * a round of completions must signal each touched ring once.  While the
+ * worker's loop spins (adaptive polling) the rings are polled with kicks
+ * off, and kicks come back on when the spin ends.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -109,6 +111,7 @@ static int fk_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 /* ---- fixture: a device with one RC QP (slot 0) and one CQ (cqn 0) ---- */
 
 struct fix {
+	struct vrdma_cfg cfg;
 	struct ram ram;
 	struct guest_mem gm;
 	struct ibv_context ctx;
@@ -196,6 +199,7 @@ static int setup(void **state)
 	assert_int_equal(gm_add_region(&f->gm, &r, f->ram.fd, &why), 0);
 	f->d = calloc(1, sizeof(*f->d));
 	assert_non_null(f->d);
+	f->d->cfg = &f->cfg;
 	be_fake(f);
 	f->be->fe = f->d;
 	f->d->be = f->be;
@@ -508,6 +512,72 @@ static void test_element_racing_reenable_is_taken(void **state)
 	assert_true(vq_enable_notify(&f->sq));
 }
 
+/* One round of the worker's loop as main.c runs it when it polls. */
+static void loop_round(struct fix *f)
+{
+	assert_true(rdma_device_ops.wants_poll(f->d));
+	rdma_device_ops.poll(f->d);
+}
+
+/*
+ * Spinning: what the guest makes available is taken without a kick, and
+ * the guest is told not to kick; the first round after the spin turns
+ * kicks back on and takes what came in between.
+ */
+static void test_spin_polls_rings_kicks_off(void **state)
+{
+	struct fix *f = *state;
+
+	post_cqe_bufs(f);
+	f->cfg.busy_poll = true;
+	loop_round(f); /* the spin begins: kicks off on every ring */
+	assert_int_equal(used_flags(&f->sqr), VRING_USED_F_NO_NOTIFY);
+	assert_int_equal(used_flags(&f->rqr), VRING_USED_F_NO_NOTIFY);
+	assert_int_equal(hw.posts, 0);
+	post_writes(f, 0, 3); /* no kick */
+	loop_round(f);
+	assert_int_equal(hw.posts, 1);
+	assert_int_equal(f->be->own_st.sends, 3);
+	/* and the host CQ is polled: the three completed in the round */
+	assert_int_equal(hw.qn, 0);
+	assert_int_equal(ring_used_idx(&f->cqr), 3);
+	assert_int_equal(used_flags(&f->sqr), VRING_USED_F_NO_NOTIFY);
+	post_recvs(f, 0, 2);
+	loop_round(f);
+	assert_int_equal(f->be->own_st.recvs, 2);
+	/* the budget is spent; the guest publishes before the next round */
+	f->cfg.busy_poll = false;
+	post_writes(f, 3, 1);
+	loop_round(f);
+	assert_int_equal(f->be->own_st.sends, 4);
+	assert_int_equal(used_flags(&f->sqr), 0);
+	assert_int_equal(used_flags(&f->rqr), 0);
+	/* kicks on everywhere: the loop may sleep */
+	assert_false(rdma_device_ops.wants_poll(f->d));
+}
+
+/* The same with event index: avail_event left behind, then caught up. */
+static void test_spin_event_idx(void **state)
+{
+	struct fix *f = *state;
+
+	vq_set_event_idx(&f->sq, true);
+	post_cqe_bufs(f);
+	f->cfg.busy_poll = true;
+	post_writes(f, 0, 5);
+	vr_sq_kicked(f->d, 0, &f->sq); /* the one kick of the spin */
+	assert_int_equal(f->be->own_st.sends, 5);
+	assert_int_equal(avail_event(&f->sqr), 0); /* no further kicks */
+	post_writes(f, 5, 2);
+	loop_round(f);
+	assert_int_equal(f->be->own_st.sends, 7);
+	assert_int_equal(avail_event(&f->sqr), 0);
+	f->cfg.busy_poll = false;
+	loop_round(f);
+	assert_int_equal(avail_event(&f->sqr), 7);
+	assert_false(rdma_device_ops.wants_poll(f->d));
+}
+
 static void test_unarmed_cq_is_not_signalled(void **state)
 {
 	struct fix *f = *state;
@@ -562,6 +632,10 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_element_racing_reenable_is_taken, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spin_polls_rings_kicks_off,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spin_event_idx, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_unarmed_cq_is_not_signalled, setup, teardown),
 		cmocka_unit_test_setup_teardown(
