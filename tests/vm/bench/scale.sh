@@ -26,7 +26,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${RDMAGATE_BUILD:=$here/../../../build}"
 BROKER=${1:-$RDMAGATE_BUILD/broker/rdmagate-broker}
-CTL=${2:-$RDMAGATE_BUILD/broker/rdmagatectl}
+CTL=${2:-$RDMAGATE_BUILD/ctl/rdmagatectl}
 WORKER=${3:-$RDMAGATE_BUILD/worker/rdmagate-worker}
 GUEST=${4:-$RDMAGATE_BUILD/guest/rdmagate-guest}
 VMS=${VMS:-64}
@@ -74,6 +74,14 @@ done
 
 ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
+# VmRSS's three parts, KiB: anonymous (the worker's own heap and stacks),
+# file (the program's and libraries' pages), shmem (guest RAM the worker's
+# mappings touched: the VMM's memfd, not the worker's allocation)
+rss_parts() {
+	awk '$1 == "RssAnon:" { a = $2 } $1 == "RssFile:" { f = $2 }
+		$1 == "RssShmem:" { s = $2 } END { print a + 0, f + 0, s + 0 }' \
+		"/proc/$1/status"
+}
 HZ=$(getconf CLK_TCK)
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 max() { sort -n | tail -n 1; }
@@ -149,10 +157,12 @@ for ((i = 0; i < VMS; i++)); do
 	WT[$i]=$(ticks "${WPID[$i]:-0}" 2>/dev/null || echo 0)
 done
 sleep "$WINDOW"
-wrss=() wcpu=()
+wrss=() wcpu=() wanon=() wfile=() wshm=()
 for ((i = 0; i < VMS; i++)); do
 	p=${WPID[$i]:-0}
 	wrss+=("$(rss_kib "$p" 2>/dev/null || echo 0)")
+	read -r a f m < <(rss_parts "$p" 2>/dev/null || echo 0 0 0)
+	wanon+=("$a") wfile+=("$f") wshm+=("$m")
 	wcpu+=($(($(ticks "$p" 2>/dev/null || echo 0) - ${WT[$i]})))
 done
 btb=$(ticks "$BPID")
@@ -178,11 +188,21 @@ bt1=$(ticks "$BPID")
 sm=$(echo "$spawn_ms" | median) sx=$(echo "$spawn_ms" | max)
 rm_=$(printf '%s\n' "${wrss[@]}" | median) rx=$(printf '%s\n' "${wrss[@]}" | max)
 cm=$(printf '%s\n' "${wcpu[@]}" | median) cx=$(printf '%s\n' "${wcpu[@]}" | max)
+# the largest worker's parts, and each part's median and max
+big=0
+for ((i = 1; i < VMS; i++)); do
+	[ "${wrss[$i]}" -le "${wrss[$big]}" ] || big=$i
+done
+parts() { echo "$(printf '%s\n' "$@" | median) $(printf '%s\n' "$@" | max)"; }
 printf '%-44s %s\n' \
 	"spawn-to-ready, ms (median, max)" "${sm:-?} ${sx:-?}" \
 	"broker RSS, KiB (pinging)" "$brss" \
 	"broker CPU, ticks of $HZ/s: all, pinging" "$((bt1 - bt0)), $((btb - bta)) in $win" \
 	"worker RSS at rest, KiB (median, max)" "$rm_ $rx" \
+	"  of which anon / file / shmem (median, max)" \
+	"$(parts "${wanon[@]}") / $(parts "${wfile[@]}") / $(parts "${wshm[@]}")" \
+	"  the largest (v$big): anon / file / shmem" \
+	"${wanon[$big]} / ${wfile[$big]} / ${wshm[$big]}" \
 	"worker CPU while pinging, ticks (median, max)" "$cm $cx in $win" \
 	"errors" "$errors"
 echo "load average (VM) after: $(cut -d' ' -f1-3 /proc/loadavg)"
