@@ -5,9 +5,10 @@
  * bytes written, and the queue's call fd is signalled once per round unless
  * the driver said not to (NO_INTERRUPT, or used_event with
  * VIRTIO_F_RING_EVENT_IDX); the driver's kicks are off while a queue is
- * drained; at most ECHO_KICK_BUDGET chains per queue at a time.  It
- * exists to test the vhost-user layer end to end; it is selected only with
- * --test-device echo.
+ * drained; at most ECHO_KICK_BUDGET chains per queue at a time.  While
+ * the worker's loop spins (adaptive polling, struct echo_cfg) it polls its
+ * rings with the kicks off, as virtio-rdma does.  It exists to test the
+ * vhost-user layer end to end; it is selected only with --test-device echo.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,10 +28,13 @@
 #define ECHO_KICK_BUDGET 64u
 
 struct echo {
+	const struct echo_cfg *cfg;   /* NULL: never polls its rings */
 	struct vq_elem elem;	      /* 16 KiB of iovecs: not on the stack */
 	struct iovec in[VQ_MAX_IOV];  /* advancing copy of elem's in[] */
 	struct vq *more[ECHO_QUEUES]; /* budget spent, chains may remain */
 	unsigned int nmore;
+	struct vq *vqs[ECHO_QUEUES]; /* running rings, by index */
+	bool polled; /* kicks are off: the loop spun (see echo_poll()) */
 };
 
 static int echo_create(const struct dev_env *env, void **ret_priv)
@@ -39,8 +43,14 @@ static int echo_create(const struct dev_env *env, void **ret_priv)
 
 	if (!e)
 		return -ENOMEM;
+	e->cfg = env->cfg;
 	*ret_priv = e;
 	return 0;
+}
+
+static bool spinning(const struct echo *e)
+{
+	return e->cfg && e->cfg->busy_poll;
 }
 
 static void echo_destroy(void *priv)
@@ -99,13 +109,32 @@ static bool echo_serve(struct echo *e, struct vq *vq)
 			n++;
 		}
 		/* budget spent: kicks stay off, the poll round goes on */
-		if (n == ECHO_KICK_BUDGET || !vq_enable_notify(vq))
+		if (n == ECHO_KICK_BUDGET)
+			break;
+		/* the loop spins: kicks stay off, echo_poll() looks */
+		if (spinning(e)) {
+			e->polled = true;
+			break;
+		}
+		if (!vq_enable_notify(vq))
 			break;
 		vq_disable_notify(vq); /* made available meanwhile */
 	}
 	if (n)
 		vq_notify(vq);
+	if (e->cfg && e->cfg->served)
+		*e->cfg->served += n;
 	return n == ECHO_KICK_BUDGET;
+}
+
+static void more_add(struct echo *e, struct vq *vq)
+{
+	unsigned int i;
+
+	for (i = 0; i < e->nmore; i++)
+		if (e->more[i] == vq)
+			return;
+	e->more[e->nmore++] = vq;
 }
 
 static void more_del(struct echo *e, struct vq *vq)
@@ -130,21 +159,34 @@ static void echo_kicked(void *priv, struct vq *vq)
 	 */
 	more_del(e, vq);
 	if (echo_serve(e, vq))
-		e->more[e->nmore++] = vq;
+		more_add(e, vq);
 }
 
 static bool echo_wants_poll(void *priv)
 {
 	const struct echo *e = priv;
 
-	return e->nmore > 0;
+	return e->nmore > 0 || spinning(e) || e->polled;
 }
 
+/*
+ * While the loop spins every running ring is looked at each round, kicks
+ * off; the first round after turns them back on and serves what arrived
+ * in between (vq_poll_ready()).
+ */
 static void echo_poll(void *priv)
 {
 	struct echo *e = priv;
+	bool spin = spinning(e);
 	unsigned int i = 0;
 
+	if (spin || e->polled) {
+		e->polled = spin;
+		for (i = 0; i < ECHO_QUEUES; i++)
+			if (e->vqs[i] && vq_poll_ready(e->vqs[i], spin))
+				more_add(e, e->vqs[i]);
+		i = 0;
+	}
 	while (i < e->nmore) {
 		if (echo_serve(e, e->more[i]))
 			i++;
@@ -155,11 +197,19 @@ static void echo_poll(void *priv)
 
 static void echo_started(void *priv, struct vq *vq)
 {
+	struct echo *e = priv;
+
+	if (vq->index < ECHO_QUEUES)
+		e->vqs[vq->index] = vq;
 }
 
 static void echo_stopped(void *priv, struct vq *vq)
 {
-	more_del(priv, vq);
+	struct echo *e = priv;
+
+	more_del(e, vq);
+	if (vq->index < ECHO_QUEUES)
+		e->vqs[vq->index] = NULL;
 }
 
 static void echo_reset(void *priv)
@@ -167,6 +217,7 @@ static void echo_reset(void *priv)
 	struct echo *e = priv;
 
 	e->nmore = 0;
+	e->polled = false;
 }
 
 const struct device_ops echo_device_ops = {

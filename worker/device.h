@@ -76,4 +76,10 @@ extern const struct device_ops echo_device_ops;
  * docs/worker.md). */
 extern const struct device_ops rdma_device_ops;
 
+/* What main.c hands the echo test device (struct dev_env.cfg). */
+struct echo_cfg {
+	bool busy_poll;	  /* the loop spins: poll the rings, kicks off */
+	uint64_t *served; /* chains echoed, counted: the spin's work */
+};
+
 #endif

@@ -360,6 +360,14 @@ bool vq_has_avail(const struct vq *vq)
 			       __ATOMIC_ACQUIRE) != vq->last_avail;
 }
 
+bool vq_poll_ready(struct vq *vq, bool polling)
+{
+	if (!polling)
+		return vq_enable_notify(vq);
+	vq_disable_notify(vq);
+	return vq_has_avail(vq);
+}
+
 bool vq_enable_notify(struct vq *vq)
 {
 	if (!usable(vq))

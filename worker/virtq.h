@@ -192,6 +192,14 @@ bool vq_enable_notify(struct vq *vq);
  */
 bool vq_has_avail(const struct vq *vq);
 
+/*
+ * A device's look at a ring each round of a loop that may spin: while
+ * polling, kicks off (the device looks again next round) and whether an
+ * element is available; otherwise kicks back on and the same (one made
+ * available while they were off).
+ */
+bool vq_poll_ready(struct vq *vq, bool polling);
+
 /* Copies up to len bytes from the iovec list into buf; returns the count. */
 size_t iov_to_buf(const struct iovec *iov, unsigned int n, void *buf,
 		  size_t len);

@@ -545,6 +545,52 @@ static int reset_and_restart_same_connection(struct worker *w)
 	return 0;
 }
 
+/*
+ * A spinning worker (--busy-poll: adaptive polling's spin for good) polls
+ * the ring itself: after the first kick the guest is told not to kick
+ * (NO_NOTIFY stays set), and chains made available without a kick are
+ * echoed all the same.
+ */
+static const char *const sleep_args[] = { "--poll-budget-us", "0", NULL };
+static const char *const spin_args[] = { "--busy-poll", NULL };
+
+static int spinning_worker_polls_ring(struct worker *w)
+{
+	struct vhost_client_opts o = h_opts();
+	struct guest_vq *q;
+	struct guest_used u;
+	uint16_t head;
+	uint64_t a;
+	int r;
+	H_DEV(d);
+
+	worker_stop(w, false);
+	h_worker_extra_args = spin_args;
+	r = worker_start(w);
+	h_worker_extra_args = sleep_args;
+	CHECK_OK(r);
+	CHECK_OK(h_bring_up(&d, w, &o, &q));
+	CHECK_OK(guest_ram_alloc_in(&d.ram, 1, 4096, 64, &a));
+	struct guest_sg out = { a, 64 }, in = { a + 2048, 64 };
+
+	CHECK_OK(guest_vq_post(q, &out, 1, &in, 1, false, NULL, &head));
+	CHECK(guest_vq_kick(q) >= 0);
+	CHECK_OK(guest_vq_poll_reap(q, H_TIMEOUT_MS, &u));
+	/* from now on: no kick, and none asked for */
+	for (int i = 0; i < 20; i++) {
+		CHECK_OK(guest_vq_post(q, &out, 1, &in, 1, false, NULL, &head));
+		CHECK_OK(guest_vq_poll_reap(q, H_TIMEOUT_MS, &u));
+		CHECK(u.id == head && u.len == 64);
+		CHECK(__atomic_load_n(&q->used->flags, __ATOMIC_ACQUIRE) &
+		      VRING_USED_F_NO_NOTIFY);
+	}
+	CHECK_OK(guest_vq_post(q, &out, 1, &in, 1, false, NULL, &head));
+	CHECK(guest_vq_kick(q) == 0);
+	CHECK(q->kicks_suppressed >= 1);
+	CHECK_OK(guest_vq_poll_reap(q, H_TIMEOUT_MS, &u));
+	return 0;
+}
+
 static const struct h_case cases[] = {
 	H_CASE(handshake_negotiates_features),
 	H_CASE(protocol_subset_is_respected),
@@ -562,9 +608,15 @@ static const struct h_case cases[] = {
 	H_CASE(get_vring_base_stops_ring),
 	H_CASE(disconnect_and_reconnect),
 	H_CASE(reset_and_restart_same_connection),
+	H_CASE(spinning_worker_polls_ring),
 };
 
 int main(int argc, char **argv)
 {
+	/*
+	 * The cases count kicks and calls one by one: a worker that sleeps
+	 * between rounds (no adaptive spin), but for the spinning case.
+	 */
+	h_worker_extra_args = sleep_args;
 	return h_run(argc, argv, cases, ARRAY_SIZE(cases));
 }

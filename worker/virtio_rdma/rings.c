@@ -443,15 +443,6 @@ bool vr_rearm(struct vrdma *d, struct vq *vq)
 	return vq_enable_notify(vq);
 }
 
-/* One ring: has it elements to take now (see vr_poll_rings())? */
-static bool ring_look(struct vq *vq, bool spin)
-{
-	if (!spin)
-		return vq_enable_notify(vq);
-	vq_disable_notify(vq);
-	return vq_has_avail(vq);
-}
-
 void vr_poll_rings(struct vrdma *d)
 {
 	bool spin = d->cfg->busy_poll;
@@ -461,7 +452,7 @@ void vr_poll_rings(struct vrdma *d)
 	if (!spin && !d->rings_polled)
 		return;
 	d->rings_polled = spin;
-	if (ctrl && ring_look(ctrl, spin))
+	if (ctrl && vq_poll_ready(ctrl, spin))
 		d->ctrl_pending = d->pending = true;
 	for (s = 0; s < d->num_slots; s++) {
 		struct vr_slot *q = &d->slot[s];
@@ -469,9 +460,9 @@ void vr_poll_rings(struct vrdma *d)
 
 		if (q->kind == VR_SLOT_FREE)
 			continue;
-		if (q->kind == VR_SLOT_QP && sq && ring_look(sq, spin))
+		if (q->kind == VR_SLOT_QP && sq && vq_poll_ready(sq, spin))
 			q->sq_pending = d->pending = true;
-		if (rq && ring_look(rq, spin))
+		if (rq && vq_poll_ready(rq, spin))
 			q->rq_pending = d->pending = true;
 	}
 }
