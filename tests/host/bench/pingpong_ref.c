@@ -95,6 +95,16 @@ static int poll_side(struct shm *s, unsigned long n)
 	return 0;
 }
 
+static void pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		perror("pingpong-ref: sched_setaffinity");
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n = argc == 3 ? strtoul(argv[2], NULL, 0) : 0;
@@ -120,6 +130,13 @@ int main(int argc, char **argv)
 		perror("pingpong-ref: fork");
 		return 1;
 	}
+	/*
+	 * PINGPONG_SPLIT=1: the two sides on CPUs 0 and 1, as a worker
+	 * spinning on one CPU leaves its guest the other (each wake-up then
+	 * crosses CPUs); unset, the scheduler places them.
+	 */
+	if (getenv("PINGPONG_SPLIT") && !strcmp(getenv("PINGPONG_SPLIT"), "1"))
+		pin_cpu(pid == 0 ? 1 : 0);
 	if (pid == 0)
 		_exit(event ? event_peer(ping, pong, n) : poll_peer(s, n));
 	t0 = (double)mono_ns() / 1e9;

@@ -57,15 +57,21 @@ min() { printf '%s\n' "$@" | sort -g | head -n 1; }
 echo "transport benchmark: $N round trips of $SIZE B, best of $ROUNDS," \
 	"$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
 	"worker options: ${WORKER_OPTS:-none}"
-ee="" re="" ep="" rp=""
+ee="" re="" ep="" rp="" rx=""
 for r in $(seq "$ROUNDS"); do
 	ee="$ee $(echo_us)" || exit 1
 	re="$re $(ref_us event)" || exit 1
 	ep="$ep $(echo_us --poll)" || exit 1
 	rp="$rp $(ref_us poll)" || exit 1
+	# not a ratio's reference: the same eventfd ping-pong with its two
+	# sides pinned to CPUs 0 and 1, i.e. every wake-up crossing CPUs, as
+	# when a spinning worker holds one CPU and its guest sleeps on the
+	# other (the unpinned reference's sides share a CPU at their best)
+	rx="$rx $(PINGPONG_SPLIT=1 ref_us event)" || exit 1
 done
-echo "runs (us): echo event$ee; eventfd$re; echo polled$ep; spin$rp"
-ee=$(min $ee) re=$(min $re) ep=$(min $ep) rp=$(min $rp)
+echo "runs (us): echo event$ee; eventfd$re; echo polled$ep; spin$rp;" \
+	"eventfd across CPUs$rx"
+ee=$(min $ee) re=$(min $re) ep=$(min $ep) rp=$(min $rp) rx=$(min $rx)
 printf "%-40s %10s %10s %8s\n" figure echo reference ratio
 awk -v ee="$ee" -v re="$re" -v ep="$ep" -v rp="$rp" 'BEGIN {
 	printf "%-40s %10.2f %10.2f %8.2f\n",
@@ -73,6 +79,7 @@ awk -v ee="$ee" -v re="$re" -v ep="$ep" -v rp="$rp" 'BEGIN {
 	printf "%-40s %10.2f %10.2f %8.2f\n",
 		"round trip, polled (us)", ep, rp, ep / rp
 }'
+printf "%-40s %10s %10s\n" "eventfd round trip across CPUs (us)" "" "$rx"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -v ee="$ee" -v re="$re" -v ep="$ep" -v rp="$rp" 'BEGIN {
 	printf "ratio echo_event %.2f\nratio echo_poll %.2f\n", ee / re, ep / rp

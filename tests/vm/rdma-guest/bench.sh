@@ -10,7 +10,8 @@
 # Environment: ITERS_LAT (1000), ITERS_BW (2000), ITERS_RATE (20000),
 # REG_MIB (1024), WORKER_OPTS (e.g. --busy-poll, --poll-budget-us 0; none:
 # the worker's default budget), ADAPTIVE_US (1000: the budget of the extra
-# adaptive-mode WRITE latency row).
+# adaptive-mode WRITE latency row), PROFILE (1: the WRITE latency runs again
+# under perf sched, see below).
 set -u
 . "$(dirname "$0")/lib.sh"
 NATIVE_REG=$RDMAGATE_BUILD/tests/vm/rdma-guest/native-reg
@@ -106,6 +107,27 @@ echo "  native:   $n"; echo "  rdmagate: $o"
 row "RC WRITE latency 64 B, typical" us "$(field 5 "$n")" "$(perf_med "$o")"
 keep write_lat "$(field 5 "$n")" "$(perf_med "$o")" "$MODE"
 row "RC WRITE latency 64 B, average" us "$(field 6 "$n")" "$(perf_avg "$o")"
+
+# PROFILE=1: both WRITE latency runs again under `perf sched record`, then
+# per task its CPU time, switches and the delay from wake-up to running
+# (perf sched latency): where a ping-pong's time goes on two vCPUs
+if [ "${PROFILE:-0}" = 1 ]; then
+	sched() { # NAME COMMAND...
+		name=$1
+		shift
+		perf sched record -a -o "$RG_DIR/$name.sched" >/dev/null 2>&1 &
+		pp=$!
+		sleep 2
+		"$@" >/dev/null
+		kill -INT $pp
+		wait $pp
+		echo "  profile, $name (perf sched latency, top tasks by runtime):"
+		perf sched latency -i "$RG_DIR/$name.sched" --sort runtime \
+			2>/dev/null | sed -n '1,14p' | sed 's/^/    /'
+	}
+	sched native perftest ib_write_lat -s 64 -n "$ITERS_LAT"
+	sched rdmagate guest_perf -t write_lat -s 64 -n "$ITERS_LAT"
+fi
 
 # the same in adaptive mode with ADAPTIVE_US, against the same native run
 stop_workers
