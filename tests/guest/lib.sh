@@ -164,6 +164,102 @@ pvrdma_facts() {
 	[ -n "$PV_GIDX" ]
 }
 
+# v2_gid DEV IPV4: the index of IPV4's RoCE v2 GID in port 1 of DEV (30 s)
+v2_gid() {
+	local hex f i t g
+	hex=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
+	for ((i = 0; i < 300; i++)); do
+		for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+			read -r g < "$f" 2>/dev/null || continue
+			[ "$g" = "$hex" ] || continue
+			read -r t < "${f%/gids/*}/gid_attrs/types/${f##*/}" 2>/dev/null
+			[ "$t" = "RoCE v2" ] && { echo "${f##*/}"; return 0; }
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# stop_when_done PID FILE...: in the test VM, a native server's end.  Waits
+# while PID runs; once any FILE exists (the guest's client is done, or gave
+# up) gives it 15 s to finish, then stops it.  Returns PID's status.
+stop_when_done() {
+	local p=$1 f
+	shift
+	while kill -0 "$p" 2>/dev/null; do
+		for f in "$@"; do
+			[ -e "$f" ] || continue
+			wait_cmd 15 bash -c "! kill -0 $p 2>/dev/null" ||
+				kill "$p" 2>/dev/null
+			break 2
+		done
+		sleep 0.5
+	done
+	wait "$p"
+}
+
+# In the nested guest: what its boot gave it, as key=value lines (the
+# checks are smoke_checks, in the test VM).  Each program started costs
+# seconds in TCG inside TCG: builtins wherever they do.
+smoke_facts() {
+	local m n rest mnt fs fns=()
+	while read -r m rest; do
+		case $m in vmxnet3|vmw_pvrdma|ib_uverbs) echo "module_$m=1" ;; esac
+	done < /proc/modules
+	while read -r _ mnt fs rest; do
+		[ "$mnt" != / ] || echo "root_fs=$fs"
+	done < /proc/self/mounts
+	for n in ibv_devices ibv_devinfo ibv_rc_pingpong ib_write_lat rping; do
+		command -v "$n" > /dev/null && echo "tool_$n=1"
+	done
+	for n in /sys/bus/pci/devices/0000:00:10.*; do
+		[ -e "$n" ] && fns+=("${n##*/}")
+	done
+	echo "slot_functions=${fns[*]}"
+	busybox ping -c 1 -W 20 "$RDMAGATE_GUEST_GW" > /dev/null 2>&1 &&
+		echo "ping_gateway=1"
+	busybox ping -c 1 -W 20 10.99.0.2 > /dev/null 2>&1 && echo "ping_rxe1=1"
+}
+
+# In the test VM: smoke_facts' lines in FILE checked.  The guest's slot
+# 0x10 holds vmxnet3 at .0 and the PVRDMA function (vfio-user-pci) at .1.
+smoke_checks() { # FILE
+	local f=$1
+	_fact() { grep -qx "$1" "$f"; }
+	check "vmxnet3 is loaded in the guest" _fact module_vmxnet3=1
+	check "the built vmw_pvrdma.ko is loaded in the guest" _fact module_vmw_pvrdma=1
+	check "the guest's / is the test VM's, over 9p" _fact root_fs=9p
+	check "ibverbs-utils, perftest and rdmacm-utils are there" \
+		bash -c 'grep -q tool_ibv_rc_pingpong=1 "$1" &&
+			grep -q tool_ib_write_lat=1 "$1" && grep -q tool_rping=1 "$1"' _ "$f"
+	check "slot 0x10: vmxnet3 at function 0, the PVRDMA device at 1" \
+		_fact 'slot_functions=0000:00:10.0 0000:00:10.1'
+	check "the vmxnet3 NIC reaches the test VM through tap0" _fact ping_gateway=1
+	check "the guest reaches rxe1's address (10.99.0.2), routed" _fact ping_rxe1=1
+}
+
+# In the test VM, before a guest runs: RoCE to the guest's GID IP goes to
+# rxe0 (the worker's device), not to the guest's vmxnet3: rxe0 serves on
+# that GID, rxe1 connects (fabric_guest_gid's routes)
+fabric_checks() { # IP
+	local gidx rc out
+	gidx=$(gid_index rxe0 "$1")
+	check "the guest's address is a GID of rxe0 (index $gidx)" [ -n "$gidx" ]
+	out=$(mktemp)
+	timeout 60 ibv_rc_pingpong -d rxe0 -g "${gidx:-0}" -p 18600 -n 10 \
+		> "$out.server" 2>&1 &
+	sleep 1
+	# (the tool's own TCP exchange goes to rxe0's address, 10.99.0.1)
+	check "RoCE from rxe1 to the guest's GID reaches rxe0" bash -c \
+		'timeout 60 ibv_rc_pingpong -d rxe1 -g 1 -p 18600 -n 10 \
+			10.99.0.1 > "$1" 2>&1' _ "$out"
+	wait $!
+	rc=$?
+	check "... and rxe0 answers from it (server status $rc)" [ "$rc" = 0 ]
+	[ "$failed" = 0 ] || cat "$out" "$out.server" | diag
+	rm -f "$out" "$out.server"
+}
+
 # guest_tap_end FILE...: in the test VM, on a failure, the end of each
 # $T/FILE and the stack's dump (tests/vm/ops/lib.sh), so that a CI log
 # alone says what went wrong; then the TAP plan

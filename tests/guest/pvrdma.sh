@@ -3,7 +3,9 @@
 # The PVRDMA device end to end with unmodified tools: the nested guest's
 # vmw_pvrdma driver on QEMU 11.1's vfio-user-pci, served by WORKER on the
 # test VM's rxe0, against native peers on rxe1, in both directions; then a
-# kill -9 of the worker under the guest's traffic.
+# kill -9 of the worker under the guest's traffic.  First what the boot
+# gave the guest (modules, the 9p root and its tools, the PCI slot, the
+# fabric: smoke_facts / smoke_checks / fabric_checks in lib.sh).
 #
 # Usage: pvrdma.sh --worker 'COMMAND' [--steps 'I J ...']  (TAP; on the host)
 #   COMMAND starts the vfio-user server inside the test VM, in the
@@ -78,6 +80,7 @@ guest_client() { # OUT TIMEOUT TOOL ARGS...
 
 in_guest() {
 	local T=$1 dev gidx i mode t port rc n0
+	smoke_facts
 	dev=$(ibv_devices | awk 'NR > 2 { print $1; exit }')
 	echo "device=$dev"
 	ibv_devinfo -v -d "$dev" > "$T/devinfo" 2>&1
@@ -151,15 +154,7 @@ native_steps() {
 			p=$!
 			[ "$mode" = fwd ] || kill_worker "$T" "$wp" "$i" "$p"
 			# the guest's client done: give ours 15 s, then stop it
-			while kill -0 "$p" 2>/dev/null; do
-				if [ -e "$T/done-$i" ]; then
-					wait_cmd 15 bash -c "! kill -0 $p 2>/dev/null" ||
-						kill "$p" 2>/dev/null
-					break
-				fi
-				sleep 0.5
-			done
-			wait "$p"
+			stop_when_done "$p" "$T/done-$i"
 			rc=$?
 			;;
 		rev)
@@ -212,6 +207,7 @@ in_vm() {
 	# reads the host's GID table once, at start, as it is then
 	gid_index rxe0 "$GUEST_IP" > /dev/null ||
 		{ echo "rxe0 has no GID for $GUEST_IP" >&2; exit 125; }
+	fabric_checks "$GUEST_IP"
 	cmd=${cmd//\{socket\}/$S}
 	cmd=${cmd//\{device\}/rxe0}
 	bash -c "exec $cmd" > "$T/worker.log" 2>&1 &
@@ -227,6 +223,7 @@ in_vm() {
 	wait "$np"
 	grep -h 'boot-to-command' "$T/err" | diag
 	fact() { grep -qx "$1" "$T/facts"; }
+	smoke_checks "$T/facts"
 	# QEMU 11.1 aborts when its vfio-user server dies (measured:
 	# error_setv: Assertion '*errp == NULL' failed, exit 134)
 	qemu_abort=

@@ -6,7 +6,7 @@
 # broker/qemu_pvrdma.c), the guest's upstream vmw_pvrdma driver: inside the
 # guest ibv_devinfo shows the device and its GID, and ibv_rc_pingpong runs
 # against a native peer on the test VM's rxe1.  The same guest as
-# nested-smoke; only the VMM and its PVRDMA device differ.
+# pvrdma-tools; only the VMM and its PVRDMA device differ.
 #
 # Usage: qemu72-pvrdma.sh BROKER RDMAGATECTL WORKER MUX  (TAP; on the host it
 # boots the test VM, which boots the nested guest: the same script runs at
@@ -17,22 +17,6 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../tap.sh"
 . "$here/lib.sh"
 GUEST_IP=10.99.2.2 PEER_IP=10.99.0.2 PORT=18720
-
-# v2_gid DEV IPV4: the index of IPV4's RoCE v2 GID in port 1 of DEV (30 s)
-v2_gid() {
-	local hex f i t g
-	hex=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
-	for ((i = 0; i < 300; i++)); do
-		for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-			read -r g < "$f" 2>/dev/null || continue
-			[ "$g" = "$hex" ] || continue
-			read -r t < "${f%/gids/*}/gid_attrs/types/${f##*/}" 2>/dev/null
-			[ "$t" = "RoCE v2" ] && { echo "${f##*/}"; return 0; }
-		done
-		sleep 0.1
-	done
-	return 1
-}
 
 # ---- level 3, the nested guest: facts as key=value lines
 in_guest() {
