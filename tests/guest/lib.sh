@@ -198,6 +198,35 @@ stop_when_done() {
 	wait "$p"
 }
 
+# qemu72_stack DIR IP BROKER WORKER MUX: in the test VM, rdmagate-mux and
+# the broker with a policy of one VM g72 whose frontend is QEMU 7.2's own
+# pvrdma on rxe0 with address IP (docs/broker.md, "QEMU's own pvrdma"),
+# sockets and logs in DIR; sets Q72_MUX_PID and Q72_BROKER_PID.  The VM's
+# socket for QEMU is DIR/vm/g72.sock once `rdmagatectl spawn --vm g72`
+# attached it.
+qemu72_stack() {
+	local d=$1 ip=$2 broker=$3 worker=$4 mux=$5
+	chmod 755 "$d"
+	cat > "$d/policy.conf" <<-END
+	[broker]
+	control_socket = $d/control.sock
+	socket_dir = $d/vm
+	[vm g72]
+	device = $RDMAGATE_VM_DEV0
+	frontend = qemu-pvrdma
+	addresses = $ip
+	END
+	chmod 644 "$d/policy.conf"
+	"$mux" --control "$d/mux.sock" > "$d/mux.log" 2>&1 &
+	Q72_MUX_PID=$!
+	wait_grep "$d/mux.log" "mux: ready" 30
+	"$broker" --policy "$d/policy.conf" --worker "$worker" \
+		--state-dir "$d/state" --mux "$d/mux.sock" > "$d/broker.log" 2>&1 &
+	Q72_BROKER_PID=$!
+	wait_file "$d/control.sock" 30 &&
+		wait_grep "$d/broker.log" "connected" 30
+}
+
 # In the nested guest: what its boot gave it, as key=value lines (the
 # checks are smoke_checks, in the test VM).  Each program started costs
 # seconds in TCG inside TCG: builtins wherever they do.

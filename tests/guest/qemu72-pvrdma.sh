@@ -47,25 +47,8 @@ in_vm() {
 	local BROKER=$1 CTL=$2 WORKER=$3 MUX=$4
 	local T rc pidx mpid bpid spid t0 out
 	T=$(mktemp -d /run/qemu72-pvrdma.XXXXXX)
-	chmod 755 "$T"
-	cat > "$T/policy.conf" <<-END
-	[broker]
-	control_socket = $T/control.sock
-	socket_dir = $T/vm
-	[vm g72]
-	device = $RDMAGATE_VM_DEV0
-	frontend = qemu-pvrdma
-	addresses = $GUEST_IP
-	END
-	chmod 644 "$T/policy.conf"
-	"$MUX" --control "$T/mux.sock" > "$T/mux.log" 2>&1 &
-	mpid=$!
-	wait_grep "$T/mux.log" "mux: ready" 30
-	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-		--state-dir "$T/state" --mux "$T/mux.sock" > "$T/broker.log" 2>&1 &
-	bpid=$!
-	wait_file "$T/control.sock" 30
-	wait_grep "$T/broker.log" "connected" 30
+	qemu72_stack "$T" "$GUEST_IP" "$BROKER" "$WORKER" "$MUX"
+	mpid=$Q72_MUX_PID bpid=$Q72_BROKER_PID
 	out=$("$CTL" --control "$T/control.sock" spawn --vm g72 2>&1)
 	check "the broker attached g72 (frontend qemu-pvrdma): $out" \
 		grep -q "QEMU pvrdma attached to the mux" <<<"$out"

@@ -108,9 +108,11 @@ row "RC WRITE latency 64 B, typical" us "$(field 5 "$n")" "$(perf_med "$o")"
 keep write_lat "$(field 5 "$n")" "$(perf_med "$o")" "$MODE"
 row "RC WRITE latency 64 B, average" us "$(field 6 "$n")" "$(perf_avg "$o")"
 
-# PROFILE=1: both WRITE latency runs again under `perf sched record`, then
-# per task its CPU time, switches and the delay from wake-up to running
-# (perf sched latency): where a ping-pong's time goes on two vCPUs
+# PROFILE=1: both WRITE latency runs (and, below, both event-mode SEND
+# latency runs) again under `perf sched record`, then per task its CPU
+# time, switches and the delay from wake-up to running (perf sched
+# latency): where a ping-pong's time goes on two vCPUs; and the
+# registrations under `perf record`
 if [ "${PROFILE:-0}" = 1 ]; then
 	sched() { # NAME COMMAND...
 		name=$1
@@ -159,6 +161,11 @@ row "RC SEND latency 64 B events, typ." us "$(field 5 "$n")" "$(perf_med "$o")"
 keep send_lat_event "$(field 5 "$n")" "$(perf_med "$o")"
 row "RC SEND latency 64 B events, avg" us "$(field 6 "$n")" "$(perf_avg "$o")"
 
+if [ "${PROFILE:-0}" = 1 ]; then
+	sched native_event perftest ib_send_lat -s 64 -n "$ITERS_LAT" -e
+	sched rdmagate_event guest_perf -t send_lat -s 64 -n "$ITERS_LAT" -e
+fi
+
 n=$(perftest ib_write_bw -s 65536 -n "$ITERS_BW")
 o=$(guest_perf -t write_bw -s 65536 -n "$ITERS_BW")
 echo "  native:   $n"; echo "  rdmagate: $o"
@@ -182,6 +189,28 @@ o=$(sed -n 's/.*: \([0-9.]*\) ms/\1/p' "$RG_DIR/reg.out" | sort -n |
 	head -n 1)
 row "register $REG_MIB MiB (best of 3)" ms "$n" "$o"
 keep reg_1g "$n" "$o"
+# PROFILE=1: where the registrations' CPU time goes, both sides (perf
+# record of the whole VM, by command and symbol)
+if [ "${PROFILE:-0}" = 1 ]; then
+	regprof() { # NAME COMMAND...
+		name=$1
+		shift
+		perf record -a -F 999 -o "$RG_DIR/$name.perf" >/dev/null 2>&1 &
+		pp=$!
+		sleep 2
+		"$@" >/dev/null 2>&1
+		kill -INT $pp
+		wait $pp
+		echo "  profile, $name (perf report, top symbols by samples):"
+		perf report -i "$RG_DIR/$name.perf" --stdio --sort comm,sym \
+			2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 12 |
+			sed 's/^/    /'
+	}
+	regprof native_reg "$NATIVE_REG" "$D0" "$REG_MIB" 3
+	regprof rdmagate_reg "$GUEST" --transport "$RG_TRANSPORT" \
+		--socket "$RG_DIR/a.sock" --gid "1=$g0" perf -t reg \
+		-s "${REG_MIB}M" -R 3
+fi
 # the worker maps guest RAM for each MR: compare with a fresh mapping too
 n=$("$NATIVE_REG" "$D0" "$REG_MIB" 3 fresh |
 	sed -n 's/.*: \([0-9.]*\) ms/\1/p' | sort -n | head -n 1)

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Benchmark (not a test; issue 13 item 7): in one test-VM run, perftest's
+# ib_write_lat, ib_write_bw and ib_send_bw from the nested guest (the
+# upstream vmw_pvrdma driver) against a native server on the test VM's rxe1,
+#   - through rdmagate: QEMU 11.1's vfio-user-pci on the worker's PVRDMA
+#     device (the worker on rxe0, started directly as pvrdma-tools does),
+#   - through QEMU 7.2's in-process pvrdma on rxe0 (attached by the broker,
+#     its MADs through rdmagate-mux, as qemu72-pvrdma.sh does),
+#   - natively in the test VM (rxe0 client, rxe1 server),
+# plus a fixed CPU loop timed on the machine, in the test VM and in each
+# nested guest, so that a reader sees how much of a gap is nested TCG.
+# Every figure is the one the native server on rxe1 printed, timed by the
+# test VM's clock in all three modes: a nested guest's clock is TCG inside
+# TCG, and perftest's ib_send_bw sender printed 0 Mpps there.
+# Prints a table and one line per figure:
+#   real NAME native N rdmagate N pvrdma N ratio_pvrdma N ratio_native N
+# (ratio_pvrdma = rdmagate / pvrdma, ratio_native = rdmagate / native; for
+# latency lower is better, for bandwidth and rate higher).
+#
+# Usage: bench.sh BROKER RDMAGATECTL WORKER MUX  (on the host; it boots the
+#   test VM, which boots the nested guests one after the other)
+# Environment: LAT_N (500), BW_N (200), RATE_N (2000), LOOP_N (2000000),
+#   MODES ("rdmagate pvrdma": either may be left out).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd -P)
+. "$here/../tap.sh"
+. "$here/lib.sh"
+
+GUEST_IP=10.99.2.2 NATIVE_IP=10.99.0.1 PEER_IP=10.99.0.2 BASE_PORT=18800
+LAT_N=${LAT_N:-500} BW_N=${BW_N:-200} RATE_N=${RATE_N:-2000}
+LOOP_N=${LOOP_N:-2000000} MODES=${MODES:-rdmagate pvrdma}
+# NAME TOOL ARGS (both sides of a perftest must agree: the guest reads
+# the counts from $T/params); the figure is column COL of the result line
+figs() {
+	FIGS=("write_lat ib_write_lat -s 64 -n $LAT_N"
+		"write_bw_64k ib_write_bw -s 65536 -n $BW_N"
+		"msg_rate_64 ib_send_bw -s 64 -n $RATE_N")
+}
+figs
+# t_typical (us); BW average (MiB/s); MsgRate (Mpps)
+declare -A COL=([write_lat]=5 [write_bw_64k]=4 [msg_rate_64]=5)
+declare -A UNIT=([write_lat]=us [write_bw_64k]=MiB/s [msg_rate_64]=Mpps)
+
+# the same work at every level: milliseconds for LOOP_N additions in awk
+cpu_loop_ms() {
+	local t0
+	t0=$(now_ms)
+	awk -v n="$LOOP_N" 'BEGIN { for (i = 0; i < n; i++) s += i }'
+	echo $(($(now_ms) - t0))
+}
+
+# perftest's result line (the one after its "#bytes" header) in FILE
+result_line() { awk '/^ *#bytes/ { getline; print; exit }' "$1"; }
+
+# ---- level 3, a nested guest: the clients, one figure at a time, each
+# once the test VM's server for it listens ($T/TAG-srv-K)
+in_guest() { # T TAG
+	local T=$1 tag=$2 dev gidx k name tool args rc
+	. "$T/params"
+	figs
+	echo "cpu_loop_ms=$(cpu_loop_ms)"
+	# each fact as soon as it is known: a guest that stops shows where
+	dev=$(timeout 300 ibv_devices | awk 'NR > 2 { print $1; exit }')
+	echo "device=$dev"
+	gidx=$(gid_index "$dev" "$GUEST_IP")
+	echo "gid_index=$gidx"
+	[ -n "$dev" ] && [ -n "$gidx" ] || { : > "$T/$tag-abort"; return 0; }
+	for k in "${!FIGS[@]}"; do
+		read -r name tool args <<< "${FIGS[$k]}"
+		wait_file "$T/$tag-srv-$k" 600 || break
+		timeout 900 "$tool" -F -d "$dev" -x "$gidx" \
+			-p $((BASE_PORT + k)) $args "$PEER_IP" \
+			> "$T/$tag-cli-$k.out" 2>&1
+		rc=$?
+		echo "${name}_rc=$rc"
+		: > "$T/$tag-done-$k"
+	done
+}
+
+# ---- level 2, the test VM
+
+# The native servers on rxe1 for one nested guest's clients.
+serve() { # T TAG
+	local T=$1 tag=$2 k name tool args p pidx
+	pidx=$(v2_gid "$RDMAGATE_VM_DEV1" "$PEER_IP")
+	for k in "${!FIGS[@]}"; do
+		read -r name tool args <<< "${FIGS[$k]}"
+		[ ! -e "$T/$tag-abort" ] || return 0
+		timeout 1800 "$tool" -F -d "$RDMAGATE_VM_DEV1" -x "$pidx" \
+			-p $((BASE_PORT + k)) $args > "$T/$tag-srv-$k.out" 2>&1 &
+		p=$!
+		sleep 1
+		: > "$T/$tag-srv-$k"
+		stop_when_done "$p" "$T/$tag-done-$k" "$T/$tag-abort"
+	done
+}
+
+# One nested guest: its clients against serve()'s servers.
+nested() { # T TAG NESTED-GUEST-OPTIONS...
+	local T=$1 tag=$2 sp t0 rc
+	shift 2
+	serve "$T" "$tag" &
+	sp=$!
+	t0=$(now_ms)
+	"$here/nested-guest" -t 2700 "$@" -- "$here/bench.sh" --in-guest "$T" \
+		"$tag" > "$T/$tag.facts" 2> "$T/$tag.err"
+	rc=$?
+	: > "$T/$tag-abort"
+	wait "$sp"
+	echo "# $tag: nested guest exit $rc after $(($(now_ms) - t0)) ms;" \
+		"$(grep -h 'boot-to-command' "$T/$tag.err")"
+	grep -h '_rc=\|^device=' "$T/$tag.facts" | sed 's/^/#   /'
+	[ "$rc" = 0 ] || tail -n 30 "$T/$tag.err" | sed 's/^/#   /'
+}
+
+native() { # T
+	local T=$1 k name tool args p x0 x1
+	x0=$(v2_gid "$RDMAGATE_VM_DEV0" "$NATIVE_IP")
+	x1=$(v2_gid "$RDMAGATE_VM_DEV1" "$PEER_IP")
+	for k in "${!FIGS[@]}"; do
+		read -r name tool args <<< "${FIGS[$k]}"
+		timeout 600 "$tool" -F -d "$RDMAGATE_VM_DEV1" -x "$x1" \
+			-p $((BASE_PORT + k)) $args > "$T/native-srv-$k.out" 2>&1 &
+		p=$!
+		sleep 1
+		timeout 600 "$tool" -F -d "$RDMAGATE_VM_DEV0" -x "$x0" \
+			-p $((BASE_PORT + k)) $args "$PEER_IP" \
+			> "$T/native-cli-$k.out" 2>&1
+		wait "$p"
+	done
+}
+
+run_rdmagate() { # T WORKER
+	local T=$1 S wp
+	S=$(mktemp -d /tmp/bench-sock.XXXXXX)/pvrdma.sock
+	"$2" --frontend pvrdma --device "$RDMAGATE_VM_DEV0" --socket "$S" \
+		> "$T/worker.log" 2>&1 &
+	wp=$!
+	wait_file "$S" 30 || { echo "# the worker did not listen"; return 0; }
+	nested "$T" rdmagate --vfio-user "$S"
+	kill "$wp" 2>/dev/null
+	wait "$wp" 2>/dev/null
+	grep -h "device stats" "$T/worker.log" | sed 's/^/#   /'
+}
+
+run_pvrdma() { # T BROKER CTL WORKER MUX
+	local T=$1 B=$2 CTL=$3 W=$4 MUX=$5 P mp bp
+	# sockets on the test VM's own file system (not the 9p build tree)
+	P=$(mktemp -d /run/guest-bench.XXXXXX)
+	# the broker adds the guest's address to rxe0's netdev itself
+	ip addr del "$GUEST_IP/32" dev veth0 2>/dev/null
+	qemu72_stack "$P" "$GUEST_IP" "$B" "$W" "$MUX"
+	mp=$Q72_MUX_PID bp=$Q72_BROKER_PID
+	if "$CTL" --control "$P/control.sock" spawn --vm g72 |
+		grep -q "QEMU pvrdma attached"; then
+		nested "$T" pvrdma --qemu72-pvrdma "$P/vm/g72.sock"
+	else
+		echo "# the broker did not attach QEMU 7.2's pvrdma"
+		tail -n 20 "$P/broker.log" | sed 's/^/#   /'
+	fi
+	"$CTL" --control "$P/control.sock" stop --vm g72 > /dev/null 2>&1
+	kill "$bp" "$mp" 2>/dev/null
+	wait "$bp" "$mp" 2>/dev/null
+	rm -rf "$P"
+}
+
+# FILE NAME: NAME's figure in FILE's result line, or "-"
+figure() {
+	local v
+	v=$(result_line "$1" 2>/dev/null | awk -v c="${COL[$2]}" '{ print $c }')
+	echo "${v:--}"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
+	if (a == "-" || b == "-" || b + 0 == 0) print "-"
+	else printf "%.2f\n", a / b }'; }
+
+report() { # T
+	local T=$1 k name tool args n r p
+	printf '%-14s %-6s %10s %10s %10s %14s %14s\n' figure unit native \
+		rdmagate pvrdma rdmagate/pvrdma rdmagate/native
+	for k in "${!FIGS[@]}"; do
+		read -r name tool args <<< "${FIGS[$k]}"
+		n=$(figure "$T/native-srv-$k.out" "$name")
+		r=$(figure "$T/rdmagate-srv-$k.out" "$name")
+		p=$(figure "$T/pvrdma-srv-$k.out" "$name")
+		printf '%-14s %-6s %10s %10s %10s %14s %14s\n' "$name" \
+			"${UNIT[$name]}" "$n" "$r" "$p" "$(ratio "$r" "$p")" \
+			"$(ratio "$r" "$n")"
+		echo "$name native $n rdmagate $r pvrdma $p ratio_pvrdma" \
+			"$(ratio "$r" "$p") ratio_native $(ratio "$r" "$n")" \
+			>> "$T/lines"
+	done
+	printf '%-30s %s\n' "CPU loop ($LOOP_N awk additions), ms:" "" \
+		"  the machine" "${HOST_LOOP_MS:-?}" \
+		"  the test VM (TCG)" "$(cat "$T/vm-loop")" \
+		"  nested guest, QEMU 11.1" "$(sed -n 's/^cpu_loop_ms=//p' "$T/rdmagate.facts" 2>/dev/null)" \
+		"  nested guest, QEMU 7.2" "$(sed -n 's/^cpu_loop_ms=//p' "$T/pvrdma.facts" 2>/dev/null)"
+	sed 's/^/real /' "$T/lines"
+}
+
+in_vm() { # BROKER CTL WORKER MUX
+	local T
+	T=$(mktemp -d "$RDMAGATE_BUILD/guest-bench.XXXXXX")
+	chmod 777 "$T"
+	echo "LAT_N=$LAT_N BW_N=$BW_N RATE_N=$RATE_N LOOP_N=$LOOP_N" > "$T/params"
+	echo "# load average (test VM): $(cut -d' ' -f1-3 /proc/loadavg)"
+	cpu_loop_ms > "$T/vm-loop"
+	"$here/nested-guest" --setup-fabric &&
+		fabric_guest_gid "$GUEST_IP" ||
+		{ echo "cannot set up the fabric" >&2; exit 1; }
+	native "$T"
+	[[ " $MODES " != *" rdmagate "* ]] || run_rdmagate "$T" "$3"
+	[[ " $MODES " != *" pvrdma "* ]] || run_pvrdma "$T" "$@"
+	report "$T"
+	rm -rf "$T"
+}
+
+case ${1:-} in
+--in-guest) in_guest "$2" "$3"; exit 0 ;;
+--in-vm) shift; in_vm "$@"; exit 0 ;;
+esac
+
+# ---- level 1, the host (the mux owns the CM class: no ib_cm in the VM)
+[ $# = 4 ] || { echo "usage: $0 BROKER RDMAGATECTL WORKER MUX" >&2; exit 2; }
+: "${RDMAGATE_BUILD:=$(cd "$here/../../build" && pwd -P)}"
+export RDMAGATE_BUILD
+echo "# load average (machine): $(cut -d' ' -f1-3 /proc/loadavg)"
+HOST_LOOP_MS=$(cpu_loop_ms)
+GUEST_VM_OPTS=(--no-cm -e "HOST_LOOP_MS=$HOST_LOOP_MS" -e "LAT_N=$LAT_N"
+	-e "BW_N=$BW_N" -e "RATE_N=$RATE_N" -e "LOOP_N=$LOOP_N" -e "MODES=$MODES")
+guest_run_in_test_vm 3400 "$here/bench.sh" --in-vm "$@"
