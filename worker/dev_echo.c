@@ -35,6 +35,7 @@ struct echo {
 	unsigned int nmore;
 	struct vq *vqs[ECHO_QUEUES]; /* running rings, by index */
 	bool polled; /* kicks are off: the loop spun (see echo_poll()) */
+	bool spun;   /* echo_poll() saw the loop spinning: kicks went off */
 };
 
 static int echo_create(const struct dev_env *env, void **ret_priv)
@@ -177,13 +178,14 @@ static bool echo_wants_poll(void *priv)
 static void echo_poll(void *priv)
 {
 	struct echo *e = priv;
-	bool spin = spinning(e);
+	bool spin = spinning(e), start = spin && !e->spun;
 	unsigned int i = 0;
 
+	e->spun = spin;
 	if (spin || e->polled) {
 		e->polled = spin;
 		for (i = 0; i < ECHO_QUEUES; i++)
-			if (e->vqs[i] && vq_poll_ready(e->vqs[i], spin))
+			if (e->vqs[i] && vq_poll_ready(e->vqs[i], spin, start))
 				more_add(e, e->vqs[i]);
 		i = 0;
 	}
@@ -217,7 +219,7 @@ static void echo_reset(void *priv)
 	struct echo *e = priv;
 
 	e->nmore = 0;
-	e->polled = false;
+	e->polled = e->spun = false;
 }
 
 const struct device_ops echo_device_ops = {

@@ -360,11 +360,12 @@ bool vq_has_avail(const struct vq *vq)
 			       __ATOMIC_ACQUIRE) != vq->last_avail;
 }
 
-bool vq_poll_ready(struct vq *vq, bool polling)
+bool vq_poll_ready(struct vq *vq, bool polling, bool start)
 {
 	if (!polling)
 		return vq_enable_notify(vq);
-	vq_disable_notify(vq);
+	if (start)
+		vq_disable_notify(vq);
 	return vq_has_avail(vq);
 }
 

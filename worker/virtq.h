@@ -194,11 +194,13 @@ bool vq_has_avail(const struct vq *vq);
 
 /*
  * A device's look at a ring each round of a loop that may spin: while
- * polling, kicks off (the device looks again next round) and whether an
- * element is available; otherwise kicks back on and the same (one made
- * available while they were off).
+ * polling, whether an element is available (the device looks again next
+ * round), turning kicks off only on the spin's first round (start): the
+ * flag shares a cache line with the used index the driver may be polling,
+ * so it is not rewritten every round; otherwise kicks back on and the same
+ * (one made available while they were off).
  */
-bool vq_poll_ready(struct vq *vq, bool polling);
+bool vq_poll_ready(struct vq *vq, bool polling, bool start);
 
 /* Copies up to len bytes from the iovec list into buf; returns the count. */
 size_t iov_to_buf(const struct iovec *iov, unsigned int n, void *buf,

@@ -967,6 +967,7 @@ static void rdma_reset(void *priv)
 	d->pending = false;
 	d->ctrl_pending = false;
 	d->rings_polled = false;
+	d->spun = false;
 }
 
 static bool rdma_wants_poll(void *priv)

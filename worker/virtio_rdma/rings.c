@@ -445,14 +445,15 @@ bool vr_rearm(struct vrdma *d, struct vq *vq)
 
 void vr_poll_rings(struct vrdma *d)
 {
-	bool spin = d->cfg->busy_poll;
+	bool spin = d->cfg->busy_poll, start = spin && !d->spun;
 	struct vq *ctrl = d->vqs[VIRTIO_RDMA_CTRL_VQ];
 	uint32_t s;
 
+	d->spun = spin;
 	if (!spin && !d->rings_polled)
 		return;
 	d->rings_polled = spin;
-	if (ctrl && vq_poll_ready(ctrl, spin))
+	if (ctrl && vq_poll_ready(ctrl, spin, start))
 		d->ctrl_pending = d->pending = true;
 	for (s = 0; s < d->num_slots; s++) {
 		struct vr_slot *q = &d->slot[s];
@@ -460,9 +461,10 @@ void vr_poll_rings(struct vrdma *d)
 
 		if (q->kind == VR_SLOT_FREE)
 			continue;
-		if (q->kind == VR_SLOT_QP && sq && vq_poll_ready(sq, spin))
+		if (q->kind == VR_SLOT_QP && sq &&
+		    vq_poll_ready(sq, spin, start))
 			q->sq_pending = d->pending = true;
-		if (rq && vq_poll_ready(rq, spin))
+		if (rq && vq_poll_ready(rq, spin, start))
 			q->rq_pending = d->pending = true;
 	}
 }

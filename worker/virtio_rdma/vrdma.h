@@ -97,6 +97,7 @@ struct vrdma {
 	 * set until the first round after the spin, which turns kicks on.
 	 */
 	bool rings_polled;
+	bool spun; /* vr_poll_rings() saw the loop spinning: kicks went off */
 	/*
 	 * Rings with used entries not yet signalled this round, by vq index:
 	 * every CQE and returned descriptor of a round is written first, then

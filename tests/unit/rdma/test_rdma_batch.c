@@ -556,6 +556,29 @@ static void test_spin_polls_rings_kicks_off(void **state)
 	assert_false(rdma_device_ops.wants_poll(f->d));
 }
 
+/*
+ * A spin that begins with a kick (the usual case: the kick is the
+ * activity) still turns every ring's kicks off on its first poll round,
+ * and later rounds leave the flag alone.
+ */
+static void test_spin_after_kick_turns_all_kicks_off(void **state)
+{
+	struct fix *f = *state;
+
+	post_cqe_bufs(f);
+	f->cfg.busy_poll = true;
+	post_writes(f, 0, 1);
+	vr_sq_kicked(f->d, 0, &f->sq);
+	assert_int_equal(used_flags(&f->rqr), 0);
+	loop_round(f);
+	assert_int_equal(used_flags(&f->rqr), VRING_USED_F_NO_NOTIFY);
+	/* cleared here only to see that a later round does not write it again
+	 */
+	memset(f->rqr.used, 0, 2);
+	loop_round(f);
+	assert_int_equal(used_flags(&f->rqr), 0);
+}
+
 /* The same with event index: avail_event left behind, then caught up. */
 static void test_spin_event_idx(void **state)
 {
@@ -636,6 +659,9 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spin_event_idx, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_spin_after_kick_turns_all_kicks_off, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_unarmed_cq_is_not_signalled, setup, teardown),
 		cmocka_unit_test_setup_teardown(
