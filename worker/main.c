@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -966,6 +967,16 @@ static void enter_sandbox(const struct loop *l, int cmd_fd, bool debug)
 	p.debug = debug;
 	/* exit() must not flush stdio under the filter */
 	fflush(stdout);
+	/*
+	 * No transparent huge pages for the worker's own memory: its object
+	 * tables are calloc'ed at their limits and mostly untouched, and one
+	 * write into a 2 MiB-aligned stretch of them made the kernel back it
+	 * with a whole huge page (19 of 64 workers held 2 MiB more anonymous
+	 * memory, docs/benchmarks.md "Scale").  Guest RAM is the VMM's memfd,
+	 * pinned by the HCA whatever the worker's mapping.
+	 */
+	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) < 0)
+		log_warn("PR_SET_THP_DISABLE");
 	if (sandbox_install_worker_filter(&p) < 0)
 		fatalx("cannot install the seccomp filter; refusing to serve "
 		       "unconfined");

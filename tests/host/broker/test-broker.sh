@@ -81,6 +81,8 @@ check "the worker is told its frontend (the policy's default)" \
 		grep -A1 -x -- --frontend | tail -n 1)" = virtio-rdma
 check "worker NoNewPrivs is 1" test "$(status_field "$pid" NoNewPrivs)" = 1
 check "worker Seccomp is 2 (filter)" test "$(status_field "$pid" Seccomp)" = 2
+check "worker has transparent huge pages off (its tables stay small)" \
+	test "$(status_field "$pid" THP_enabled)" = 0
 check "worker RLIMIT_MEMLOCK is max_pinned (4 MiB)" \
 	grep -q "^Max locked memory *4194304 *4194304 *bytes" "/proc/$pid/limits"
 check "worker RLIMIT_CORE is 0 (a core would hold guest memory)" \

@@ -167,6 +167,17 @@ for ((i = 0; i < VMS; i++)); do
 done
 btb=$(ticks "$BPID")
 w1=${EPOCHREALTIME/./}
+# the largest worker, and where its anonymous memory is (its mappings with
+# the most, from smaps) while its guest still runs
+big=0
+for ((i = 1; i < VMS; i++)); do
+	[ "${wrss[$i]}" -le "${wrss[$big]}" ] || big=$i
+done
+big_maps=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { m = $1 " " $2 " " ($6 == "" ? "[anon]" : $6) }
+	$1 == "Anonymous:" && $2 > 0 { print $2, m }' \
+	"/proc/${WPID[$big]:-0}/smaps" 2>/dev/null | sort -rn | head -n 5)
+heavy=0
+for a in "${wanon[@]}"; do [ "$a" -lt 1024 ] || heavy=$((heavy + 1)); done
 brss=$(rss_kib "$BPID")
 win=$(((w1 - w0) * HZ / 1000000))
 while read -r v c; do
@@ -188,11 +199,7 @@ bt1=$(ticks "$BPID")
 sm=$(echo "$spawn_ms" | median) sx=$(echo "$spawn_ms" | max)
 rm_=$(printf '%s\n' "${wrss[@]}" | median) rx=$(printf '%s\n' "${wrss[@]}" | max)
 cm=$(printf '%s\n' "${wcpu[@]}" | median) cx=$(printf '%s\n' "${wcpu[@]}" | max)
-# the largest worker's parts, and each part's median and max
-big=0
-for ((i = 1; i < VMS; i++)); do
-	[ "${wrss[$i]}" -le "${wrss[$big]}" ] || big=$i
-done
+# each part's median and max
 parts() { echo "$(printf '%s\n' "$@" | median) $(printf '%s\n' "$@" | max)"; }
 printf '%-44s %s\n' \
 	"spawn-to-ready, ms (median, max)" "${sm:-?} ${sx:-?}" \
@@ -203,8 +210,11 @@ printf '%-44s %s\n' \
 	"$(parts "${wanon[@]}") / $(parts "${wfile[@]}") / $(parts "${wshm[@]}")" \
 	"  the largest (v$big): anon / file / shmem" \
 	"${wanon[$big]} / ${wfile[$big]} / ${wshm[$big]}" \
+	"workers with 1 MiB anon or more" "$heavy of $VMS" \
 	"worker CPU while pinging, ticks (median, max)" "$cm $cx in $win" \
 	"errors" "$errors"
+echo "the largest worker's mappings with the most anonymous KiB:"
+sed 's/^/  /' <<< "$big_maps"
 echo "load average (VM) after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$errors" = 0 ] || { echo "---- broker log (tail)"; tail -n 30 "$T/broker.log"; }
 echo "scale vms $VMS spawn_ms_median ${sm:-0} spawn_ms_max ${sx:-0}" \
