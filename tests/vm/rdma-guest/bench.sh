@@ -210,6 +210,32 @@ if [ "${PROFILE:-0}" = 1 ]; then
 	regprof rdmagate_reg "$GUEST" --transport "$RG_TRANSPORT" \
 		--socket "$RG_DIR/a.sock" --gid "1=$g0" perf -t reg \
 		-s "${REG_MIB}M" -R 3
+	# the worker's own time per REG_USER_MR (decode to reply), against
+	# what the guest measured for the same registrations: the difference
+	# is the control queue's round trip and the guest's side
+	TR=$RDMAGATE_BUILD/trace/rdmagate-trace
+	if [ -x "$TR" ]; then
+		"$TR" --worker "$WORKER" -i 1 > "$RG_DIR/reg.trace" \
+			2> "$RG_DIR/reg.trace.err" &
+		tp=$!
+		for _ in $(seq 100); do
+			grep -q '^Tracing' "$RG_DIR/reg.trace.err" && break
+			sleep 0.1
+		done
+		"$GUEST" --transport "$RG_TRANSPORT" --socket "$RG_DIR/a.sock" \
+			--gid "1=$g0" perf -t reg -s "${REG_MIB}M" -R 3 \
+			> "$RG_DIR/reg-traced.out" 2>&1
+		sleep 2
+		kill -INT "$tp"
+		wait "$tp"
+		echo "  traced, the guest's registrations:" \
+			$(sed -n 's/.*: \([0-9.]*\) ms/\1/p' "$RG_DIR/reg-traced.out") ms
+		echo "  the worker's, decode to reply (rdmagate-trace):"
+		grep 'control command latency, REG_USER_MR' "$RG_DIR/reg.trace" |
+			tail -n 1 | sed 's/^ */    /'
+		grep -q REG_USER_MR "$RG_DIR/reg.trace" ||
+			sed 's/^/    /' "$RG_DIR/reg.trace.err" | tail -n 5
+	fi
 fi
 # the worker maps guest RAM for each MR: compare with a fresh mapping too
 n=$("$NATIVE_REG" "$D0" "$REG_MIB" 3 fresh |
