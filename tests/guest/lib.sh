@@ -198,6 +198,10 @@ stop_when_done() {
 	wait "$p"
 }
 
+# The nested guest's IPv6 link-local address (GID 0 of its PVRDMA device),
+# from its vmxnet3 MAC on tap0 (02:00:00:00:02:02)
+Q72_GUEST_LL=fe80::ff:fe00:202
+
 # qemu72_stack DIR IP BROKER WORKER MUX: in the test VM, rdmagate-mux and
 # the broker with a policy of one VM g72 whose frontend is QEMU 7.2's own
 # pvrdma on rxe0 with address IP (docs/broker.md, "QEMU's own pvrdma"),
@@ -206,6 +210,16 @@ stop_when_done() {
 # attached it.
 qemu72_stack() {
 	local d=$1 ip=$2 broker=$3 worker=$4 mux=$5
+	# QEMU 7.2 wants every GID of its guest in the host's table, the
+	# link-local one too: its management was to add them on QEMU's
+	# RDMA_GID_STATUS_CHANGED events.  rdmagate's policy never grants
+	# fe80::/10 (the host's own default GIDs), so we add it as libvirt
+	# would have.  Without it QEMU 7.2 freezes its guest at the first RC
+	# send: each send looks up the host index of the GID at the WQE's
+	# ud.av.gid_index (0, the link-local, for an RC WR), and that lookup
+	# never ends for a GID the host has not got (docs/real-guest.md).
+	ip addr add "$Q72_GUEST_LL/128" dev veth0 scope link ||
+		echo "# cannot add $Q72_GUEST_LL to veth0" >&2
 	chmod 755 "$d"
 	cat > "$d/policy.conf" <<-END
 	[broker]
@@ -225,6 +239,14 @@ qemu72_stack() {
 	Q72_BROKER_PID=$!
 	wait_file "$d/control.sock" 30 &&
 		wait_grep "$d/broker.log" "connected" 30
+}
+
+# qemu72_stop: after qemu72_stack (and the VM's stop), the broker and the
+# mux stopped, the guest's link-local address gone
+qemu72_stop() {
+	ip addr del "$Q72_GUEST_LL/128" dev veth0 2>/dev/null
+	kill "$Q72_BROKER_PID" "$Q72_MUX_PID" 2>/dev/null
+	wait "$Q72_BROKER_PID" "$Q72_MUX_PID" 2>/dev/null
 }
 
 # In the nested guest: what its boot gave it, as key=value lines (the
