@@ -206,7 +206,7 @@ report() { # T
 		printf '%-14s %-6s %10s %10s %10s %14s %14s\n' "$name" \
 			"${UNIT[$name]}" "$n" "$r" "$p" "$(ratio "$r" "$p")" \
 			"$(ratio "$r" "$n")"
-		echo "$name native $n rdmagate $r pvrdma ${p// /_} ratio_pvrdma" \
+		echo "$name native $n rdmagate $r pvrdma $p ratio_pvrdma" \
 			"$(ratio "$r" "$p") ratio_native $(ratio "$r" "$n")" \
 			>> "$T/lines"
 	done

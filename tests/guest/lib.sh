@@ -218,8 +218,8 @@ qemu72_stack() {
 	# send: each send looks up the host index of the GID at the WQE's
 	# ud.av.gid_index (0, the link-local, for an RC WR), and that lookup
 	# never ends for a GID the host has not got (docs/real-guest.md).
-	ip addr add "$Q72_GUEST_LL/128" dev veth0 scope link ||
-		echo "# cannot add $Q72_GUEST_LL to veth0" >&2
+	ip addr add "$Q72_GUEST_LL/128" dev "${RDMAGATE_VM_NETDEV0:-veth0}" scope link ||
+		echo "# cannot add $Q72_GUEST_LL to ${RDMAGATE_VM_NETDEV0:-veth0}" >&2
 	chmod 755 "$d"
 	cat > "$d/policy.conf" <<-END
 	[broker]
@@ -244,7 +244,7 @@ qemu72_stack() {
 # qemu72_stop: after qemu72_stack (and the VM's stop), the broker and the
 # mux stopped, the guest's link-local address gone
 qemu72_stop() {
-	ip addr del "$Q72_GUEST_LL/128" dev veth0 2>/dev/null
+	ip addr del "$Q72_GUEST_LL/128" dev "${RDMAGATE_VM_NETDEV0:-veth0}" 2>/dev/null
 	kill "$Q72_BROKER_PID" "$Q72_MUX_PID" 2>/dev/null
 	wait "$Q72_BROKER_PID" "$Q72_MUX_PID" 2>/dev/null
 }
