@@ -8,6 +8,27 @@ QEMU11=$GUEST_DIR/qemu-11
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
+# nap SECONDS: sleep without a fork (read -t on a pipe this shell holds
+# both ends of). A loop that polls for minutes would fork and exec
+# /bin/sleep at every turn: under TCG each costs CPU that the nested
+# guests' QEMUs lack, and inside a nested guest (its / is 9p over 9p) far
+# more.
+nap() {
+	[ -n "${NAP_FD:-}" ] || exec {NAP_FD}<> <(:)
+	read -r -t "$1" -u "$NAP_FD" || :
+}
+
+# has_text FILE TEXT: FILE has TEXT in a line (no fork: for a loop that
+# polls while nested guests boot)
+has_text() {
+	local l
+	[ -r "$1" ] || return 1
+	while IFS= read -r l || [ -n "$l" ]; do
+		[[ $l == *"$2"* ]] && return 0
+	done < "$1"
+	return 1
+}
+
 # QEMU 11.1 from the cache, fetched on the host when missing; the whole
 # test skips when it cannot be had (no Debian mirror reachable).
 guest_need_qemu11() {
@@ -21,7 +42,7 @@ wait_file() {
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do
 		[ -e "$1" ] && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -31,7 +52,7 @@ wait_grep() {
 	local i
 	for ((i = 0; i < $3 * 10; i++)); do
 		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -74,7 +95,7 @@ wait_cmd() {
 	shift
 	for ((i = 0; i < n; i++)); do
 		"$@" && return 0
-		sleep 0.2
+		nap 0.2
 	done
 	return 1
 }
@@ -193,7 +214,7 @@ stop_when_done() {
 				kill "$p" 2>/dev/null
 			break 2
 		done
-		sleep 0.5
+		nap 0.5
 	done
 	wait "$p"
 }
