@@ -14,13 +14,16 @@ set -u
 # which boots its own test VM and, in it, QEMU 11.1 with a real guest.
 real_guest() {
 	local t b=$1/broker
-	printf '\n=== Last step: a real guest on the operator'"'"'s path ===\n'
+	printf '\n=== Last step: real guests on the operator'"'"'s path ===\n'
 	echo "In a new test VM: rdmagate-mux and the broker as their units start them;"
 	echo "the libvirt hook given tests/host/hook/domains/vm-p-pvrdma.xml starts the"
 	echo "VM's sandboxed PVRDMA worker; QEMU 11.1, as the VM's QEMU identity, boots a"
-	echo "nested guest whose upstream vmw_pvrdma driver uses it; in the guest,"
-	echo "ibv_devinfo and ibv_rc_pingpong against a native peer on rxe1; then the hook"
-	echo "stops the VM and the host is checked clean. TCG inside TCG: 5-30 minutes."
+	echo "nested guest whose upstream vmw_pvrdma driver uses it, and rdmagatectl a"
+	echo "second VM's worker and guest beside it; in the first guest, ibv_devinfo and"
+	echo "ibv_rc_pingpong against a native peer on rxe1, the broker restarted under"
+	echo "its traffic, then rping to the second guest through both guests' rdma_cm"
+	echo "and the mux; then both VMs stop and the host is checked clean. TCG inside"
+	echo "TCG: 7-40 minutes."
 	t=$(mktemp)
 	"$(dirname "$0")/../guest/pvrdma-operator.sh" "$b/rdmagate-broker" \
 		"$b/rdmagatectl" "$1/worker/rdmagate-worker" \
