@@ -44,6 +44,12 @@ Q_VM=vm-q Q_ADDR=10.99.3.2 Q_SOCK=/run/rdmagate/vm/vm-q.sock
 # the build directory, over 9p at each level)
 in_guest() {
 	local role=$1 sync=$2 rc i pid ok=0
+	# the test VM made it before the guests booted: without it neither
+	# guest would ever see the other's files
+	if [ ! -d "$sync" ]; then
+		echo "pvrdma-operator.sh: $sync is not shared with this guest" >&2
+		return 0
+	fi
 	pvrdma_facts "$RDMAGATE_GUEST_IP" || ok=1
 	grep -E 'hca_id|state:|GID\[' /tmp/devinfo 2>/dev/null |
 		sed 's/^/devinfo: /' >&2
@@ -232,7 +238,7 @@ in_vm() {
 		"$here/qemu-11" "\$@"
 	END
 	chmod 755 "$T/qemu-vmm"
-	sync=$(mktemp -d "$RDMAGATE_BUILD/pvrdma-operator.XXXXXX")
+	sync=$(mktemp -d "${RDMAGATE_BUILD:?the build directory, shared with the guests}/pvrdma-operator.XXXXXX")
 	chmod 777 "$sync"
 	t0=$(now_ms)
 	# both guests boot at once (two TCG-in-TCG guests on the test VM's
@@ -319,6 +325,16 @@ esac
 
 # ---- level 1, the host
 [ $# = 5 ] || { echo "usage: pvrdma-operator.sh BROKER RDMAGATECTL WORKER MUX HOOK" >&2; exit 2; }
+# a wrong path would surface minutes later inside the test VM as a daemon
+# that "is not up"
+for f in "$@"; do
+	[ -f "$f" ] && [ -x "$f" ] ||
+		{ echo "pvrdma-operator.sh: $f: not an executable file" >&2; exit 2; }
+done
+# the guests' shared directory (rdmagate-vm shares RDMAGATE_BUILD read-write
+# at each level); meson sets it, ./dev demo runs this script without
+: "${RDMAGATE_BUILD:=$(cd "$(dirname "$1")/.." && pwd -P)}"
+export RDMAGATE_BUILD
 # the mux owns the CM MAD class: no ib_cm in the test VM
 GUEST_VM_OPTS=(--no-cm)
 # 3400 s: at a load of 25-30 one nested guest's run alone took 1404 s and,

@@ -26,7 +26,7 @@ real_guest() {
 	echo "TCG: 7-40 minutes."
 	t=$(mktemp)
 	"$(dirname "$0")/../guest/pvrdma-operator.sh" "$b/rdmagate-broker" \
-		"$b/rdmagatectl" "$1/worker/rdmagate-worker" \
+		"$1/ctl/rdmagatectl" "$1/worker/rdmagate-worker" \
 		"$1/mux/rdmagate-mux" "$1/hook/rdmagate-libvirt-hook" 2>&1 |
 		tee "$t"
 	local rc=${PIPESTATUS[0]}
