@@ -9,11 +9,20 @@
 # from the host, a real guest under QEMU 11.1 (--real-guest).
 set -u
 
+# pvrdma-operator.sh's arguments for BUILD_DIR, one per line (the host
+# test demo-paths checks each is a file the build made: --real-guest-args)
+real_guest_args() {
+	printf '%s\n' "$1/broker/rdmagate-broker" "$1/ctl/rdmagatectl" \
+		"$1/worker/rdmagate-worker" "$1/mux/rdmagate-mux" \
+		"$1/hook/rdmagate-libvirt-hook"
+}
+
 # The last step, on the host once the VM part is over (./dev demo runs
 # `demo.sh --real-guest BUILD_DIR` then): the guest test pvrdma-operator,
-# which boots its own test VM and, in it, QEMU 11.1 with a real guest.
+# which boots its own test VM and, in it, QEMU 11.1 with real guests.
 real_guest() {
-	local t b=$1/broker
+	local t args
+	mapfile -t args < <(real_guest_args "$1")
 	printf '\n=== Last step: real guests on the operator'"'"'s path ===\n'
 	echo "In a new test VM: rdmagate-mux and the broker as their units start them;"
 	echo "the libvirt hook given tests/host/hook/domains/vm-p-pvrdma.xml starts the"
@@ -25,9 +34,7 @@ real_guest() {
 	echo "and the mux; then both VMs stop and the host is checked clean. TCG inside"
 	echo "TCG: 7-40 minutes."
 	t=$(mktemp)
-	"$(dirname "$0")/../guest/pvrdma-operator.sh" "$b/rdmagate-broker" \
-		"$1/ctl/rdmagatectl" "$1/worker/rdmagate-worker" \
-		"$1/mux/rdmagate-mux" "$1/hook/rdmagate-libvirt-hook" 2>&1 |
+	"$(dirname "$0")/../guest/pvrdma-operator.sh" "${args[@]}" 2>&1 |
 		tee "$t"
 	local rc=${PIPESTATUS[0]}
 	if grep -q '^1\.\.0 # SKIP' "$t"; then
@@ -38,7 +45,11 @@ real_guest() {
 	return "$rc"
 }
 
-build=${1:?usage: $0 [--real-guest] BUILD_DIR}
+build=${1:?usage: $0 [--real-guest|--real-guest-args] BUILD_DIR}
+if [ "$build" = --real-guest-args ]; then
+	real_guest_args "${2:?usage: $0 --real-guest-args BUILD_DIR}"
+	exit
+fi
 if [ "$build" = --real-guest ]; then
 	build=$(cd "${2:?usage: $0 --real-guest BUILD_DIR}" && pwd -P) || exit 1
 	real_guest "$build"
