@@ -150,10 +150,7 @@ start_tracer -i 1
 "$PF" fire 1 || fail "probe_fire failed"
 # the next 1-s summary after the fire shows it: wait for that summary (a
 # loaded machine may print a few empty ones first), bounded
-for _ in $(seq 100); do
-	grep -q 'post->completion latency, RDMA_WRITE' "$TMP/out" && break
-	sleep 0.2
-done
+wait_for 20 in_log "$TMP/out" 'post->completion latency, RDMA_WRITE' || :
 stop_tracer
 grep -q '^VM vm-a' "$TMP/out" && grep -q 'post->completion latency, RDMA_WRITE' \
 	"$TMP/out" && ok "text summary" || { cat "$TMP/out"; fail "text summary"; }
