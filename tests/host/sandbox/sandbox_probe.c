@@ -8,8 +8,12 @@
  * usage or setup.
  *
  *   sandbox_probe [--debug] [--listen] [--drop UID:GID] OP
+ *   sandbox_probe --bare OP       (an ABI probe without the filter: what
+ *                                 the bare kernel does with it)
  *   sandbox_probe --export-pfc    (the golden file: see worker-filter.pfc)
- *   sandbox_probe --list          (every OP)
+ *   sandbox_probe --list          (every OP: allowed, forbidden, or
+ *                                 forbidden-abi: a forbidden op whose
+ *                                 syscall ABI the kernel may lack)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -469,15 +473,25 @@ struct op {
 	const char *name;
 	long (*forbidden)(struct probe *p);
 	int (*allowed)(struct probe *p);
+	/*
+	 * Enters the kernel through another syscall ABI (i386, x32), which
+	 * a kernel may not have at all (CONFIG_IA32_EMULATION off, or
+	 * ia32_emulation=0): its test asks the bare kernel first (--bare).
+	 */
+	bool abi;
 };
 
 #define FORBID(n)                                                              \
 	{                                                                      \
-#n, f_##n, NULL                                                \
+#n, f_##n, NULL, false                                         \
+	}
+#define FORBID_ABI(n)                                                          \
+	{                                                                      \
+#n, f_##n, NULL, true                                          \
 	}
 #define PERMIT(n)                                                              \
 	{                                                                      \
-#n, NULL, a_##n                                                \
+#n, NULL, a_##n, false                                         \
 	}
 
 static const struct op ops[] = {
@@ -536,8 +550,8 @@ static const struct op ops[] = {
 	FORBID(fcntl_dupfd),
 	FORBID(dup),
 #if defined(__x86_64__)
-	FORBID(x32_abi),
-	FORBID(i386_int80),
+	FORBID_ABI(x32_abi),
+	FORBID_ABI(i386_int80),
 #endif
 	PERMIT(eventfd),
 	PERMIT(epoll),
@@ -668,22 +682,27 @@ static int parse_drop(const char *s, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
-static int run(const struct op *op, struct probe *p)
+static int run(const struct op *op, struct probe *p, bool bare)
 {
 	long r;
 
 	if (op->allowed)
 		return op->allowed(p);
 	r = op->forbidden(p);
-	log_warnx("probe: forbidden operation '%s' returned %ld (errno %d) "
-		  "instead of being killed",
-		  op->name, r, errno);
+	if (bare)
+		log_warnx("probe: '%s' without the filter returned %ld (errno "
+			  "%d): the kernel has this syscall ABI",
+			  op->name, r, errno);
+	else
+		log_warnx("probe: forbidden operation '%s' returned %ld (errno "
+			  "%d) instead of being killed",
+			  op->name, r, errno);
 	return 3;
 }
 
 int main(int argc, char **argv)
 {
-	bool debug = false, listen_mode = false, drop = false;
+	bool debug = false, listen_mode = false, drop = false, bare = false;
 	struct sandbox_worker_params sp;
 	const struct op *op;
 	struct probe p;
@@ -697,6 +716,8 @@ int main(int argc, char **argv)
 			debug = true;
 		else if (!strcmp(argv[i], "--listen"))
 			listen_mode = true;
+		else if (!strcmp(argv[i], "--bare"))
+			bare = true;
 		else if (!strcmp(argv[i], "--drop") && i + 1 < argc - 1 &&
 			 parse_drop(argv[i + 1], &uid, &gid) == 0)
 			drop = true, i++;
@@ -708,24 +729,35 @@ int main(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "--list")) {
 		for (i = 0; i < (int)ARRAY_SIZE(ops); i++)
 			printf("%s %s\n",
-			       ops[i].allowed ? "allowed" : "forbidden",
+			       ops[i].allowed ? "allowed"
+			       : ops[i].abi   ? "forbidden-abi"
+					      : "forbidden",
 			       ops[i].name);
 		return 0;
 	}
 	op = argc >= 2 && i == argc - 1 ? find_op(argv[argc - 1]) : NULL;
 	if (!op) {
 		log_warnx("usage: sandbox_probe [--debug] [--listen] "
-			  "[--drop UID:GID] OP | --export-pfc | --list");
+			  "[--drop UID:GID] OP | --bare OP | --export-pfc | "
+			  "--list");
+		return 1;
+	}
+	if (bare && !op->abi) {
+		/* never a forbidden syscall unfiltered, as root, by mistake */
+		log_warnx("probe: --bare runs only ABI probes, not '%s'",
+			  op->name);
 		return 1;
 	}
 	if (setup(&p, listen_mode) < 0) {
 		log_warn("probe: setup");
 		return 1;
 	}
+	if (bare)
+		return run(op, &p, true); /* 3 if the kernel ran it; else a signal */
 	if (drop && privdrop_to(uid, gid) < 0)
 		return 1;
 	params_of(&p, listen_mode, debug, &sp);
 	if (sandbox_install_worker_filter(&sp) < 0)
 		return 1;
-	return run(op, &p);
+	return run(op, &p, false);
 }
