@@ -569,6 +569,7 @@ static void build_argv(struct broker *b, const struct worker *w,
 		arg_num(a, "--max-sge", lim(q->max_sge));
 	}
 	arg_num(a, "--poll-budget-us", vm->poll_budget_us);
+	arg_num(a, "--doorbell-poll-ms", vm->doorbell_poll_ms);
 	/* always said: the worker's own default must not decide */
 	arg(a, "--frontend");
 	arg(a, bp_frontend_name(w->frontend));

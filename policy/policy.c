@@ -64,6 +64,7 @@ enum key_id {
 	K_MAX_MEMORY,
 	K_MAX_PIDS,
 	K_POLL_BUDGET_US,
+	K_DOORBELL_POLL_MS,
 	K_COUNT
 };
 
@@ -227,6 +228,15 @@ static const struct key_desc keys[K_COUNT] = {
 			       .min = 0,
 			       .max = POLICY_POLL_BUDGET_MAX_US,
 			       .why_max = "a CPU is shared by many VMs" },
+	[K_DOORBELL_POLL_MS] = { .name = "doorbell_poll_ms",
+				 .type = T_U32,
+				 .sections = IN_DEFAULTS | IN_VM,
+				 .off = offsetof(struct policy_vm,
+						 doorbell_poll_ms),
+				 .min = 0,
+				 .max = POLICY_DOORBELL_POLL_MAX_MS,
+				 .why_max = "an idle doorbell would wait over "
+					    "a second" },
 };
 
 static const struct policy_broker builtin_broker = {
@@ -258,6 +268,7 @@ static const struct policy_vm builtin_defaults = {
 	},
 	.frontend = POLICY_FRONTEND_VIRTIO_RDMA,
 	.poll_budget_us = POLICY_POLL_BUDGET_DEFAULT_US,
+	.doorbell_poll_ms = POLICY_DOORBELL_POLL_DEFAULT_MS,
 };
 
 /* Ranges no VM may claim, or that overlap what the host owns. */

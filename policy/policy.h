@@ -44,6 +44,16 @@
 #define POLICY_POLL_BUDGET_MAX_US     10000
 
 /*
+ * doorbell_poll_ms: a PVRDMA worker offers its doorbell BAR as shared
+ * memory and, once idle, looks for doorbells at least this often (docs/
+ * pvrdma.md, "Doorbells in shared memory"): the first doorbell after an
+ * idle spell waits up to this long; 1000 / N wake-ups a second when idle.
+ * 0: doorbells as vfio-user messages (a round trip each).
+ */
+#define POLICY_DOORBELL_POLL_DEFAULT_MS 10
+#define POLICY_DOORBELL_POLL_MAX_MS	1000
+
+/*
  * A PVRDMA device's rings are in guest memory, sized by its driver: its
  * queue depths are bounded by rdmagate's ceiling only, and unset they
  * default to the worker's own (room for ibv_srq_pingpong's 1024-entry CQ).
@@ -105,7 +115,8 @@ struct policy_vm {
 	 * spawn, stop or read this VM; neither: root only */
 	bool has_vmm_uid, has_vmm_gid;
 	uint32_t vmm_uid, vmm_gid;
-	uint32_t poll_budget_us; /* the worker's --poll-budget-us */
+	uint32_t poll_budget_us;   /* the worker's --poll-budget-us */
+	uint32_t doorbell_poll_ms; /* the worker's --doorbell-poll-ms */
 };
 
 struct policy_broker {

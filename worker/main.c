@@ -116,7 +116,8 @@ struct options {
 	uint8_t port;
 	bool busy_poll;
 	bool poll_budget_set;
-	uint32_t poll_budget_us; /* with poll_budget_set */
+	uint32_t poll_budget_us;   /* with poll_budget_set */
+	uint32_t doorbell_poll_ms; /* PVRDMA: 0 = doorbells as messages */
 	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
 #if RDMAGATE_TEST_HOOKS
 	const char *test_syscall; /* made once the sandbox is on (tests) */
@@ -480,6 +481,8 @@ static int run(struct loop *l)
 		if (l->lfd < 0 && l->cfd < 0)
 			return 0; /* inherited connection closed */
 		timeout = l->dev && vu_needs_poll(l->dev) ? 1 : -1;
+		if (l->vfu)
+			timeout = vfu_conn_poll_timeout_ms(l->vfu);
 		if (spinning || dev_wants_poll(l))
 			timeout = 0;
 		n = epoll_wait(l->ep, ev, ARRAY_SIZE(ev), timeout);
@@ -492,9 +495,11 @@ static int run(struct loop *l)
 			dispatch(l, ev[i].data.u64);
 		if (l->dev && vu_needs_poll(l->dev))
 			vu_poll(l->dev);
-		if (dev_wants_poll(l) && l->vfu)
-			vfu_conn_poll(l->vfu);
-		else if (dev_wants_poll(l))
+		/* a device's doorbells in shared memory count as events */
+		if (l->vfu && (dev_wants_poll(l) ||
+			       vfu_conn_poll_timeout_ms(l->vfu) >= 0))
+			n += (int)vfu_conn_poll(l->vfu);
+		else if (dev_wants_poll(l) && !l->vfu)
 			l->ops->poll(l->dev->priv);
 		check_lost_memory(l);
 		spinning = spin_round(&l->spin, n);
@@ -572,6 +577,12 @@ static void usage(FILE *f)
 		   "(0..10000, default 50)\n"
 		   "  --busy-poll           never sleep: poll the host CQs all "
 		   "the time\n"
+		   "  --doorbell-poll-ms N  PVRDMA: offer the UAR BAR as "
+		   "shared memory and look\n"
+		   "                        for doorbells at least every N ms "
+		   "when idle (1..1000,\n"
+		   "                        default 10); 0: doorbells as "
+		   "vfio-user messages\n"
 		   "  --socket PATH         listen on PATH (a stale socket is "
 		   "removed)\n"
 		   "  --fd N                serve inherited fd N (listening or "
@@ -644,6 +655,15 @@ static uint32_t *limit_ptr(struct be_limits *lim, int i)
 	return p[i];
 }
 
+/* The long option whose value is c (for messages: never by position). */
+static const char *opt_name(const struct option *lo, int c)
+{
+	for (; lo->name; lo++)
+		if (lo->val == c)
+			return lo->name;
+	return "?";
+}
+
 static void parse(int argc, char **argv, struct options *o)
 {
 	static const struct option lo[] = {
@@ -659,6 +679,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "port", required_argument, NULL, 'P' },
 		{ "busy-poll", no_argument, NULL, 'B' },
 		{ "poll-budget-us", required_argument, NULL, 'A' },
+		{ "doorbell-poll-ms", required_argument, NULL, 'Y' },
 		{ "max-qp", required_argument, NULL, 256 },
 		{ "max-cq", required_argument, NULL, 257 },
 		{ "max-mr", required_argument, NULL, 258 },
@@ -713,6 +734,11 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'B':
 			o->busy_poll = true;
 			break;
+		case 'Y':
+			o->doorbell_poll_ms =
+				parse_uint("--doorbell-poll-ms", optarg, 0,
+					   POLICY_DOORBELL_POLL_MAX_MS);
+			break;
 		case 'A':
 			o->poll_budget_set = true;
 			o->poll_budget_us =
@@ -741,7 +767,7 @@ static void parse(int argc, char **argv, struct options *o)
 		case 256 ... 265:
 			/* 0 is a quota too: none of that object */
 			*limit_ptr(&o->lim, c - 256) = parse_uint(
-				lo[c - 256 + 10].name, optarg, 0, 1u << 20);
+				opt_name(lo, c), optarg, 0, 1u << 20);
 			break;
 		case 'v':
 			o->verbose = true;
@@ -882,6 +908,7 @@ static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
 					    struct loop *l)
 {
 	static struct pvrdma_cfg cfg;
+	struct reason why;
 
 	if (!o->device || o->test_device)
 		fatalx("PVRDMA serves a verbs device: give --device NAME (e.g. "
@@ -890,6 +917,10 @@ static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
 	cfg.busy_poll = o->busy_poll;
 	spin_setup(o, l, &cfg.busy_poll);
 	cfg.mac[0] = 0x02; /* locally administered: a node GUID only */
+	cfg.uar_fd = -1;
+	cfg.doorbell_poll_ms = o->doorbell_poll_ms;
+	if (o->doorbell_poll_ms && pvrdma_uar_shm_open(&cfg, &why) < 0)
+		fatalx("PVRDMA doorbells in shared memory: %s", why.msg);
 	dev_env.cfg = &cfg;
 	return &pvrdma_fn_ops;
 }
@@ -1082,7 +1113,11 @@ static void test_selinux_probe(const char *name)
 int main(int argc, char **argv)
 {
 	int cmd_fd = -1;
-	struct options o = { .fd = -1, .broker_fd = -1, .port = 1 };
+	struct options o = { .fd = -1,
+			     .broker_fd = -1,
+			     .port = 1,
+			     .doorbell_poll_ms =
+				     POLICY_DOORBELL_POLL_DEFAULT_MS };
 	struct loop l = { .lfd = -1,
 			  .cfd = -1,
 			  .broker = BROKER_LINK_NONE,

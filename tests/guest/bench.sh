@@ -25,7 +25,11 @@
 # Usage: bench.sh BROKER RDMAGATECTL WORKER MUX  (on the host; it boots the
 #   test VM, which boots the nested guests one after the other)
 # Environment: LAT_N (500), BW_N (200), RATE_N (2000), LOOP_N (2000000),
-#   MODES ("rdmagate pvrdma": either may be left out).
+#   MODES ("rdmagate pvrdma": either may be left out), ONLY (figure names
+#   to run, e.g. "send_lat" for a profile; default all), IDLE_S (60: the
+#   nested guest then keeps its device active and idle this long while the
+#   test VM measures the worker: the line
+#   "idle worker_cpu_pct N wakeups_per_s N"; 0: not measured).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -34,15 +38,21 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 
 GUEST_IP=10.99.2.2 NATIVE_IP=10.99.0.1 PEER_IP=10.99.0.2 BASE_PORT=18800
 LAT_N=${LAT_N:-500} BW_N=${BW_N:-200} RATE_N=${RATE_N:-2000}
-LOOP_N=${LOOP_N:-2000000} MODES=${MODES:-rdmagate pvrdma}
+LOOP_N=${LOOP_N:-2000000} MODES=${MODES:-rdmagate pvrdma} ONLY=${ONLY:-}
+IDLE_S=${IDLE_S:-60}
 # NAME TOOL ARGS (both sides of a perftest must agree: the guest reads
 # the counts from $T/params); the figure is column COL of the result line
 figs() {
-	FIGS=("write_lat ib_write_lat -s 64 -n $LAT_N"
+	local all=("write_lat ib_write_lat -s 64 -n $LAT_N"
 		"send_lat ib_send_lat -s 64 -n $LAT_N"
 		"write_bw_64k ib_write_bw -s 65536 -n $BW_N"
 		"send_bw_64k ib_send_bw -s 65536 -n $BW_N"
-		"msg_rate_64 ib_send_bw -s 64 -n $RATE_N")
+		"msg_rate_64 ib_send_bw -s 64 -n $RATE_N") f
+	FIGS=()
+	for f in "${all[@]}"; do
+		[ -z "$ONLY" ] || [[ " $ONLY " == *" ${f%% *} "* ]] || continue
+		FIGS+=("$f")
+	done
 }
 figs
 # t_typical (us); BW average (MiB/s); MsgRate (Mpps)
@@ -93,6 +103,12 @@ in_guest() { # T TAG
 		echo "${name}_rc=$rc"
 		: > "$T/$tag-done-$k"
 	done
+	# the device active and idle (driver up, no traffic) for IDLE_S: the
+	# test VM measures the worker meanwhile (idle_cost)
+	[ "$IDLE_S" -gt 0 ] && [ "$tag" = rdmagate ] || return 0
+	: > "$T/$tag-idle-start"
+	sleep "$IDLE_S"
+	: > "$T/$tag-idle-end"
 }
 
 # ---- level 2, the test VM
@@ -149,6 +165,31 @@ native() { # T
 	done
 }
 
+# PID's CPU ticks (utime + stime) and context switches, one line
+proc_sample() {
+	echo "$(awk '{ print $14 + $15 }' "/proc/$1/stat")" \
+		"$(awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }' \
+			"/proc/$1/status")"
+}
+
+# What an idle, active device costs: the worker's CPU and its wake-ups
+# (context switches) a second while the guest sleeps (in_guest's IDLE_S).
+idle_cost() { # T TAG PID
+	local T=$1 tag=$2 pid=$3 a b t0 t1 hz
+	wait_file "$T/$tag-idle-start" 3000 || return 0
+	a=$(proc_sample "$pid")
+	t0=$(now_ms)
+	wait_file "$T/$tag-idle-end" $((IDLE_S * 3)) || return 0
+	b=$(proc_sample "$pid")
+	t1=$(now_ms)
+	hz=$(getconf CLK_TCK)
+	set -- $a $b
+	awk -v c0="$1" -v w0="$2" -v c1="$3" -v w1="$4" -v ms=$((t1 - t0)) \
+		-v hz="$hz" 'BEGIN { printf "idle worker_cpu_pct %.2f wakeups_per_s %.1f\n",
+			(c1 - c0) * 100000 / hz / ms, (w1 - w0) * 1000 / ms }' \
+		> "$T/$tag-idle"
+}
+
 run_rdmagate() { # T WORKER
 	local T=$1 S wp
 	S=$(mktemp -d /tmp/bench-sock.XXXXXX)/pvrdma.sock
@@ -156,7 +197,12 @@ run_rdmagate() { # T WORKER
 		> "$T/worker.log" 2>&1 &
 	wp=$!
 	wait_file "$S" 30 || { echo "# the worker did not listen"; return 0; }
+	idle_cost "$T" rdmagate "$wp" &
 	nested "$T" rdmagate --vfio-user "$S"
+	wait
+	# the worker's CPU time over the whole guest run (utime + stime)
+	echo "# worker CPU: $(awk -v hz="$(getconf CLK_TCK)" \
+		'{ printf "%d ms", ($14 + $15) * 1000 / hz }' /proc/$wp/stat)"
 	kill "$wp" 2>/dev/null
 	wait "$wp" 2>/dev/null
 	grep -h "device stats" "$T/worker.log" | sed 's/^/#   /'
@@ -216,13 +262,15 @@ report() { # T
 		"  nested guest, QEMU 11.1" "$(sed -n 's/^cpu_loop_ms=//p' "$T/rdmagate.facts" 2>/dev/null)" \
 		"  nested guest, QEMU 7.2" "$(sed -n 's/^cpu_loop_ms=//p' "$T/pvrdma.facts" 2>/dev/null)"
 	sed 's/^/real /' "$T/lines"
+	cat "$T/rdmagate-idle" 2>/dev/null
 }
 
 in_vm() { # BROKER CTL WORKER MUX
 	local T
 	T=$(mktemp -d "$RDMAGATE_BUILD/guest-bench.XXXXXX")
 	chmod 777 "$T"
-	echo "LAT_N=$LAT_N BW_N=$BW_N RATE_N=$RATE_N LOOP_N=$LOOP_N" > "$T/params"
+	echo "LAT_N=$LAT_N BW_N=$BW_N RATE_N=$RATE_N LOOP_N=$LOOP_N ONLY='$ONLY'" \
+		"IDLE_S=$IDLE_S" > "$T/params"
 	echo "# load average (test VM): $(cut -d' ' -f1-3 /proc/loadavg)"
 	cpu_loop_ms > "$T/vm-loop"
 	"$here/nested-guest" --setup-fabric &&
@@ -247,5 +295,6 @@ export RDMAGATE_BUILD
 echo "# load average (machine): $(cut -d' ' -f1-3 /proc/loadavg)"
 HOST_LOOP_MS=$(cpu_loop_ms)
 GUEST_VM_OPTS=(--no-cm -e "HOST_LOOP_MS=$HOST_LOOP_MS" -e "LAT_N=$LAT_N"
-	-e "BW_N=$BW_N" -e "RATE_N=$RATE_N" -e "LOOP_N=$LOOP_N" -e "MODES=$MODES")
+	-e "BW_N=$BW_N" -e "RATE_N=$RATE_N" -e "LOOP_N=$LOOP_N" -e "MODES=$MODES"
+	-e "ONLY=$ONLY" -e "IDLE_S=$IDLE_S")
 guest_run_in_test_vm 3400 "$here/bench.sh" --in-vm "$@"

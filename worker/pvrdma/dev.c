@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "worker/pvrdma/dev.h"
 
@@ -351,11 +352,49 @@ static bool fn_wants_poll(void *priv)
 	return d->cfg->busy_poll && d->active;
 }
 
-static void fn_poll(void *priv)
+/*
+ * Busy polling (while the loop spins) polls the host CQs; with doorbells
+ * in shared memory every round also takes the guest's doorbells.
+ */
+static unsigned int fn_poll(void *priv)
+{
+	struct pvrdma_dev *d = priv;
+	bool busy = d->cfg->busy_poll && d->active;
+	unsigned int n = pvrdma_uar_scan(d, !busy);
+
+	if (busy)
+		be_poll(d->be);
+	return n;
+}
+
+static int fn_bar_shm(void *priv, unsigned int bar, int *ret_fd)
 {
 	struct pvrdma_dev *d = priv;
 
-	be_poll(d->be);
+	if (bar != PVRDMA_PCI_RESOURCE_UAR || !d->cfg->uar)
+		return -ENOENT;
+	*ret_fd = d->cfg->uar_fd;
+	return 0;
+}
+
+/* After activity, look for doorbells every 1 ms for this long. */
+#define WARM_NS (100ull * 1000 * 1000)
+
+/*
+ * How long the loop may sleep: doorbells in shared memory wake nothing.
+ * Within WARM_NS of the last doorbell or CQE every millisecond (the
+ * loop's finest sleep), then every doorbell_poll_ms: the idle cost is
+ * 1000 / doorbell_poll_ms wake-ups a second.
+ */
+static int fn_poll_timeout_ms(void *priv)
+{
+	struct pvrdma_dev *d = priv;
+
+	if (!pvrdma_uar_shared(d) || !d->active)
+		return -1;
+	if (mono_ns() - d->active_ns < WARM_NS)
+		return 1;
+	return (int)d->cfg->doorbell_poll_ms;
 }
 
 /* Tables of objects by handle, as many as the caps allow. */
@@ -400,12 +439,40 @@ static void set_limits(struct pvrdma_dev *d)
 	d->lim.max_ring_pages = 0xffff;
 }
 
+/* What this connection's guest made the device do (the bench reads it). */
+static void log_stats(const struct pvrdma_dev *d)
+{
+	const struct pvrdma_stats *s = &d->stats;
+
+	log_info("device stats: %llu commands (%llu refused), %llu doorbells "
+		 "(QP send %llu, QP recv %llu, CQ arm %llu, CQ poll %llu, "
+		 "SRQ %llu, other %llu), %llu CQEs, %llu CQ overflows, "
+		 "%llu WQEs refused, %llu events (%llu dropped), %llu "
+		 "interrupts",
+		 (unsigned long long)s->commands,
+		 (unsigned long long)s->command_errors,
+		 (unsigned long long)s->doorbells,
+		 (unsigned long long)s->db[PVRDMA_DB_QP_SEND],
+		 (unsigned long long)s->db[PVRDMA_DB_QP_RECV],
+		 (unsigned long long)s->db[PVRDMA_DB_CQ_ARM],
+		 (unsigned long long)s->db[PVRDMA_DB_CQ_POLL],
+		 (unsigned long long)s->db[PVRDMA_DB_SRQ],
+		 (unsigned long long)s->db[PVRDMA_DB_OTHER],
+		 (unsigned long long)s->cqes,
+		 (unsigned long long)s->cq_overflows,
+		 (unsigned long long)s->wqe_refused,
+		 (unsigned long long)s->events,
+		 (unsigned long long)s->events_dropped,
+		 (unsigned long long)s->irqs);
+}
+
 static void fn_destroy(void *priv)
 {
 	struct pvrdma_dev *d = priv;
 
 	if (!d)
 		return;
+	log_stats(d);
 	be_destroy(d->be);
 	pvrdma_free_objects(d);
 	forget_dsr(d);
@@ -482,4 +549,6 @@ const struct pci_fn_ops pvrdma_fn_ops = {
 	.dma_unmap = fn_dma_changed,
 	.wants_poll = fn_wants_poll,
 	.poll = fn_poll,
+	.bar_shm = fn_bar_shm,
+	.poll_timeout_ms = fn_poll_timeout_ms,
 };

@@ -37,6 +37,13 @@ struct pvrdma_cq {
 	struct pvrdma_ring_map ring;
 	bool armed;
 	bool overflowed; /* reported once, until the guest catches up */
+	/*
+	 * Doorbells in shared memory (dev_data.c): the last notification,
+	 * the guest's cons_head then, and when (CLOCK_MONOTONIC).
+	 */
+	bool notified;
+	uint32_t notified_head;
+	uint64_t notified_ns;
 };
 
 struct pvrdma_qp {
@@ -59,9 +66,21 @@ struct pvrdma_srq {
 	bool broken;
 };
 
+/* Doorbells by kind (the data path's profile, docs/benchmarks.md). */
+enum pvrdma_db_kind {
+	PVRDMA_DB_QP_SEND,
+	PVRDMA_DB_QP_RECV,
+	PVRDMA_DB_CQ_ARM,
+	PVRDMA_DB_CQ_POLL,
+	PVRDMA_DB_SRQ,
+	PVRDMA_DB_OTHER,
+	PVRDMA_DB_KINDS
+};
+
 struct pvrdma_stats {
 	uint64_t commands, command_errors, doorbells, wqe_refused;
 	uint64_t cqes, cq_overflows, events, events_dropped, irqs;
+	uint64_t db[PVRDMA_DB_KINDS];
 };
 
 struct pvrdma_dev {
@@ -87,6 +106,11 @@ struct pvrdma_dev {
 	uint32_t ncqs, nqps, nsrqs;
 	/* user contexts: ctx handle i (1..) owns UAR page uc_uar[i] */
 	uint16_t uc_uar[PVRDMA_UAR_PAGES];
+
+	/* a UAR write came as a message: BAR2 is not mapped by the client */
+	bool uar_by_msg;
+	/* the last doorbell or CQE (CLOCK_MONOTONIC), for poll_timeout_ms */
+	uint64_t active_ns;
 
 	struct pvrdma_stats stats;
 	/* refusals per command code (PVRDMA_CMD_MAX: unknown, or before
@@ -122,6 +146,22 @@ void pvrdma_free_objects(struct pvrdma_dev *d);
 
 /* dev_data.c */
 void pvrdma_uar_write(struct pvrdma_dev *d, uint64_t off, uint32_t val);
+/*
+ * Takes the doorbells the guest stored in the shared UAR BAR since the
+ * last call and does their work; on an idle round (the loop is not
+ * spinning) that found none, also re-notifies CQs whose CQEs the guest
+ * has left unread for long.  Returns the doorbells taken.
+ */
+unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle);
+/*
+ * Doorbells reach this device as stores to the shared UAR BAR: the worker
+ * offers it (cfg->uar) and no UAR write came as a message (a client that
+ * does not map BAR2 sends them all as REGION_WRITEs).
+ */
+static inline bool pvrdma_uar_shared(const struct pvrdma_dev *d)
+{
+	return d->cfg->uar && !d->uar_by_msg;
+}
 /* Posts an async event (type, info) to the guest. */
 void pvrdma_post_event(struct pvrdma_dev *d, uint32_t type, uint32_t info);
 extern const struct be_frontend_ops pvrdma_be_ops;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "worker/pvrdma/dev.h"
 #include "worker/pvrdma/ring.h"
@@ -103,17 +104,46 @@ void pvrdma_post_event(struct pvrdma_dev *d, uint32_t type, uint32_t info)
 	pvrdma_raise(d, PVRDMA_INTR_VECTOR_ASYNC);
 }
 
+/*
+ * Whether a CQE (or a re-check) must notify.  With doorbells as messages
+ * the device sees every ARM: only an armed CQ notifies.  With doorbells
+ * in shared memory (pvrdma_uar_scan) it cannot know the arm state: the
+ * provider re-arms and then polls, and the POLL store overwrites the ARM
+ * before the device takes it.  Every CQ then counts as armed, and a
+ * notification is left out only while the guest has not consumed a CQE
+ * since the last one: it still has that notification to act on, and will
+ * poll the whole ring.  A spurious notification at worst, never a lost
+ * one (the kernel driver passes it to the CQ's completion handler, which
+ * a CQ without a completion channel ignores).
+ */
+static bool notify_due(struct pvrdma_dev *d, const struct pvrdma_cq *cq,
+		       uint32_t head)
+{
+	if (cq->armed)
+		return true;
+	if (!pvrdma_uar_shared(d))
+		return false;
+	return !cq->notified || head != cq->notified_head;
+}
+
 static void notify_cq(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 {
 	struct pvrdma_cqne n = { cq->handle };
+	uint32_t tail, head = 0;
 
-	if (!cq->armed)
+	if (pvrdma_uar_shared(d) &&
+	    pvrdma_ring_state_read(d, &cq->ring, &tail, &head) < 0)
+		return;
+	if (!notify_due(d, cq, head))
 		return;
 	cq->armed = false;
 	if (!d->dsr_ok || ring_produce(d, &d->cqn, &n, sizeof(n)) < 0) {
 		d->stats.events_dropped++;
 		return;
 	}
+	cq->notified = true;
+	cq->notified_head = head;
+	cq->notified_ns = mono_ns();
 	pvrdma_raise(d, PVRDMA_INTR_VECTOR_CQ);
 }
 
@@ -132,6 +162,7 @@ static void write_cqe(struct pvrdma_dev *d, struct pvrdma_cq *cq,
 
 	if (r == 0) {
 		d->stats.cqes++;
+		d->active_ns = mono_ns();
 		cq->overflowed = false;
 		notify_cq(d, cq);
 		return;
@@ -383,6 +414,7 @@ static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
 		return;
 	/* Solicited-only arming notifies on any completion (as QEMU). */
 	if (val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL)) {
+		d->stats.db[PVRDMA_DB_CQ_ARM]++;
 		cq->armed = true;
 		/*
 		 * The arm is a posted write: a completion written after the
@@ -393,8 +425,10 @@ static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
 		if (cq_has_unread(d, cq))
 			notify_cq(d, cq);
 	}
-	if (val & PVRDMA_UAR_CQ_POLL)
+	if (val & PVRDMA_UAR_CQ_POLL) {
+		d->stats.db[PVRDMA_DB_CQ_POLL]++;
 		be_cq_poll(d->be, cq->handle, cq->ring.nelems);
+	}
 }
 
 void pvrdma_uar_write(struct pvrdma_dev *d, uint64_t off, uint32_t val)
@@ -404,6 +438,11 @@ void pvrdma_uar_write(struct pvrdma_dev *d, uint64_t off, uint32_t val)
 	struct pvrdma_srq *srq;
 
 	d->stats.doorbells++;
+	/* this client did not map BAR2: every ARM is seen, as a message */
+	if (d->cfg->uar && !d->uar_by_msg)
+		log_info("pvrdma: the client sends doorbells as messages (it "
+			 "did not map the UAR BAR): exact CQ arming");
+	d->uar_by_msg = true;
 	if (!d->active)
 		return;
 	switch (off % PVRDMA_PAGE_SIZE) {
@@ -411,20 +450,144 @@ void pvrdma_uar_write(struct pvrdma_dev *d, uint64_t off, uint32_t val)
 		qp = h < d->nqps ? d->qps[h] : NULL;
 		if (!qp)
 			return;
-		if (val & PVRDMA_UAR_QP_SEND)
+		if (val & PVRDMA_UAR_QP_SEND) {
+			d->stats.db[PVRDMA_DB_QP_SEND]++;
 			drain_qp(d, qp, false);
-		if (val & PVRDMA_UAR_QP_RECV)
+		}
+		if (val & PVRDMA_UAR_QP_RECV) {
+			d->stats.db[PVRDMA_DB_QP_RECV]++;
 			drain_qp(d, qp, true);
+		}
 		return;
 	case PVRDMA_UAR_CQ_OFFSET:
 		doorbell_cq(d, val);
 		return;
 	case PVRDMA_UAR_SRQ_OFFSET:
 		srq = h < d->nsrqs ? d->srqs[h] : NULL;
-		if (srq && (val & PVRDMA_UAR_SRQ_RECV))
+		if (srq && (val & PVRDMA_UAR_SRQ_RECV)) {
+			d->stats.db[PVRDMA_DB_SRQ]++;
 			drain_srq(d, srq);
+		}
 		return;
 	default:
+		d->stats.db[PVRDMA_DB_OTHER]++;
 		return;
 	}
+}
+
+/* ---- doorbells in shared memory ---- */
+
+/*
+ * The client maps BAR2 (the device's memfd, pvrdma_uar_shm_open()) into
+ * the guest: a doorbell is then a plain 32-bit store, with no exit and no
+ * message, and a later store to the same word replaces an earlier one
+ * (docs/pvrdma.md, "Doorbells in shared memory").  The device takes each
+ * word with an atomic exchange, so that a store is never taken twice nor
+ * lost (a non-zero word is at least one doorbell since the last look), and
+ * uses its value as a hint only, never to index anything unchecked:
+ *   - a QP word: some QP was rung, maybe several: every QP's rings are
+ *     drained (a drain reads the guest's indices and stops at once on an
+ *     empty ring);
+ *   - an SRQ word: every SRQ likewise;
+ *   - a CQ word: as a message would (doorbell_cq); an ARM the device did
+ *     not see is covered by notify_due() and, for the one pattern it
+ *     cannot cover, by the re-notification of long-unread CQs below.
+ * Pages looked at: page 0 (the kernel driver's) and each live user
+ * context's.
+ */
+
+/* Re-notify a CQ whose CQEs the guest has left unread this long. */
+#define RENOTIFY_NS (100ull * 1000 * 1000)
+
+static uint32_t take_word(const struct pvrdma_dev *d, uint32_t page,
+			  uint32_t off)
+{
+	uint32_t *w = d->cfg->uar + ((size_t)page * PVRDMA_PAGE_SIZE + off) /
+					    sizeof(uint32_t);
+
+	if (!__atomic_load_n(w, __ATOMIC_RELAXED))
+		return 0;
+	/* acquire: the rings are read after the store that rang them */
+	return __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL);
+}
+
+static void drain_all(struct pvrdma_dev *d, bool qps, bool srqs)
+{
+	uint32_t h;
+
+	for (h = 0; qps && h < d->nqps; h++) {
+		if (!d->qps[h])
+			continue;
+		drain_qp(d, d->qps[h], false);
+		drain_qp(d, d->qps[h], true);
+	}
+	for (h = 0; srqs && h < d->nsrqs; h++)
+		if (d->srqs[h] && !d->srqs[h]->broken)
+			drain_srq(d, d->srqs[h]);
+}
+
+/*
+ * The one lost wake-up notify_due() cannot rule out: a guest that arms a
+ * CQ whose ring still holds CQEs it was notified of, without polling in
+ * between, and whose ARM store another CQ's doorbell replaced.  A CQ with
+ * CQEs unread for RENOTIFY_NS is notified again: a late wake-up at worst.
+ */
+static void renotify_unread(struct pvrdma_dev *d)
+{
+	uint64_t now = mono_ns();
+	uint32_t h;
+
+	for (h = 0; h < d->ncqs; h++) {
+		struct pvrdma_cq *cq = d->cqs[h];
+
+		if (!cq || !cq_has_unread(d, cq) ||
+		    (cq->notified && now - cq->notified_ns < RENOTIFY_NS))
+			continue;
+		cq->notified = false;
+		notify_cq(d, cq);
+	}
+}
+
+static void count_qp_word(struct pvrdma_dev *d, uint32_t v)
+{
+	if (v & PVRDMA_UAR_QP_SEND)
+		d->stats.db[PVRDMA_DB_QP_SEND]++;
+	if (v & PVRDMA_UAR_QP_RECV)
+		d->stats.db[PVRDMA_DB_QP_RECV]++;
+}
+
+unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle)
+{
+	bool qps = false, srqs = false;
+	unsigned int n = 0, i;
+	uint32_t page, v;
+
+	if (!pvrdma_uar_shared(d) || !d->active)
+		return 0;
+	for (i = 0; i < PVRDMA_UAR_PAGES; i++) {
+		page = i ? d->uc_uar[i] : 0;
+		if (i && !page)
+			continue;
+		if ((v = take_word(d, page, PVRDMA_UAR_QP_OFFSET))) {
+			count_qp_word(d, v);
+			qps = true;
+			n++;
+		}
+		if ((v = take_word(d, page, PVRDMA_UAR_CQ_OFFSET))) {
+			doorbell_cq(d, v);
+			n++;
+		}
+		if ((v = take_word(d, page, PVRDMA_UAR_SRQ_OFFSET))) {
+			d->stats.db[PVRDMA_DB_SRQ]++;
+			srqs = true;
+			n++;
+		}
+	}
+	d->stats.doorbells += n;
+	if (n)
+		d->active_ns = mono_ns();
+	drain_all(d, qps, srqs);
+	if (idle && !n)
+		renotify_unread(d);
+	return n;
 }

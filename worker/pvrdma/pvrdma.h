@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/reason.h"
 #include "worker/backend/backend.h"
 #include "worker/vfio_user/pci_fn.h"
 
@@ -24,7 +25,26 @@ struct pvrdma_cfg {
 	bool busy_poll;
 	/* the MAC the guest reads in MACL/MACH until it writes its own */
 	uint8_t mac[6];
+	/*
+	 * The UAR BAR as shared memory the client maps into the guest
+	 * (pvrdma_uar_shm_open()): doorbells are then plain stores, which
+	 * the device takes by polling (docs/pvrdma.md, "Doorbells in shared
+	 * memory"), at least every doorbell_poll_ms while it is idle.
+	 * uar NULL: BAR2 is not offered for mapping; doorbells then come as
+	 * REGION_WRITE messages, one round trip each.
+	 */
+	uint32_t *uar; /* PVRDMA_BAR2_UAR_SIZE bytes, or NULL */
+	int uar_fd;    /* with uar: its memfd */
+	uint32_t doorbell_poll_ms;
 };
+
+/*
+ * Before the sandbox (memfd_create is not in the allow-list): makes the
+ * UAR BAR's shared memory, sealed against resizing so that the client
+ * cannot make the worker's accesses fault, and maps it into cfg.  0, or
+ * -errno with why.
+ */
+int pvrdma_uar_shm_open(struct pvrdma_cfg *cfg, struct reason *why);
 
 extern const struct pci_fn_ops pvrdma_fn_ops;
 

@@ -86,7 +86,7 @@ int vfu_conn_readable(struct vfu_conn *c)
 	vfu_handle(c->dev, c->buf, (size_t)n, fds, nfds, &c->res);
 	if (c->res.reply_len) {
 		ret = stream_send(c->fd, c->res.reply.bytes, c->res.reply_len,
-				  NULL, 0);
+				  &c->res.reply_fd, c->res.reply_fd >= 0);
 		if (ret < 0) {
 			log_peer_warnx("replying to the vfio-user client: %s",
 				       strerror(-ret));
@@ -111,7 +111,15 @@ bool vfu_conn_wants_poll(const struct vfu_conn *c)
 	return fn->ops->wants_poll && fn->ops->wants_poll(fn->priv);
 }
 
-void vfu_conn_poll(struct vfu_conn *c)
+unsigned int vfu_conn_poll(struct vfu_conn *c)
 {
-	c->dev->fn.ops->poll(c->dev->fn.priv);
+	return c->dev->fn.ops->poll(c->dev->fn.priv);
+}
+
+int vfu_conn_poll_timeout_ms(const struct vfu_conn *c)
+{
+	const struct pci_fn *fn = &c->dev->fn;
+
+	return fn->ops->poll_timeout_ms ? fn->ops->poll_timeout_ms(fn->priv)
+					: -1;
 }

@@ -28,8 +28,13 @@ int vfu_conn_readable(struct vfu_conn *c);
 /* Drops every DMA region and irq fd, destroys the device, frees c. */
 void vfu_conn_close(struct vfu_conn *c);
 
-/* The device's busy polling (pci_fn_ops.wants_poll/poll). */
+/* The device's polling (pci_fn_ops.wants_poll/poll): the work found. */
 bool vfu_conn_wants_poll(const struct vfu_conn *c);
-void vfu_conn_poll(struct vfu_conn *c);
+unsigned int vfu_conn_poll(struct vfu_conn *c);
+/*
+ * The device's idle polling (pci_fn_ops.poll_timeout_ms): how long the
+ * loop may sleep before it calls vfu_conn_poll(), or -1 (no limit).
+ */
+int vfu_conn_poll_timeout_ms(const struct vfu_conn *c);
 
 #endif

@@ -392,9 +392,10 @@ static uint64_t bar_size(const struct pci_fn *fn, unsigned int i)
 }
 
 int pci_fn_region_info(const struct pci_fn *fn, uint32_t index,
-		       struct vfio_user_region_info *ret)
+		       struct vfio_user_region_info *ret, int *ret_fd)
 {
 	struct vfio_user_region_info r = { .argsz = sizeof(r), .index = index };
+	int fd = -1;
 
 	if (index >= VFIO_USER_PCI_NUM_REGIONS)
 		return -EINVAL;
@@ -404,7 +405,12 @@ int pci_fn_region_info(const struct pci_fn *fn, uint32_t index,
 		r.size = PCI_CFG_SIZE;
 	if (r.size)
 		r.flags = VFIO_USER_REGION_F_READ | VFIO_USER_REGION_F_WRITE;
+	/* the whole BAR at offset 0 of the device's fd */
+	if (r.size && index <= VFIO_USER_PCI_BAR5 && fn->ops->bar_shm &&
+	    fn->ops->bar_shm(fn->priv, index, &fd) == 0 && fd >= 0)
+		r.flags |= VFIO_USER_REGION_F_MMAP;
 	*ret = r;
+	*ret_fd = fd;
 	return 0;
 }
 

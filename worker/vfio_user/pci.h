@@ -66,9 +66,14 @@ void pci_fn_fini(struct pci_fn *fn);
 /* DEVICE_RESET: config, MSI-X state and irq fds to power-on; ops->reset. */
 void pci_fn_reset(struct pci_fn *fn);
 
-/* GET_REGION_INFO / GET_IRQ_INFO answers; -EINVAL for a bad index. */
+/*
+ * GET_REGION_INFO / GET_IRQ_INFO answers; -EINVAL for a bad index.  A BAR
+ * the device offers as shared memory (pci_fn_ops.bar_shm) has the MMAP
+ * flag and *ret_fd its fd (the device's: send it, do not close it); every
+ * other region -1.
+ */
 int pci_fn_region_info(const struct pci_fn *fn, uint32_t index,
-		       struct vfio_user_region_info *ret);
+		       struct vfio_user_region_info *ret, int *ret_fd);
 int pci_fn_irq_info(const struct pci_fn *fn, uint32_t index,
 		    struct vfio_user_irq_info *ret);
 

@@ -106,7 +106,22 @@ struct pci_fn_ops {
 	 * wants_poll() is true the loop does not sleep and calls poll().
 	 */
 	bool (*wants_poll)(void *priv);
-	void (*poll)(void *priv);
+	/* returns the guest work it found (e.g. doorbells), for the spin */
+	unsigned int (*poll)(void *priv);
+	/*
+	 * Optional: BAR `bar` is shared memory the client may map into the
+	 * guest (GET_REGION_INFO then offers it with the MMAP flag and this
+	 * fd, the whole BAR at offset 0 of the fd).  0 and *ret_fd, or
+	 * -ENOENT.  The fd stays the device's.  Stores to a mapped BAR cause
+	 * no message: a device that offers one finds them by polling
+	 * (poll_timeout_ms).
+	 */
+	int (*bar_shm)(void *priv, unsigned int bar, int *ret_fd);
+	/*
+	 * Optional: when the loop would sleep, wake it after at most this
+	 * many milliseconds and call poll(); -1: sleep until an event.
+	 */
+	int (*poll_timeout_ms)(void *priv);
 };
 
 /*

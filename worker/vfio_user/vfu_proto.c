@@ -26,6 +26,7 @@ struct msg {
 struct out {
 	uint8_t *payload;
 	size_t len;
+	int fd; /* to send with the reply (not ours to close), or -1 */
 	struct reason why; /* on failure */
 	bool expected; /* a refusal clients make routinely: debug log only */
 };
@@ -192,7 +193,7 @@ static int do_region_info(struct vfu_dev *dev, const struct msg *m,
 		reason_set(&o->why, "argsz smaller than the struct");
 		return -EINVAL;
 	}
-	ret = pci_fn_region_info(&dev->fn, r.index, &r);
+	ret = pci_fn_region_info(&dev->fn, r.index, &r, &o->fd);
 	if (ret < 0) {
 		reason_set(&o->why, "no such region");
 		return ret;
@@ -357,7 +358,8 @@ static const char *check_request(const struct vfu_dev *dev, const struct msg *m,
 void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 		unsigned int nfds, struct vfu_result *res)
 {
-	struct out o = { .payload = res->reply.bytes + sizeof(res->reply.hdr) };
+	struct out o = { .payload = res->reply.bytes + sizeof(res->reply.hdr),
+			 .fd = -1 };
 	struct msg m = { .fds = fds, .nfds = nfds };
 	const char *why;
 	unsigned int i;
@@ -365,6 +367,7 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 
 	res->disconnect = false;
 	res->reply_len = 0;
+	res->reply_fd = -1;
 	why = vfu_check_framing(buf, len);
 	if (why) {
 		violation(dev, "vfio-user: %s; dropping the connection", why);
@@ -395,6 +398,8 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 			  vfio_user_command_name(m.hdr.command), m.hdr.msg_id,
 			  o.why.msg[0] ? o.why.msg : strerror(err));
 	reply(&m, err, o.len, res);
+	if (!err && res->reply_len)
+		res->reply_fd = o.fd;
 close_fds:
 	/* a handler that keeps an fd sets its slot to -1 */
 	for (i = 0; i < nfds; i++)

@@ -39,6 +39,7 @@ struct vfu_dev {
 struct vfu_result {
 	bool disconnect;
 	size_t reply_len; /* 0: nothing to send */
+	int reply_fd;	  /* sent with the reply (the device's), or -1 */
 	union {
 		struct vfio_user_header hdr;
 		uint8_t bytes[VFIO_USER_MAX_MSG];

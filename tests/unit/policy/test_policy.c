@@ -70,6 +70,22 @@ static void test_vm_section_inherits_defaults(void **state)
 	assert_true(vm->quota.max_memory == 1ull << 30);
 	assert_int_equal(vm->quota.max_pids, 16);
 	assert_int_equal(vm->poll_budget_us, POLICY_POLL_BUDGET_DEFAULT_US);
+	assert_int_equal(vm->doorbell_poll_ms, POLICY_DOORBELL_POLL_DEFAULT_MS);
+	policy_free(p);
+}
+
+/* 0 (doorbells as messages) and the ceiling are both valid; a VM inherits. */
+static void test_doorbell_poll_bounds_and_inheritance(void **state)
+{
+	struct policy *p = parse_ok(DEV "doorbell_poll_ms = 20\n"
+					"[vm a]\ndoorbell_poll_ms = 0\n"
+					"[vm b]\n"
+					"[vm c]\ndoorbell_poll_ms = 1000\n");
+
+	(void)state;
+	assert_int_equal(policy_lookup_vm(p, "a")->doorbell_poll_ms, 0);
+	assert_int_equal(policy_lookup_vm(p, "b")->doorbell_poll_ms, 20);
+	assert_int_equal(policy_lookup_vm(p, "c")->doorbell_poll_ms, 1000);
 	policy_free(p);
 }
 
@@ -683,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_depths_above_the_rings_are_refused),
 		cmocka_unit_test(test_vmm_identity_frontend_and_limits),
 		cmocka_unit_test(test_poll_budget_bounds_and_inheritance),
+		cmocka_unit_test(test_doorbell_poll_bounds_and_inheritance),
 		cmocka_unit_test(test_broker_keys_and_builtin_broker),
 		cmocka_unit_test(
 			test_may_claim_exact_prefix_and_ipv4_mapped_gid),

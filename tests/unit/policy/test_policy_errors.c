@@ -244,6 +244,10 @@ static const struct bad_case cases[] = {
 	{ "poll_budget_above_ceiling", DEV "[vm a]\npoll_budget_us = 10001\n",
 	  "t.conf:4: poll_budget_us = 10001: more than 10000 (a CPU is shared "
 	  "by many VMs)" },
+	{ "doorbell_poll_above_ceiling",
+	  DEV "[vm a]\ndoorbell_poll_ms = 1001\n",
+	  "t.conf:4: doorbell_poll_ms = 1001: more than 1000 (an idle "
+	  "doorbell would wait over a second)" },
 	{ "poll_budget_negative", DEV "poll_budget_us = -1\n",
 	  "t.conf:3: poll_budget_us = -1: not a number (expected a whole "
 	  "number from 0 to 10000)" },

@@ -7,12 +7,14 @@
  * serving its other objects, without leaks over a thousand repetitions.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -912,6 +914,185 @@ static void test_no_dma_without_bus_master(void **state)
 	probe();
 }
 
+/* ---- doorbells in shared memory (BAR2 mapped by the client) ---- */
+
+/* Recreates the device with BAR2 offered as shared memory (cfg.uar). */
+static uint32_t *shm_device(void)
+{
+	static uint32_t *uar_mem;
+	int fd = -1;
+
+	pvrdma_fn_ops.destroy(T.priv);
+	free(uar_mem);
+	uar_mem = calloc(1, PVRDMA_BAR2_UAR_SIZE);
+	assert_non_null(uar_mem);
+	T.cfg.uar = uar_mem;
+	T.cfg.uar_fd = 42; /* what GET_REGION_INFO sends; never used here */
+	T.cfg.doorbell_poll_ms = 10;
+	assert_int_equal(pvrdma_fn_ops.create(&T.fn, &T.env, &T.priv), 0);
+	assert_int_equal(pvrdma_fn_ops.bar_shm(T.priv, 2, &fd), 0);
+	assert_int_equal(fd, 42);
+	assert_int_equal(pvrdma_fn_ops.bar_shm(T.priv, 1, &fd), -ENOENT);
+	return uar_mem;
+}
+
+/* A store into the shared BAR2, as the guest's is: no message. */
+static void uar_store(uint32_t *mem, uint32_t page, uint32_t off, uint32_t val)
+{
+	__atomic_store_n(&mem[(page * PVRDMA_PAGE_SIZE + off) / 4], val,
+			 __ATOMIC_RELEASE);
+}
+
+static uint32_t create_uc(uint32_t page)
+{
+	union pvrdma_cmd_req req = { .hdr.cmd = PVRDMA_CMD_CREATE_UC };
+	union pvrdma_cmd_resp resp;
+
+	req.create_uc.pfn64 = 0xfe000 + page;
+	assert_int_equal(cmd(&req, &resp), 0);
+	return resp.create_uc_resp.ctx_handle;
+}
+
+/*
+ * Two QPs rung on two pages, the second page's word stored twice (only
+ * the last value survives): one look takes both pages' doorbells and
+ * drains every rung ring; a look with no new store finds nothing.
+ */
+static void test_shm_doorbells_drain_every_rung_qp(void **state)
+{
+	uint32_t *mem, cq, qp, qp2, pd;
+	union pvrdma_cmd_req req;
+	union pvrdma_cmd_resp resp;
+
+	(void)state;
+	mem = shm_device();
+	probe_pd_cq_qp(&cq, &qp);
+	assert_int_not_equal(create_uc(5), 0);
+	pd = create_pd();
+	qp_req(&req, P_QP2, pd, cq);
+	assert_int_equal(cmd(&req, &resp), 0);
+	qp2 = resp.create_qp_resp_v2.qp_handle;
+	post_send(P_QP, 0, 1, 0x1);
+	post_send(P_QP2, 0, 1, 0x2);
+	post_send(P_QP2, 1, 1, 0x3);
+	uar_store(mem, 0, PVRDMA_UAR_QP_OFFSET, PVRDMA_UAR_QP_SEND | qp);
+	uar_store(mem, 5, PVRDMA_UAR_QP_OFFSET, PVRDMA_UAR_QP_SEND | qp2);
+	uar_store(mem, 5, PVRDMA_UAR_QP_OFFSET, PVRDMA_UAR_QP_SEND | qp2);
+	assert_int_equal(fake_be_last->sends, 0);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 2);
+	assert_int_equal(fake_be_last->sends, 3);
+	assert_int_equal(((struct pvrdma_ring *)ram(P_QP2 + 2, 0))->cons_head,
+			 2);
+	assert_int_equal(mem[0], 0);
+	assert_int_equal(mem[5 * PVRDMA_PAGE_SIZE / 4], 0);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	assert_int_equal(fake_be_last->sends, 3);
+	/* a page no live context owns is not looked at */
+	post_send(P_QP, 1, 1, 0x4);
+	uar_store(mem, 9, PVRDMA_UAR_QP_OFFSET, PVRDMA_UAR_QP_SEND | qp);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	assert_int_equal(fake_be_last->sends, 3);
+}
+
+/*
+ * The provider re-arms and then polls: the POLL store replaces the ARM
+ * before the device looks.  The completion must still notify; another one
+ * while the guest has read nothing does not; once it has read, again.
+ */
+static void test_shm_lost_arm_still_notifies(void **state)
+{
+	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
+	uint32_t *mem, cq, qp;
+
+	(void)state;
+	mem = shm_device();
+	probe_pd_cq_qp(&cq, &qp);
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM | cq);
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 1);
+	assert_int_equal(fake_be_last->polls, 1);
+	fake_be_complete(fake_be_last, qp, false, 0x10, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cqn->prod_tail, 1);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
+	fake_be_complete(fake_be_last, qp, false, 0x11, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cq_ring(P_CQ)->prod_tail, 2);
+	assert_int_equal(cqn->prod_tail, 1);
+	cq_ring(P_CQ)->cons_head = 2;
+	fake_be_complete(fake_be_last, qp, false, 0x12, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cqn->prod_tail, 2);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 2);
+}
+
+/*
+ * CQEs left unread after their notification: an idle look re-notifies,
+ * but not before RENOTIFY_NS (100 ms), so that a slow reader is not
+ * flooded.
+ */
+static void test_shm_unread_cq_is_notified_again(void **state)
+{
+	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
+	uint32_t cq, qp;
+
+	(void)state;
+	(void)shm_device();
+	probe_pd_cq_qp(&cq, &qp);
+	fake_be_complete(fake_be_last, qp, false, 0x20, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cqn->prod_tail, 1);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	assert_int_equal(cqn->prod_tail, 1);
+	usleep(120 * 1000);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	assert_int_equal(cqn->prod_tail, 2);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 2);
+	/* read: nothing more to tell */
+	cq_ring(P_CQ)->cons_head = 1;
+	usleep(120 * 1000);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	assert_int_equal(cqn->prod_tail, 2);
+}
+
+/*
+ * A client that does not map BAR2 sends UAR writes as messages: the
+ * device then sees every ARM, an unarmed CQ stays quiet, and the loop
+ * need not wake it to look for stores.
+ */
+static void test_shm_unmapped_client_is_exact(void **state)
+{
+	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
+	uint32_t cq, qp;
+
+	(void)state;
+	(void)shm_device();
+	probe_pd_cq_qp(&cq, &qp);
+	uar(PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), -1);
+	fake_be_complete(fake_be_last, qp, false, 0x30, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cq_ring(P_CQ)->prod_tail, 1);
+	assert_int_equal(cqn->prod_tail, 0);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 0);
+}
+
+/* Idle after activity: the loop's timeout grows from 1 ms to the cfg's. */
+static void test_shm_idle_timeout(void **state)
+{
+	uint32_t cq, qp;
+
+	(void)state;
+	(void)shm_device();
+	/* not active yet: nothing to look for */
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), -1);
+	probe_pd_cq_qp(&cq, &qp);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 10);
+	fake_be_complete(fake_be_last, qp, false, 0x40, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 1);
+}
+
 #define DEV_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -933,6 +1114,11 @@ int main(void)
 		DEV_TEST(test_mr_optional_access_and_refusal_log),
 		DEV_TEST(test_reset_and_again),
 		DEV_TEST(test_no_dma_without_bus_master),
+		DEV_TEST(test_shm_doorbells_drain_every_rung_qp),
+		DEV_TEST(test_shm_lost_arm_still_notifies),
+		DEV_TEST(test_shm_unread_cq_is_notified_again),
+		DEV_TEST(test_shm_unmapped_client_is_exact),
+		DEV_TEST(test_shm_idle_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
