@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@ void vfio_user_client_attach(struct vfio_user_client *c, int fd, int timeout_ms)
 
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
+	c->reply_fd = -1;
 	c->timeout_ms = timeout_ms > 0 ? timeout_ms : DEFAULT_TIMEOUT_MS;
 	for (i = 0; i < VFIO_USER_CLIENT_MAX_VECTORS; i++)
 		c->irq_fds[i] = -1;
@@ -64,7 +66,15 @@ static void close_irq_fds(struct vfio_user_client *c)
 
 void vfio_user_client_close(struct vfio_user_client *c)
 {
+	unsigned int i;
+
 	close_irq_fds(c);
+	for (i = 0; i <= VFIO_USER_PCI_BAR5; i++) {
+		if (c->bar_map[i])
+			munmap(c->bar_map[i], c->regions[i].size);
+		c->bar_map[i] = NULL;
+	}
+	c->reply_fd = safe_close(c->reply_fd);
 	c->fd = safe_close(c->fd);
 }
 
@@ -108,11 +118,24 @@ int vfio_user_client_recv(struct vfio_user_client *c, uint16_t id,
 {
 	uint8_t skip[256];
 	struct vfio_user_header h;
+	int fds[VFIO_USER_MAX_FDS];
+	unsigned int nfds = 0, i;
 	uint32_t len;
-	int r = read_exact(c, &h, sizeof(h));
+	int r = wait_readable(c);
 
+	/* the header with the fds a reply may carry (a region's memory) */
+	if (r == 0)
+		r = stream_recv_hdr(c->fd, &h, sizeof(h), fds,
+				    VFIO_USER_MAX_FDS, &nfds);
 	if (r)
-		return r;
+		return r == -EPIPE ? -ECONNRESET : r;
+	c->reply_fd = safe_close(c->reply_fd);
+	for (i = 0; i < nfds; i++) {
+		if (i == 0)
+			c->reply_fd = fds[i];
+		else
+			close(fds[i]);
+	}
 	if ((h.flags & VFIO_USER_F_TYPE_MASK) != VFIO_USER_F_REPLY ||
 	    h.msg_id != id || h.command != command || h.size < sizeof(h) ||
 	    h.size - sizeof(h) > MAX_REPLY)
@@ -255,6 +278,28 @@ uint8_t vfio_user_client_find_cap(const struct vfio_user_client *c, uint8_t id)
 	return 0;
 }
 
+/*
+ * A BAR offered with the MMAP flag and an fd: map it, as QEMU maps it
+ * into the guest.  The fd is closed either way.
+ */
+static int map_bar(struct vfio_user_client *c, uint32_t i)
+{
+	const struct vfio_user_region_info *r = &c->regions[i];
+	_cleanup_close_ int fd = c->reply_fd;
+	void *p;
+
+	c->reply_fd = -1;
+	if (c->no_mmap || fd < 0 || !(r->flags & VFIO_USER_REGION_F_MMAP) ||
+	    !r->size)
+		return 0;
+	p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)r->offset);
+	if (p == MAP_FAILED)
+		return -errno;
+	c->bar_map[i] = p;
+	return 0;
+}
+
 int vfio_user_client_init(struct vfio_user_client *c)
 {
 	uint32_t i;
@@ -276,6 +321,8 @@ int vfio_user_client_init(struct vfio_user_client *c)
 		};
 		r = call_exact(c, VFIO_USER_DEVICE_GET_REGION_INFO,
 			       &c->regions[i], sizeof(c->regions[i]));
+		if (!r && i <= VFIO_USER_PCI_BAR5)
+			r = map_bar(c, i);
 	}
 	/* the indexes the server has (QEMU asks for ERR and REQ regardless) */
 	for (i = 0; i < c->info.num_irqs && i < VFIO_USER_PCI_NUM_IRQS && !r;
@@ -441,6 +488,13 @@ int vfio_user_client_bar_read(struct vfio_user_client *c, unsigned int bar,
 
 	if (!access_size_ok(size) || bar > VFIO_USER_PCI_BAR5)
 		return -EINVAL;
+	if (c->bar_map[bar]) {
+		if (off + size > c->regions[bar].size)
+			return -EINVAL;
+		memcpy(&v, (uint8_t *)c->bar_map[bar] + off, size);
+		*ret_val = v;
+		return 0;
+	}
 	r = vfio_user_client_region_read(c, bar, off, &v, size);
 	if (r < 0)
 		return r;
@@ -453,9 +507,25 @@ int vfio_user_client_bar_read(struct vfio_user_client *c, unsigned int bar,
 int vfio_user_client_bar_write(struct vfio_user_client *c, unsigned int bar,
 			       uint64_t off, unsigned int size, uint64_t val)
 {
+	uint8_t *p;
+
 	if (!access_size_ok(size) || bar > VFIO_USER_PCI_BAR5)
 		return -EINVAL;
-	return vfio_user_client_region_write(c, bar, off, &val, size, true);
+	if (!c->bar_map[bar])
+		return vfio_user_client_region_write(c, bar, off, &val, size,
+						     true);
+	/* a store into the mapped BAR, as a guest's: no message */
+	if (off + size > c->regions[bar].size || off % size)
+		return -EINVAL;
+	p = (uint8_t *)c->bar_map[bar] + off;
+	if (size == 4)
+		__atomic_store_n((uint32_t *)p, (uint32_t)val,
+				 __ATOMIC_RELEASE);
+	else if (size == 8)
+		__atomic_store_n((uint64_t *)p, val, __ATOMIC_RELEASE);
+	else
+		memcpy(p, &val, size);
+	return 0;
 }
 
 /* ---- interrupts

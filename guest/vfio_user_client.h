@@ -55,6 +55,15 @@ struct vfio_user_client {
 	unsigned int nvectors; /* eventfds set with msix_enable() */
 	int irq_fds[VFIO_USER_CLIENT_MAX_VECTORS];
 	unsigned long requests; /* messages sent, for statistics */
+	/*
+	 * BARs the server offered as shared memory (GET_REGION_INFO's MMAP
+	 * flag and fd), mapped as QEMU maps them into the guest: a BAR
+	 * access there is a load or a store, no message.  NULL: by message.
+	 * no_mmap (set before init): map nothing, as a client without mmap.
+	 */
+	void *bar_map[VFIO_USER_PCI_BAR5 + 1];
+	bool no_mmap;
+	int reply_fd; /* the last reply's fd, for its caller to take, or -1 */
 };
 
 /* Connects to the server's socket (the worker is the server). */
