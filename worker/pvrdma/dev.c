@@ -349,7 +349,8 @@ static bool fn_wants_poll(void *priv)
 {
 	struct pvrdma_dev *d = priv;
 
-	return d->cfg->busy_poll && d->active;
+	/* a held-back notification is due within microseconds */
+	return (d->cfg->busy_poll || d->deferred_any) && d->active;
 }
 
 /*
@@ -446,7 +447,8 @@ static void log_stats(const struct pvrdma_dev *d)
 
 	log_info("device stats: %llu commands (%llu refused), %llu doorbells "
 		 "(QP send %llu, QP recv %llu, CQ arm %llu, CQ poll %llu, "
-		 "SRQ %llu, other %llu), %llu CQEs, %llu CQ overflows, "
+		 "SRQ %llu, other %llu), %llu CQEs (%llu notifications "
+		 "not needed), %llu CQ overflows, "
 		 "%llu WQEs refused, %llu events (%llu dropped), %llu "
 		 "interrupts",
 		 (unsigned long long)s->commands,
@@ -459,6 +461,7 @@ static void log_stats(const struct pvrdma_dev *d)
 		 (unsigned long long)s->db[PVRDMA_DB_SRQ],
 		 (unsigned long long)s->db[PVRDMA_DB_OTHER],
 		 (unsigned long long)s->cqes,
+		 (unsigned long long)s->notifies_saved,
 		 (unsigned long long)s->cq_overflows,
 		 (unsigned long long)s->wqe_refused,
 		 (unsigned long long)s->events,

@@ -44,6 +44,10 @@ struct pvrdma_cq {
 	bool notified;
 	uint32_t notified_head;
 	uint64_t notified_ns;
+	/* a notification held back (dev_data.c, cqe_written()) */
+	bool deferred;
+	uint32_t deferred_head;
+	uint64_t deferred_ns;
 };
 
 struct pvrdma_qp {
@@ -81,6 +85,8 @@ struct pvrdma_stats {
 	uint64_t commands, command_errors, doorbells, wqe_refused;
 	uint64_t cqes, cq_overflows, events, events_dropped, irqs;
 	uint64_t db[PVRDMA_DB_KINDS];
+	/* notifications held back and then not needed (shared doorbells) */
+	uint64_t notifies_saved;
 };
 
 struct pvrdma_dev {
@@ -111,6 +117,8 @@ struct pvrdma_dev {
 	bool uar_by_msg;
 	/* the last doorbell or CQE (CLOCK_MONOTONIC), for poll_timeout_ms */
 	uint64_t active_ns;
+	/* some CQ's notification is held back: the loop must spin */
+	bool deferred_any;
 
 	struct pvrdma_stats stats;
 	/* refusals per command code (PVRDMA_CMD_MAX: unknown, or before

@@ -147,6 +147,65 @@ static void notify_cq(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 	pvrdma_raise(d, PVRDMA_INTR_VECTOR_CQ);
 }
 
+/*
+ * With doorbells in shared memory and the arm state unknown, a CQE's
+ * notification waits NOTIFY_DEFER_NS: a guest that busy-polls the CQ reads
+ * the CQE within that time and needs no interrupt (one per CQE would cost
+ * it more than the polling); a guest that waits for an event gets it that
+ * much later.  The loop spins while one waits (pvrdma_uar_busy()).
+ */
+#define NOTIFY_DEFER_NS (100ull * 1000)
+
+static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
+{
+	uint32_t tail, head;
+
+	if (cq->armed || !pvrdma_uar_shared(d)) {
+		notify_cq(d, cq);
+		return;
+	}
+	if (cq->deferred ||
+	    pvrdma_ring_state_read(d, &cq->ring, &tail, &head) < 0)
+		return;
+	cq->deferred = true;
+	cq->deferred_head = head;
+	cq->deferred_ns = mono_ns();
+	d->deferred_any = true;
+}
+
+/*
+ * Deferred notifications: dropped once the guest has consumed a CQE since
+ * (it polls, and reads the rest of the ring), sent once NOTIFY_DEFER_NS
+ * has passed without that.
+ */
+static void flush_deferred(struct pvrdma_dev *d)
+{
+	uint64_t now = mono_ns();
+	uint32_t h, tail, head;
+	bool left = false;
+
+	if (!d->deferred_any)
+		return;
+	for (h = 0; h < d->ncqs; h++) {
+		struct pvrdma_cq *cq = d->cqs[h];
+
+		if (!cq || !cq->deferred)
+			continue;
+		if (pvrdma_ring_state_read(d, &cq->ring, &tail, &head) == 0 &&
+		    head != cq->deferred_head) {
+			cq->deferred = false;
+			d->stats.notifies_saved++;
+		} else if (now - cq->deferred_ns >= NOTIFY_DEFER_NS ||
+			   cq->armed) {
+			cq->deferred = false;
+			notify_cq(d, cq);
+		} else {
+			left = true;
+		}
+	}
+	d->deferred_any = left;
+}
+
 /* ---- completions ---- */
 
 static struct pvrdma_cq *cq_of(struct pvrdma_dev *d, uint32_t h)
@@ -164,7 +223,7 @@ static void write_cqe(struct pvrdma_dev *d, struct pvrdma_cq *cq,
 		d->stats.cqes++;
 		d->active_ns = mono_ns();
 		cq->overflowed = false;
-		notify_cq(d, cq);
+		cqe_written(d, cq);
 		return;
 	}
 	d->stats.cq_overflows++;
@@ -587,6 +646,7 @@ unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle)
 	if (n)
 		d->active_ns = mono_ns();
 	drain_all(d, qps, srqs);
+	flush_deferred(d);
 	if (idle && !n)
 		renotify_unread(d);
 	return n;

@@ -943,6 +943,16 @@ static void uar_store(uint32_t *mem, uint32_t page, uint32_t off, uint32_t val)
 			 __ATOMIC_RELEASE);
 }
 
+/*
+ * Past the device's notification delay (NOTIFY_DEFER_NS, 100 us), one
+ * look: a held-back notification is sent then, unless the guest read.
+ */
+static void after_defer(void)
+{
+	usleep(1000);
+	pvrdma_fn_ops.poll(T.priv);
+}
+
 static uint32_t create_uc(uint32_t page)
 {
 	union pvrdma_cmd_req req = { .hdr.cmd = PVRDMA_CMD_CREATE_UC };
@@ -1013,17 +1023,53 @@ static void test_shm_lost_arm_still_notifies(void **state)
 	assert_int_equal(fake_be_last->polls, 1);
 	fake_be_complete(fake_be_last, qp, false, 0x10, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
+	/* held back first: the loop must spin until it is due */
+	assert_int_equal(cqn->prod_tail, 0);
+	assert_true(pvrdma_fn_ops.wants_poll(T.priv));
+	after_defer();
 	assert_int_equal(cqn->prod_tail, 1);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
+	assert_false(pvrdma_fn_ops.wants_poll(T.priv));
 	fake_be_complete(fake_be_last, qp, false, 0x11, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
+	after_defer();
 	assert_int_equal(cq_ring(P_CQ)->prod_tail, 2);
 	assert_int_equal(cqn->prod_tail, 1);
 	cq_ring(P_CQ)->cons_head = 2;
 	fake_be_complete(fake_be_last, qp, false, 0x12, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
+	after_defer();
 	assert_int_equal(cqn->prod_tail, 2);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 2);
+}
+
+/*
+ * A guest that busy-polls reads the CQE before the notification is due:
+ * none is sent (no interrupt per CQE); one that does not gets it.  A CQ
+ * seen armed is notified at once.
+ */
+static void test_shm_busy_poller_gets_no_interrupt(void **state)
+{
+	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
+	uint32_t *mem, cq, qp;
+
+	(void)state;
+	mem = shm_device();
+	probe_pd_cq_qp(&cq, &qp);
+	fake_be_complete(fake_be_last, qp, false, 0x50, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	cq_ring(P_CQ)->cons_head = 1; /* the guest's poll took it */
+	after_defer();
+	assert_int_equal(cqn->prod_tail, 0);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 0);
+	assert_false(pvrdma_fn_ops.wants_poll(T.priv));
+	/* an ARM the device saw: at once, exact */
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 1);
+	fake_be_complete(fake_be_last, qp, false, 0x51, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cqn->prod_tail, 1);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
 }
 
 /*
@@ -1041,6 +1087,7 @@ static void test_shm_unread_cq_is_notified_again(void **state)
 	probe_pd_cq_qp(&cq, &qp);
 	fake_be_complete(fake_be_last, qp, false, 0x20, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
+	after_defer();
 	assert_int_equal(cqn->prod_tail, 1);
 	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
 	assert_int_equal(cqn->prod_tail, 1);
@@ -1116,6 +1163,7 @@ int main(void)
 		DEV_TEST(test_no_dma_without_bus_master),
 		DEV_TEST(test_shm_doorbells_drain_every_rung_qp),
 		DEV_TEST(test_shm_lost_arm_still_notifies),
+		DEV_TEST(test_shm_busy_poller_gets_no_interrupt),
 		DEV_TEST(test_shm_unread_cq_is_notified_again),
 		DEV_TEST(test_shm_unmapped_client_is_exact),
 		DEV_TEST(test_shm_idle_timeout),
