@@ -74,35 +74,39 @@ static void test_vm_section_inherits_defaults(void **state)
 	policy_free(p);
 }
 
-/* 0 (doorbells as messages) and the ceiling are both valid; a VM inherits. */
-static void test_doorbell_poll_bounds_and_inheritance(void **state)
+/*
+ * A u32 polling key (at off in struct policy_vm): 0 and the ceiling are
+ * both valid, a VM without it inherits the defaults' value.
+ */
+static void check_u32_inherited(const char *key, size_t off, uint32_t dflt,
+				uint32_t ceiling)
 {
-	struct policy *p = parse_ok(DEV "doorbell_poll_ms = 20\n"
-					"[vm a]\ndoorbell_poll_ms = 0\n"
-					"[vm b]\n"
-					"[vm c]\ndoorbell_poll_ms = 1000\n");
+	char text[256];
+	struct policy *p;
 
-	(void)state;
-	assert_int_equal(policy_lookup_vm(p, "a")->doorbell_poll_ms, 0);
-	assert_int_equal(policy_lookup_vm(p, "b")->doorbell_poll_ms, 20);
-	assert_int_equal(policy_lookup_vm(p, "c")->doorbell_poll_ms, 1000);
+	snprintf(text, sizeof(text),
+		 DEV "%s = %u\n[vm a]\n%s = 0\n[vm b]\n[vm c]\n%s = %u\n", key,
+		 dflt, key, key, ceiling);
+	p = parse_ok(text);
+#define FIELD(vm) (*(const uint32_t *)((const char *)(vm) + off))
+	assert_int_equal(FIELD(policy_lookup_vm(p, "a")), 0);
+	assert_int_equal(FIELD(policy_lookup_vm(p, "b")), dflt);
+	assert_int_equal(FIELD(policy_lookup_vm(p, "c")), ceiling);
+	assert_int_equal(FIELD(policy_defaults(p)), dflt);
+#undef FIELD
 	policy_free(p);
 }
 
-/* 0 (sleep at once) and the ceiling are both budgets; a VM inherits. */
-static void test_poll_budget_bounds_and_inheritance(void **state)
+/* poll_budget_us 0 sleeps at once; doorbell_poll_ms 0: by message. */
+static void test_polling_bounds_and_inheritance(void **state)
 {
-	struct policy *p = parse_ok(DEV "poll_budget_us = 200\n"
-					"[vm a]\npoll_budget_us = 0\n"
-					"[vm b]\n"
-					"[vm c]\npoll_budget_us = 10000\n");
-
-	assert_int_equal(policy_lookup_vm(p, "a")->poll_budget_us, 0);
-	assert_int_equal(policy_lookup_vm(p, "b")->poll_budget_us, 200);
-	assert_int_equal(policy_lookup_vm(p, "c")->poll_budget_us,
-			 POLICY_POLL_BUDGET_MAX_US);
-	assert_int_equal(policy_defaults(p)->poll_budget_us, 200);
-	policy_free(p);
+	(void)state;
+	check_u32_inherited("poll_budget_us",
+			    offsetof(struct policy_vm, poll_budget_us), 200,
+			    POLICY_POLL_BUDGET_MAX_US);
+	check_u32_inherited("doorbell_poll_ms",
+			    offsetof(struct policy_vm, doorbell_poll_ms), 20,
+			    POLICY_DOORBELL_POLL_MAX_MS);
 }
 
 static void test_vmm_identity_frontend_and_limits(void **state)
@@ -698,8 +702,7 @@ int main(void)
 		cmocka_unit_test(test_depths_follow_the_frontend),
 		cmocka_unit_test(test_depths_above_the_rings_are_refused),
 		cmocka_unit_test(test_vmm_identity_frontend_and_limits),
-		cmocka_unit_test(test_poll_budget_bounds_and_inheritance),
-		cmocka_unit_test(test_doorbell_poll_bounds_and_inheritance),
+		cmocka_unit_test(test_polling_bounds_and_inheritance),
 		cmocka_unit_test(test_broker_keys_and_builtin_broker),
 		cmocka_unit_test(
 			test_may_claim_exact_prefix_and_ipv4_mapped_gid),
