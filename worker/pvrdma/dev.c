@@ -213,6 +213,12 @@ static void write_ctl(struct pvrdma_dev *d, uint32_t val)
 		d->err = 0;
 		return;
 	case PVRDMA_DEVICE_CTL_UNQUIESCE:
+		/*
+		 * The driver reads ERR right after (link up): it is this
+		 * operation's outcome, not an earlier refused command's.
+		 */
+		if (d->active)
+			d->err = 0;
 		return;
 	case PVRDMA_DEVICE_CTL_RESET:
 		reset_device(d, false);

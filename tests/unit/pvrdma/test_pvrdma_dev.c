@@ -1140,6 +1140,25 @@ static void test_shm_idle_timeout(void **state)
 	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 1);
 }
 
+/*
+ * Issue 26 item 11: after a refused command ERR holds its error; the
+ * driver's link-up writes UNQUIESCE and reads ERR as that operation's
+ * outcome ("failed to activate device during link up" otherwise).
+ */
+static void test_unquiesce_clears_an_earlier_error(void **state)
+{
+	union pvrdma_cmd_req req = { .hdr.cmd = PVRDMA_CMD_DESTROY_PD };
+
+	(void)state;
+	wr(PVRDMA_REG_CTL, PVRDMA_DEVICE_CTL_UNQUIESCE);
+	assert_int_equal(rd(PVRDMA_REG_ERR), PVRDMA_ERR_NOT_ACTIVE);
+	probe();
+	req.destroy_pd.pd_handle = 0x777; /* no such PD */
+	assert_int_not_equal(cmd(&req, NULL), 0);
+	wr(PVRDMA_REG_CTL, PVRDMA_DEVICE_CTL_UNQUIESCE);
+	assert_int_equal(rd(PVRDMA_REG_ERR), 0);
+}
+
 #define DEV_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1161,6 +1180,7 @@ int main(void)
 		DEV_TEST(test_mr_optional_access_and_refusal_log),
 		DEV_TEST(test_reset_and_again),
 		DEV_TEST(test_no_dma_without_bus_master),
+		DEV_TEST(test_unquiesce_clears_an_earlier_error),
 		DEV_TEST(test_shm_doorbells_drain_every_rung_qp),
 		DEV_TEST(test_shm_lost_arm_still_notifies),
 		DEV_TEST(test_shm_busy_poller_gets_no_interrupt),
