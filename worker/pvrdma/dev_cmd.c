@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "worker/backend/mr_layout.h"
 #include "worker/pvrdma/dev.h"
@@ -725,6 +726,11 @@ void pvrdma_exec_cmd(struct pvrdma_dev *d)
 	}
 	memset(&resp, 0, sizeof(resp));
 	code = pvrdma_cmd_decode(&raw, sizeof(raw), &d->lim, &req, &why);
+	/* a command the decoder knows but no handler serves is unknown here */
+	if (code >= 0 &&
+	    ((size_t)code >= ARRAY_SIZE(handlers) || !handlers[code]))
+		code = reason_fail(&why, -ENOSYS, "command %s not implemented",
+				   pvrdma_cmd_name(raw.hdr.cmd));
 	if (code >= 0) {
 		r = handlers[code](d, &req, &resp);
 		if (r < 0) {
