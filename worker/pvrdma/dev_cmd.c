@@ -169,7 +169,7 @@ static int reg_user_mr(struct pvrdma_dev *d,
 				      m->start, &lay, &why);
 	pvrdma_pages_release(&pages);
 	if (r < 0) {
-		log_warnx("pvrdma: MR refused: %s", why.msg);
+		log_peer_warnx("pvrdma: MR refused: %s", why.msg);
 		return r;
 	}
 	r = be_mr_reg(d->be, m->pd_handle, &lay,
@@ -698,9 +698,10 @@ static void log_refusal(struct pvrdma_dev *d, uint32_t cmd, int err,
 	uint64_t k = ++d->refused[cmd < PVRDMA_CMD_MAX ? cmd : PVRDMA_CMD_MAX];
 
 	if ((k & (k - 1)) == 0)
-		log_warnx("pvrdma: command %s refused (%s): %s [%llu refused]",
-			  pvrdma_cmd_name(cmd), strerror(-err), why,
-			  (unsigned long long)n);
+		log_peer_warnx(
+			"pvrdma: command %s refused (%s): %s [%llu refused]",
+			pvrdma_cmd_name(cmd), strerror(-err), why,
+			(unsigned long long)n);
 }
 
 void pvrdma_exec_cmd(struct pvrdma_dev *d)

@@ -873,6 +873,120 @@ static void test_mr_optional_access_and_refusal_log(void **state)
 	log_capture_stop(&lc);
 }
 
+static void bad_ctl(void)
+{
+	wr(PVRDMA_REG_CTL, 0x77);
+}
+
+static void activate_without_dsr(void)
+{
+	wr(PVRDMA_REG_CTL, PVRDMA_DEVICE_CTL_ACTIVATE);
+}
+
+static void dsr_not_in_ram(void)
+{
+	wr(PVRDMA_REG_DSRLOW, 0x10);
+	wr(PVRDMA_REG_DSRHIGH, 0xffff);
+}
+
+static void dsr_uninitialised(void)
+{
+	wr(PVRDMA_REG_DSRLOW, (uint32_t)fake_ram_gpa(P_TOTAL - 1));
+	wr(PVRDMA_REG_DSRHIGH, 0);
+}
+
+static void dsr_change_while_active(void)
+{
+	wr(PVRDMA_REG_DSRHIGH, 0);
+}
+
+static void cq_bad_pdir(void)
+{
+	union pvrdma_cmd_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_CREATE_CQ;
+	req.create_cq.cqe = 64;
+	req.create_cq.nchunks = 2;
+	req.create_cq.pdir_dma = 0xdead000;
+	assert_int_not_equal(cmd(&req, NULL), 0);
+}
+
+static void mr_past_its_pages(void)
+{
+	union pvrdma_cmd_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_CREATE_MR;
+	req.create_mr.pd_handle = 1;
+	req.create_mr.start = 0x7000100;
+	req.create_mr.length = 64 * 4096; /* more than its 2 pages */
+	req.create_mr.nchunks = 2;
+	req.create_mr.pdir_dma =
+		fake_ram_pdir(&T.ram, P_MR, P_MR + 1, P_MR + 2, 2);
+	req.create_mr.access_flags = PVRDMA_ACCESS_LOCAL_WRITE;
+	assert_int_not_equal(cmd(&req, NULL), 0);
+}
+
+static void unknown_command(void)
+{
+	union pvrdma_cmd_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = 99;
+	assert_int_equal(cmd(&req, NULL), ENOSYS);
+}
+
+static uint64_t frozen_ms(void)
+{
+	return 1000;
+}
+
+/* Lines logged by `n` calls of `fn` in one instant, from a fresh limit. */
+static uint32_t lines_of(void (*fn)(void), uint32_t n)
+{
+	struct log_capture lc;
+	const char *l, *p;
+	uint32_t i, lines = 0;
+
+	log_set_clock(frozen_ms);
+	log_capture_start(&lc);
+	for (i = 0; i < n; i++)
+		fn();
+	l = log_captured(&lc);
+	for (p = l; (p = strchr(p, '\n')); p++)
+		lines++;
+	log_capture_stop(&lc);
+	log_set_clock(NULL);
+	if (lines > LOG_PEER_BURST)
+		print_message("%s", l);
+	return lines;
+}
+
+/*
+ * Every line a guest can cause goes through the VM's one peer limit
+ * (common/log.h): each way of causing one, repeated in one instant, writes
+ * at most LOG_PEER_BURST lines.
+ */
+static void test_guest_lines_rate_limited(void **state)
+{
+	const uint32_t n = 4 * LOG_PEER_BURST;
+
+	(void)state;
+	assert_in_range(lines_of(bad_ctl, n), 1, LOG_PEER_BURST);
+	assert_in_range(lines_of(activate_without_dsr, n), 1, LOG_PEER_BURST);
+	assert_in_range(lines_of(dsr_not_in_ram, n), 1, LOG_PEER_BURST);
+	assert_in_range(lines_of(dsr_uninitialised, n), 1, LOG_PEER_BURST);
+	probe();
+	create_pd();
+	assert_in_range(lines_of(dsr_change_while_active, n), 1,
+			LOG_PEER_BURST);
+	assert_in_range(lines_of(cq_bad_pdir, n), 1, LOG_PEER_BURST);
+	assert_in_range(lines_of(mr_past_its_pages, n), 1, LOG_PEER_BURST);
+	/* log_refusal()'s 1st, 2nd, 4th... is under the limit too */
+	assert_in_range(lines_of(unknown_command, 1 << 12), 1, LOG_PEER_BURST);
+}
+
 /* RESET drops everything; a new DSR and ACTIVATE bring it back. */
 static void test_reset_and_again(void **state)
 {
@@ -960,6 +1074,7 @@ int main(void)
 		DEV_TEST(test_recv_srq_ud_and_events),
 		DEV_TEST(test_thousand_refusals_leak_nothing),
 		DEV_TEST(test_mr_optional_access_and_refusal_log),
+		DEV_TEST(test_guest_lines_rate_limited),
 		DEV_TEST(test_reset_and_again),
 		DEV_TEST(test_no_dma_without_bus_master),
 	};
