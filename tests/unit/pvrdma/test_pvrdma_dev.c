@@ -474,6 +474,32 @@ static void test_all_commands_answer(void **state)
 	assert_int_equal(resp.hdr.ack, PVRDMA_CMD_RESP(99));
 }
 
+/*
+ * max_inline_data: the device offers none (INLINE sends are refused), the
+ * driver passes the application's wish on.  Up to a page (what a WQE slot
+ * could ever hold) the QP is made without inline data and the answer says
+ * 0; 0xffffffff is refused like every other size out of range.
+ */
+static void test_create_qp_inline_clamped_or_refused(void **state)
+{
+	union pvrdma_cmd_req req;
+	union pvrdma_cmd_resp resp;
+	uint32_t err, pd, cq;
+
+	(void)state;
+	probe();
+	pd = create_pd();
+	cq = create_cq(P_CQ, &err);
+	qp_req(&req, P_QP, pd, cq);
+	req.create_qp.max_inline_data = 0xffffffff;
+	assert_int_equal(cmd(&req, &resp), EINVAL);
+	assert_int_equal(fake_be_live(fake_be_last), 2); /* PD and CQ */
+	qp_req(&req, P_QP, pd, cq);
+	req.create_qp.max_inline_data = 236; /* perftest's default */
+	assert_int_equal(cmd(&req, &resp), 0);
+	assert_int_equal(resp.create_qp_resp_v2.max_inline_data, 0);
+}
+
 /* CVE-2022-1050: commands with no DSR, or before activation. */
 static void test_cve_2022_1050_commands_before_dsr(void **state)
 {
@@ -1065,6 +1091,7 @@ int main(void)
 		DEV_TEST(test_send_completes_into_the_guest_cq),
 		DEV_TEST(test_arm_with_unread_cqes_notifies_at_once),
 		DEV_TEST(test_all_commands_answer),
+		DEV_TEST(test_create_qp_inline_clamped_or_refused),
 		DEV_TEST(test_cve_2022_1050_commands_before_dsr),
 		DEV_TEST(test_bogus_dsr_refused),
 		DEV_TEST(test_cve_2018_20191_uar_read),
