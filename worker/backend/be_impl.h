@@ -34,6 +34,13 @@
  */
 #define BE_BATCH	32u
 #define BE_BATCH_INLINE 8192u
+/*
+ * Q_Keys with bit 31 set are privileged (IBA 10.2.4; QP1's is 0x80010000):
+ * only the emulated QP1 uses one.  A guest QP may not take one (MODIFY_QP)
+ * nor send one to QP0 or QP1, where it would pass for a MAD of the host's
+ * own agents (the mux is the guest's one way to the remote GSI).
+ */
+#define BE_QKEY_PRIVILEGED 0x80000000u
 
 struct be_pd {
 	bool used;

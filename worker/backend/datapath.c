@@ -252,6 +252,11 @@ static enum ibv_wc_status check_send(struct be *be, const struct be_qp *q,
 		reason_set(why, "unknown send flags");
 		return IBV_WC_LOC_QP_OP_ERR;
 	}
+	if (q->type == BE_QPT_UD && w->ud.remote_qpn <= 1 &&
+	    (w->ud.remote_qkey & BE_QKEY_PRIVILEGED)) {
+		reason_set(why, "a privileged Q_Key to QP%u", w->ud.remote_qpn);
+		return IBV_WC_LOC_QP_OP_ERR;
+	}
 	if (w->send_flags & IBV_SEND_INLINE) {
 		/*
 		 * q->cap is what the host's provider returned, which may
