@@ -481,6 +481,7 @@ static void qp_release(struct be *be, struct be_qp *q)
 {
 	uint16_t gen = q->gen;
 
+	be_wq_drop_ahs(be, &q->sq);
 	be_wq_free(&q->sq);
 	be_wq_free(&q->rq);
 	memset(q, 0, sizeof(*q));
