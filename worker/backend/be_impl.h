@@ -34,6 +34,13 @@
  */
 #define BE_BATCH	32u
 #define BE_BATCH_INLINE 8192u
+/*
+ * Q_Keys with bit 31 set are privileged (IBA 10.2.4; QP1's is 0x80010000):
+ * only the emulated QP1 uses one.  A guest QP may not take one (MODIFY_QP)
+ * nor send one to QP0 or QP1, where it would pass for a MAD of the host's
+ * own agents (the mux is the guest's one way to the remote GSI).
+ */
+#define BE_QKEY_PRIVILEGED 0x80000000u
 
 struct be_pd {
 	bool used;
@@ -92,6 +99,7 @@ struct be_pend {
 	bool used;
 	bool signaled;
 	uint8_t opcode; /* enum ibv_wc_opcode */
+	uint32_t ah;	/* a UD send's AH cache entry + 1, else 0 */
 	uint64_t cookie;
 };
 
@@ -140,6 +148,8 @@ struct be_srq {
 struct be_ah {
 	bool used;
 	uint32_t pd;
+	uint32_t inflight; /* sends on a host queue that name it */
+	uint64_t last_use; /* be->ah_clock when a send last named it */
 	struct ibv_ah_attr key;
 	struct ibv_ah *ah;
 };
@@ -186,6 +196,7 @@ struct be {
 	struct be_qp *qp;   /* [qp_handles + 1] */
 	struct be_srq *srq; /* [srq_handles + 1] */
 	struct be_ah *ah;   /* [lim.max_ah] */
+	uint64_t ah_clock;  /* sends through the AH cache, for its LRU */
 	uint32_t qp_count, srq_count;
 	uint32_t mappings;     /* host mappings held by MRs (BE_MAX_MAPPINGS) */
 	struct be_batch batch; /* staged work requests (datapath.c) */
@@ -236,6 +247,9 @@ uint8_t *be_sge_host(const struct be *be, uint32_t pd, uint32_t lkey,
 /* Work-queue bookkeeping for a QP or SRQ of size entries. 0 or -ENOMEM. */
 int be_wq_init(struct be_wq *q, uint32_t size, bool gsi);
 void be_wq_free(struct be_wq *q);
+/* Drops the AH cache references of a send queue's outstanding entries
+ * (its QP is going away). */
+void be_wq_drop_ahs(struct be *be, struct be_wq *q);
 /* Host AH cache: destroys the entries of PD pd (all if pd is 0). */
 void be_ah_flush(struct be *be, uint32_t pd);
 /* Cached AHs on PD pd. */

@@ -57,6 +57,7 @@ static int wq_get(struct be_wq *q)
 		if (!q->e[k].used) {
 			q->next = (k + 1) % q->size;
 			q->e[k].used = true;
+			q->e[k].ah = 0;
 			q->count++;
 			return (int)k;
 		}
@@ -64,10 +65,24 @@ static int wq_get(struct be_wq *q)
 	return -1;
 }
 
-static void wq_put(struct be_wq *q, uint32_t k)
+/* Frees entry k of q, and its hold on an AH cache entry. */
+static void wq_put(struct be *be, struct be_wq *q, uint32_t k)
 {
+	if (q->e[k].ah) {
+		be->ah[q->e[k].ah - 1].inflight--;
+		q->e[k].ah = 0;
+	}
 	q->e[k].used = false;
 	q->count--;
+}
+
+void be_wq_drop_ahs(struct be *be, struct be_wq *q)
+{
+	uint32_t k;
+
+	for (k = 0; q->e && k < q->size; k++)
+		if (q->e[k].used)
+			wq_put(be, q, k);
 }
 
 /* The queue and entry a host wr_id names, or NULL when it is stale. */
@@ -137,9 +152,38 @@ uint32_t be_ah_count(const struct be *be, uint32_t pd)
 	return n;
 }
 
-/* The cached host AH for an AV on PD pd, created on first use. */
-static struct ibv_ah *ah_get(struct be *be, uint32_t pd,
-			     const struct be_ah_attr *av, struct reason *why)
+/*
+ * The least recently used entry no outstanding send names, destroyed for
+ * reuse; NULL when every entry is in flight (a host AH must outlive the
+ * work requests that name it).
+ */
+static struct be_ah *ah_evict(struct be *be)
+{
+	struct be_ah *lru = NULL;
+	int i;
+
+	for (i = 0; i < be->attr.max_ah; i++) {
+		struct be_ah *a = &be->ah[i];
+
+		if (a->used && !a->inflight &&
+		    (!lru || a->last_use < lru->last_use))
+			lru = a;
+	}
+	if (!lru || ibv_destroy_ah(lru->ah))
+		return NULL;
+	be->pd[lru->pd].refs--;
+	memset(lru, 0, sizeof(*lru));
+	return lru;
+}
+
+/*
+ * The cached host AH for an AV on PD pd, created on first use; when the
+ * cache is full, the least recently used entry no send on a host queue
+ * names makes room (a guest's UD QP may address any number of peers over
+ * time).  Returns its index, or -1 with *why filled.
+ */
+static int ah_get(struct be *be, uint32_t pd, const struct be_ah_attr *av,
+		  struct reason *why)
 {
 	struct ibv_ah_attr key;
 	struct be_ah *free_e = NULL;
@@ -148,7 +192,7 @@ static struct ibv_ah *ah_get(struct be *be, uint32_t pd,
 	if (be_ah_to_host(be, av, &key) < 0) {
 		reason_set(why, "address vector names a GID index the guest "
 				"never added");
-		return NULL;
+		return -1;
 	}
 	for (i = 0; i < be->attr.max_ah; i++) {
 		struct be_ah *a = &be->ah[i];
@@ -158,25 +202,32 @@ static struct ibv_ah *ah_get(struct be *be, uint32_t pd,
 				free_e = a;
 			continue;
 		}
-		if (a->pd == pd && !memcmp(&a->key, &key, sizeof(key)))
-			return a->ah;
+		if (a->pd == pd && !memcmp(&a->key, &key, sizeof(key))) {
+			a->last_use = ++be->ah_clock;
+			return i;
+		}
 	}
+	if (!free_e)
+		free_e = ah_evict(be);
 	if (!free_e) {
-		reason_set(why, "address handle cache full (--max-ah)");
-		return NULL;
+		reason_set(why, "address handle cache full, every entry in "
+				"flight (--max-ah)");
+		return -1;
 	}
 	free_e->ah = ibv_create_ah(be->pd[pd].pd, &key);
 	if (!free_e->ah) {
 		reason_set(
 			why,
 			"the host refused the address vector (ibv_create_ah)");
-		return NULL;
+		return -1;
 	}
 	free_e->used = true;
 	free_e->pd = pd;
+	free_e->inflight = 0;
+	free_e->last_use = ++be->ah_clock;
 	free_e->key = key;
 	be->pd[pd].refs++;
-	return free_e->ah;
+	return (int)(free_e - be->ah);
 }
 
 /* ---- send ---- */
@@ -250,6 +301,11 @@ static enum ibv_wc_status check_send(struct be *be, const struct be_qp *q,
 	}
 	if (w->send_flags & ~(unsigned int)SEND_FLAGS) {
 		reason_set(why, "unknown send flags");
+		return IBV_WC_LOC_QP_OP_ERR;
+	}
+	if (q->type == BE_QPT_UD && w->ud.remote_qpn <= 1 &&
+	    (w->ud.remote_qkey & BE_QKEY_PRIVILEGED)) {
+		reason_set(why, "a privileged Q_Key to QP%u", w->ud.remote_qpn);
 		return IBV_WC_LOC_QP_OP_ERR;
 	}
 	if (w->send_flags & IBV_SEND_INLINE) {
@@ -443,7 +499,7 @@ static void batch_refused(struct be *be, const uint64_t *ids, unsigned int n)
 		c.opcode = (enum ibv_wc_opcode)q->e[k].opcode;
 		c.status = IBV_WC_LOC_QP_OP_ERR;
 		c.refused = true;
-		wq_put(q, k);
+		wq_put(be, q, k);
 		if (c.recv)
 			be->st->recv_errors++;
 		else
@@ -564,9 +620,15 @@ static enum ibv_wc_status stage_send(struct be *be, uint32_t h, struct be_qp *q,
 		break;
 	}
 	if (q->type == BE_QPT_UD) {
-		wr->wr.ud.ah = ah_get(be, q->pd, &w->ud.av, why);
-		if (!wr->wr.ud.ah)
+		int a = ah_get(be, q->pd, &w->ud.av, why);
+
+		if (a < 0)
 			return IBV_WC_LOC_QP_OP_ERR;
+		/* held until entry k is freed: completed, refused or its QP
+		 * destroyed (nothing below fails) */
+		wr->wr.ud.ah = be->ah[a].ah;
+		be->ah[a].inflight++;
+		q->sq.e[k].ah = (uint32_t)a + 1;
 		wr->wr.ud.remote_qpn = w->ud.remote_qpn;
 		wr->wr.ud.remote_qkey = w->ud.remote_qkey;
 	}
@@ -607,7 +669,7 @@ enum be_post be_post_send(struct be *be, uint32_t h, const struct be_send_wr *w,
 	}
 	st = stage_send(be, h, q, w, k, why);
 	if (st != IBV_WC_SUCCESS) {
-		wq_put(&q->sq, (uint32_t)k);
+		wq_put(be, &q->sq, (uint32_t)k);
 		goto done;
 	}
 	q->sq.e[k].cookie = w->cookie;
@@ -617,7 +679,7 @@ enum be_post be_post_send(struct be *be, uint32_t h, const struct be_send_wr *w,
 	st = post_now(be, why);
 	if (st == IBV_WC_SUCCESS)
 		return BE_POSTED;
-	wq_put(&q->sq, (uint32_t)k);
+	wq_put(be, &q->sq, (uint32_t)k);
 done:
 	be->st->send_errors++;
 	RDMAGATE_WR_COMPLETE(rdmagate_probe_vm, q ? q->qpn : 0, w->cookie,
@@ -700,7 +762,7 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 	}
 	i = batch_slot(be, kind, h, gen, 0);
 	if (map_sges(be, pd, w->sge, w->num_sge, b->sge[i]) < 0) {
-		wq_put(rq, (uint32_t)k);
+		wq_put(be, rq, (uint32_t)k);
 		reason_set(
 			why,
 			"an SGE with the DMA key is not inside one guest RAM "
@@ -719,7 +781,7 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 	rq->e[k].opcode = IBV_WC_RECV;
 	rq->e[k].signaled = true;
 	if (post_now(be, why) != IBV_WC_SUCCESS) {
-		wq_put(rq, (uint32_t)k);
+		wq_put(be, rq, (uint32_t)k);
 		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_QP_OP_ERR,
 				    ret_status);
 	}
@@ -848,7 +910,7 @@ static void complete(struct be *be, uint32_t cq, const struct ibv_wc *wc)
 	c.cookie = q->e[k].cookie;
 	c.signaled = q->e[k].signaled;
 	c.opcode = (enum ibv_wc_opcode)q->e[k].opcode;
-	wq_put(q, k);
+	wq_put(be, q, k);
 	c.status = wc->status;
 	c.vendor_err = wc->vendor_err;
 	c.qp = be_qp_by_num(be, wc->qp_num);

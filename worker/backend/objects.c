@@ -481,6 +481,7 @@ static void qp_release(struct be *be, struct be_qp *q)
 {
 	uint16_t gen = q->gen;
 
+	be_wq_drop_ahs(be, &q->sq);
 	be_wq_free(&q->sq);
 	be_wq_free(&q->rq);
 	memset(q, 0, sizeof(*q));
@@ -583,7 +584,7 @@ static int attr_to_host(struct be *be, int mask, const struct be_qp_attr *g,
 	h->cur_qp_state = g->cur_qp_state;
 	h->path_mtu = g->path_mtu;
 	h->path_mig_state = g->path_mig_state;
-	h->qkey = g->qkey;
+	h->qkey = (mask & IBV_QP_QKEY) ? g->qkey : 0;
 	h->rq_psn = g->rq_psn;
 	h->sq_psn = g->sq_psn;
 	h->dest_qp_num = g->dest_qp_num;
@@ -623,6 +624,14 @@ int be_qp_modify(struct be *be, uint32_t qp, const struct be_qp_attr *attr,
 
 	if (!q)
 		return -ENOENT;
+	if ((mask & IBV_QP_QKEY) && (attr->qkey & BE_QKEY_PRIVILEGED) &&
+	    q->type != BE_QPT_GSI) {
+		be_refused(
+			be,
+			"MODIFY_QP: QP %u: Q_Key 0x%x is privileged (bit 31)",
+			q->qpn, attr->qkey);
+		return -EPERM;
+	}
 	if (q->qp) {
 		ret = attr_to_host(be, mask, attr, &h);
 		if (ret < 0)

@@ -69,12 +69,13 @@ int pvrdma_map_pages(struct pvrdma_dev *d, uint64_t pdir, uint32_t npages,
 
 	r = pvrdma_pdir_walk(pdir, npages, max, &ops, d, ret, &why);
 	if (r < 0) {
-		log_warnx("pvrdma: %s: page directory refused: %s", what,
-			  why.msg);
+		log_peer_warnx("pvrdma: %s: page directory refused: %s", what,
+			       why.msg);
 		return r;
 	}
 	if (ring && check_ring_pages(d, ret) < 0) {
-		log_warnx("pvrdma: %s: a ring page is not guest memory", what);
+		log_peer_warnx("pvrdma: %s: a ring page is not guest memory",
+			       what);
 		pvrdma_pages_release(ret);
 		return -EFAULT;
 	}
@@ -133,21 +134,21 @@ static int load_dsr(struct pvrdma_dev *d, uint64_t gpa)
 	forget_dsr(d);
 	r = pvrdma_dma_read(d, gpa, &dsr, sizeof(dsr));
 	if (r < 0) {
-		log_warnx("pvrdma: DSR at 0x%llx is not guest memory",
-			  (unsigned long long)gpa);
+		log_peer_warnx("pvrdma: DSR at 0x%llx is not guest memory",
+			       (unsigned long long)gpa);
 		return r;
 	}
 	r = pvrdma_dsr_decode(&dsr, sizeof(dsr), PVRDMA_DEVICE_VERSION, &info,
 			      &why);
 	if (r < 0) {
-		log_warnx("pvrdma: DSR at 0x%llx refused: %s",
-			  (unsigned long long)gpa, why.msg);
+		log_peer_warnx("pvrdma: DSR at 0x%llx refused: %s",
+			       (unsigned long long)gpa, why.msg);
 		return r;
 	}
 	r = check_slots(d, &info);
 	if (r < 0) {
-		log_warnx("pvrdma: DSR command/response slot not in guest "
-			  "memory");
+		log_peer_warnx("pvrdma: DSR command/response slot not in guest "
+			       "memory");
 		return r;
 	}
 	r = pvrdma_map_pages(d, info.async.pdir_dma, info.async.num_pages,
@@ -205,7 +206,7 @@ static void write_ctl(struct pvrdma_dev *d, uint32_t val)
 	switch (val) {
 	case PVRDMA_DEVICE_CTL_ACTIVATE:
 		if (!d->dsr_ok) {
-			log_warnx("pvrdma: ACTIVATE without a valid DSR");
+			log_peer_warnx("pvrdma: ACTIVATE without a valid DSR");
 			d->err = EINVAL;
 			return;
 		}
@@ -224,7 +225,7 @@ static void write_ctl(struct pvrdma_dev *d, uint32_t val)
 		reset_device(d, false);
 		return;
 	default:
-		log_warnx("pvrdma: unknown CTL value %u", val);
+		log_peer_warnx("pvrdma: unknown CTL value %u", val);
 		d->err = EINVAL;
 	}
 }
@@ -236,8 +237,8 @@ static void write_dsr_high(struct pvrdma_dev *d, uint32_t val)
 	d->dsr_high = val;
 	if (d->active) {
 		/* The rings of live objects hang off this DSR. */
-		log_warnx("pvrdma: DSR change while active refused (reset "
-			  "first)");
+		log_peer_warnx("pvrdma: DSR change while active refused (reset "
+			       "first)");
 		d->err = EBUSY;
 		return;
 	}

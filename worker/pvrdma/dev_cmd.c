@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "worker/backend/mr_layout.h"
 #include "worker/pvrdma/dev.h"
@@ -168,7 +169,7 @@ static int reg_user_mr(struct pvrdma_dev *d,
 				      m->start, &lay, &why);
 	pvrdma_pages_release(&pages);
 	if (r < 0) {
-		log_warnx("pvrdma: MR refused: %s", why.msg);
+		log_peer_warnx("pvrdma: MR refused: %s", why.msg);
 		return r;
 	}
 	r = be_mr_reg(d->be, m->pd_handle, &lay,
@@ -697,9 +698,10 @@ static void log_refusal(struct pvrdma_dev *d, uint32_t cmd, int err,
 	uint64_t k = ++d->refused[cmd < PVRDMA_CMD_MAX ? cmd : PVRDMA_CMD_MAX];
 
 	if ((k & (k - 1)) == 0)
-		log_warnx("pvrdma: command %s refused (%s): %s [%llu refused]",
-			  pvrdma_cmd_name(cmd), strerror(-err), why,
-			  (unsigned long long)n);
+		log_peer_warnx(
+			"pvrdma: command %s refused (%s): %s [%llu refused]",
+			pvrdma_cmd_name(cmd), strerror(-err), why,
+			(unsigned long long)n);
 }
 
 void pvrdma_exec_cmd(struct pvrdma_dev *d)
@@ -725,6 +727,11 @@ void pvrdma_exec_cmd(struct pvrdma_dev *d)
 	}
 	memset(&resp, 0, sizeof(resp));
 	code = pvrdma_cmd_decode(&raw, sizeof(raw), &d->lim, &req, &why);
+	/* a command the decoder knows but no handler serves is unknown here */
+	if (code >= 0 &&
+	    ((size_t)code >= ARRAY_SIZE(handlers) || !handlers[code]))
+		code = reason_fail(&why, -ENOSYS, "command %s not implemented",
+				   pvrdma_cmd_name(raw.hdr.cmd));
 	if (code >= 0) {
 		r = handlers[code](d, &req, &resp);
 		if (r < 0) {

@@ -10,6 +10,7 @@
 #include <linux/pci_regs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -579,10 +580,71 @@ static bool one_bit(uint32_t v, uint32_t mask)
 	return is_pow2(v & mask);
 }
 
+/*
+ * An address no process can map (the kernel's half on x86_64 and arm64):
+ * a write from it fails in the kernel's address check, before the file's
+ * write method runs.
+ */
+#define IRQ_PROBE_ADDR ((const void *)(uintptr_t)0xffff800000000000ull)
+
+/*
+ * An irq fd gets an 8-byte write from the worker's one thread, which must
+ * never wait: only an eventfd is accepted.  A regular file ignores
+ * O_NONBLOCK (on FUSE or NFS a write can stall the worker for good); a
+ * pipe, socket or device is someone else's buffer.  /proc/self/fdinfo,
+ * which names an fd's kind, is out of the sandbox's reach, so the check
+ * uses what the allow-list has (docs/sandbox.md): fstat() must show the
+ * kernel's anonymous inode (no file type bits: no file, directory, FIFO,
+ * socket or device), and a write from IRQ_PROBE_ADDR must fail with
+ * EFAULT, which only a file with a write method returns: an eventfd, not
+ * the timerfd, signalfd, epoll or inotify fds that share its inode
+ * (EINVAL).  Nothing is written.  Then it is made non-blocking, so a full
+ * eventfd only makes a raise see EAGAIN.
+ */
+static const char *file_kind(mode_t m)
+{
+	if (S_ISREG(m))
+		return "regular file";
+	if (S_ISFIFO(m))
+		return "pipe";
+	if (S_ISSOCK(m))
+		return "socket";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "device";
+	return "directory or link";
+}
+
+static int irq_fd_ok(int fd, struct reason *why)
+{
+	struct stat st;
+	int fl;
+
+	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0)
+		return reason_fail(why, -EINVAL, "cannot inspect an irq fd: %s",
+				   strerror(errno));
+	if ((st.st_mode & S_IFMT) != 0)
+		return reason_fail(why, -EINVAL,
+				   "an irq fd is a %s, not an eventfd",
+				   file_kind(st.st_mode));
+	if ((fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH))
+		return reason_fail(why, -EINVAL,
+				   "an irq fd is not open for writing");
+	if (write(fd, IRQ_PROBE_ADDR, sizeof(uint64_t)) >= 0 || errno != EFAULT)
+		return reason_fail(why, -EINVAL,
+				   "an irq fd is not an eventfd (an anonymous "
+				   "file without a write method)");
+	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return reason_fail(why, -EINVAL,
+				   "cannot make an irq fd non-blocking: %s",
+				   strerror(errno));
+	return 0;
+}
+
 static int irqs_set_fds(struct pci_fn *fn, uint32_t start, uint32_t count,
 			int *fds, unsigned int nfds, struct reason *why)
 {
 	unsigned int i;
+	int ret;
 
 	if (nfds == 0) {
 		/* QEMU removes a run of vectors' eventfds so */
@@ -593,14 +655,10 @@ static int irqs_set_fds(struct pci_fn *fn, uint32_t start, uint32_t count,
 		reason_set(why, "eventfd count differs from the vector count");
 		return -EINVAL;
 	}
-	/* never block the worker on a full or foreign fd */
 	for (i = 0; i < nfds; i++) {
-		int fl = fcntl(fds[i], F_GETFL);
-
-		if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0) {
-			reason_set(why, "an eventfd is not usable");
-			return -EINVAL;
-		}
+		ret = irq_fd_ok(fds[i], why);
+		if (ret < 0)
+			return ret;
 	}
 	close_irq_fds(fn, start, count);
 	for (i = 0; i < nfds; i++) {

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -509,6 +510,23 @@ static int set_irqs_refuses_bad_requests(struct worker *w)
 				  VFIO_USER_IRQ_SET_ACTION_TRIGGER,
 			  2, 0, 4, bools, 2, NULL, 0, EINVAL));
 	CHECK_OK(set_irqs(&c, sz - 4, ev, 2, 0, 1, NULL, 0, NULL, 0, EINVAL));
+	/* eventfds only: a memfd, a pipe, a timerfd (checked under the
+	 * sandbox, which would kill the worker for a call it forbids) */
+	{
+		int bad[3], p[2];
+
+		CHECK(pipe2(p, O_CLOEXEC) == 0);
+		close(p[0]);
+		bad[0] = memfd_create("irq", MFD_CLOEXEC);
+		bad[1] = p[1];
+		bad[2] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		for (i = 0; i < 3; i++) {
+			CHECK(bad[i] >= 0);
+			CHECK_OK(set_irqs(&c, sz, ev, 2, 0, 1, NULL, 0, &bad[i],
+					  1, EINVAL));
+			close(bad[i]);
+		}
+	}
 	/* nine fds: more than max_msg_fds, the client is dropped */
 	{
 		struct vfio_user_irq_set s = { sz, ev, 2, 0, 9 };

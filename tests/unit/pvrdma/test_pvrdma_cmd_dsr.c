@@ -132,6 +132,16 @@ static void test_create_qp_refusals(void **state)
 	make_qp(&c, 64, 4, 128, 2);
 	c.create_qp.pdir_dma = 0x5008;
 	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EINVAL);
+	/* inline data: none offered; more than a WQE's page is refused */
+	make_qp(&c, 64, 4, 128, 2);
+	c.create_qp.max_inline_data = 0xffffffff;
+	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "inline"));
+	c.create_qp.max_inline_data = PVRDMA_PAGE_SIZE + 1;
+	assert_int_equal(decode(&c, sizeof(c), &out, &why), -EINVAL);
+	c.create_qp.max_inline_data = PVRDMA_PAGE_SIZE;
+	assert_int_equal(decode(&c, sizeof(c), &out, &why),
+			 PVRDMA_CMD_CREATE_QP);
 }
 
 static void test_create_cq_and_mr(void **state)

@@ -476,6 +476,32 @@ static void test_all_commands_answer(void **state)
 	assert_int_equal(resp.hdr.ack, PVRDMA_CMD_RESP(99));
 }
 
+/*
+ * max_inline_data: the device offers none (INLINE sends are refused), the
+ * driver passes the application's wish on.  Up to a page (what a WQE slot
+ * could ever hold) the QP is made without inline data and the answer says
+ * 0; 0xffffffff is refused like every other size out of range.
+ */
+static void test_create_qp_inline_clamped_or_refused(void **state)
+{
+	union pvrdma_cmd_req req;
+	union pvrdma_cmd_resp resp;
+	uint32_t err, pd, cq;
+
+	(void)state;
+	probe();
+	pd = create_pd();
+	cq = create_cq(P_CQ, &err);
+	qp_req(&req, P_QP, pd, cq);
+	req.create_qp.max_inline_data = 0xffffffff;
+	assert_int_equal(cmd(&req, &resp), EINVAL);
+	assert_int_equal(fake_be_live(fake_be_last), 2); /* PD and CQ */
+	qp_req(&req, P_QP, pd, cq);
+	req.create_qp.max_inline_data = 236; /* perftest's default */
+	assert_int_equal(cmd(&req, &resp), 0);
+	assert_int_equal(resp.create_qp_resp_v2.max_inline_data, 0);
+}
+
 /* CVE-2022-1050: commands with no DSR, or before activation. */
 static void test_cve_2022_1050_commands_before_dsr(void **state)
 {
@@ -875,6 +901,120 @@ static void test_mr_optional_access_and_refusal_log(void **state)
 	log_capture_stop(&lc);
 }
 
+static void bad_ctl(void)
+{
+	wr(PVRDMA_REG_CTL, 0x77);
+}
+
+static void activate_without_dsr(void)
+{
+	wr(PVRDMA_REG_CTL, PVRDMA_DEVICE_CTL_ACTIVATE);
+}
+
+static void dsr_not_in_ram(void)
+{
+	wr(PVRDMA_REG_DSRLOW, 0x10);
+	wr(PVRDMA_REG_DSRHIGH, 0xffff);
+}
+
+static void dsr_uninitialised(void)
+{
+	wr(PVRDMA_REG_DSRLOW, (uint32_t)fake_ram_gpa(P_TOTAL - 1));
+	wr(PVRDMA_REG_DSRHIGH, 0);
+}
+
+static void dsr_change_while_active(void)
+{
+	wr(PVRDMA_REG_DSRHIGH, 0);
+}
+
+static void cq_bad_pdir(void)
+{
+	union pvrdma_cmd_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_CREATE_CQ;
+	req.create_cq.cqe = 64;
+	req.create_cq.nchunks = 2;
+	req.create_cq.pdir_dma = 0xdead000;
+	assert_int_not_equal(cmd(&req, NULL), 0);
+}
+
+static void mr_past_its_pages(void)
+{
+	union pvrdma_cmd_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_CREATE_MR;
+	req.create_mr.pd_handle = 1;
+	req.create_mr.start = 0x7000100;
+	req.create_mr.length = 64 * 4096; /* more than its 2 pages */
+	req.create_mr.nchunks = 2;
+	req.create_mr.pdir_dma =
+		fake_ram_pdir(&T.ram, P_MR, P_MR + 1, P_MR + 2, 2);
+	req.create_mr.access_flags = PVRDMA_ACCESS_LOCAL_WRITE;
+	assert_int_not_equal(cmd(&req, NULL), 0);
+}
+
+static void unknown_command(void)
+{
+	union pvrdma_cmd_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = 99;
+	assert_int_equal(cmd(&req, NULL), ENOSYS);
+}
+
+static uint64_t frozen_ms(void)
+{
+	return 1000;
+}
+
+/* Lines logged by `n` calls of `fn` in one instant, from a fresh limit. */
+static uint32_t lines_of(void (*fn)(void), uint32_t n)
+{
+	struct log_capture lc;
+	const char *l, *p;
+	uint32_t i, lines = 0;
+
+	log_set_clock(frozen_ms);
+	log_capture_start(&lc);
+	for (i = 0; i < n; i++)
+		fn();
+	l = log_captured(&lc);
+	for (p = l; (p = strchr(p, '\n')); p++)
+		lines++;
+	log_capture_stop(&lc);
+	log_set_clock(NULL);
+	if (lines > LOG_PEER_BURST)
+		print_message("%s", l);
+	return lines;
+}
+
+/*
+ * Every line a guest can cause goes through the VM's one peer limit
+ * (common/log.h): each way of causing one, repeated in one instant, writes
+ * at most LOG_PEER_BURST lines.
+ */
+static void test_guest_lines_rate_limited(void **state)
+{
+	const uint32_t n = 4 * LOG_PEER_BURST;
+
+	(void)state;
+	assert_in_range(lines_of(bad_ctl, n), 1, LOG_PEER_BURST);
+	assert_in_range(lines_of(activate_without_dsr, n), 1, LOG_PEER_BURST);
+	assert_in_range(lines_of(dsr_not_in_ram, n), 1, LOG_PEER_BURST);
+	assert_in_range(lines_of(dsr_uninitialised, n), 1, LOG_PEER_BURST);
+	probe();
+	create_pd();
+	assert_in_range(lines_of(dsr_change_while_active, n), 1,
+			LOG_PEER_BURST);
+	assert_in_range(lines_of(cq_bad_pdir, n), 1, LOG_PEER_BURST);
+	assert_in_range(lines_of(mr_past_its_pages, n), 1, LOG_PEER_BURST);
+	/* log_refusal()'s 1st, 2nd, 4th... is under the limit too */
+	assert_in_range(lines_of(unknown_command, 1 << 12), 1, LOG_PEER_BURST);
+}
+
 /* RESET drops everything; a new DSR and ACTIVATE bring it back. */
 static void test_reset_and_again(void **state)
 {
@@ -1159,16 +1299,46 @@ static void test_unquiesce_clears_an_earlier_error(void **state)
 	assert_int_equal(rd(PVRDMA_REG_ERR), 0);
 }
 
+#ifdef PVRDMA_TEST_CMD_HOLE
+/*
+ * Built with dev_cmd_hole.c: DESTROY_SRQ decodes but has no handler.  It
+ * is refused as an unknown command is (ENOSYS, answered), not called
+ * through a NULL pointer, and the device keeps serving.
+ */
+static void test_command_without_handler_refused(void **state)
+{
+	union pvrdma_cmd_req req;
+	union pvrdma_cmd_resp resp;
+
+	(void)state;
+	probe();
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_DESTROY_SRQ;
+	req.destroy_srq.srq_handle = 1;
+	assert_int_equal(cmd(&req, &resp), ENOSYS);
+	assert_int_equal(resp.hdr.err, ENOSYS);
+	assert_int_equal(resp.hdr.response, 0x5eed);
+	assert_int_equal(resp.hdr.ack, PVRDMA_CMD_RESP(PVRDMA_CMD_DESTROY_SRQ));
+	create_pd();
+}
+#endif
+
 #define DEV_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
 {
+#ifdef PVRDMA_TEST_CMD_HOLE
+	const struct CMUnitTest tests[] = {
+		DEV_TEST(test_command_without_handler_refused),
+	};
+#else
 	const struct CMUnitTest tests[] = {
 		DEV_TEST(test_probe_writes_caps),
 		DEV_TEST(test_default_gid_table),
 		DEV_TEST(test_send_completes_into_the_guest_cq),
 		DEV_TEST(test_arm_with_unread_cqes_notifies_at_once),
 		DEV_TEST(test_all_commands_answer),
+		DEV_TEST(test_create_qp_inline_clamped_or_refused),
 		DEV_TEST(test_cve_2022_1050_commands_before_dsr),
 		DEV_TEST(test_bogus_dsr_refused),
 		DEV_TEST(test_cve_2018_20191_uar_read),
@@ -1178,6 +1348,7 @@ int main(void)
 		DEV_TEST(test_recv_srq_ud_and_events),
 		DEV_TEST(test_thousand_refusals_leak_nothing),
 		DEV_TEST(test_mr_optional_access_and_refusal_log),
+		DEV_TEST(test_guest_lines_rate_limited),
 		DEV_TEST(test_reset_and_again),
 		DEV_TEST(test_no_dma_without_bus_master),
 		DEV_TEST(test_unquiesce_clears_an_earlier_error),
@@ -1188,5 +1359,6 @@ int main(void)
 		DEV_TEST(test_shm_unmapped_client_is_exact),
 		DEV_TEST(test_shm_idle_timeout),
 	};
+#endif
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

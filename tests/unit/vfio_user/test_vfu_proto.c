@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -621,6 +624,52 @@ static void test_set_irqs_refusals_close_fds(void **state)
 	log_capture_expect(&f->lc, "not exactly one data type");
 }
 
+/*
+ * Irq fds: eventfds only (the worker writes them from its one thread and
+ * must never wait).  A memfd or file (a FUSE file ignores O_NONBLOCK), a
+ * pipe, a socket, a timerfd (the eventfd's anonymous inode, but no write
+ * method) and a device are refused and closed; a blocking eventfd is
+ * taken and made non-blocking.
+ */
+static void test_set_irqs_eventfds_only(void **state)
+{
+	const uint32_t ev = VFIO_USER_IRQ_SET_DATA_EVENTFD |
+			    VFIO_USER_IRQ_SET_ACTION_TRIGGER;
+	static const char *const kinds[] = { "regular file", "pipe", "socket",
+					     "not an eventfd", "device" };
+	struct fix *f = *state;
+	int p[2], sv[2], fds[5], efd, i;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+			 0);
+	fds[0] = memfd_create("irq", MFD_CLOEXEC);
+	fds[1] = p[1];
+	fds[2] = sv[0];
+	fds[3] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	fds[4] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	close(p[0]);
+	close(sv[1]);
+	for (i = 0; i < 5; i++) {
+		assert_true(fds[i] >= 0);
+		assert_int_equal(set_irqs(f, ev, 0, 1, &fds[i], 1), -EINVAL);
+		assert_false(fd_open(fds[i]));
+		assert_int_equal(f->dev->fn.irq_fds[0], -1);
+		log_capture_expect(&f->lc, kinds[i]);
+	}
+	/* one bad fd in a run refuses the run: none is taken */
+	fds[0] = eventfd(0, EFD_CLOEXEC);
+	fds[1] = memfd_create("irq", MFD_CLOEXEC);
+	assert_int_equal(set_irqs(f, ev, 0, 2, fds, 2), -EINVAL);
+	assert_false(fd_open(fds[0]) || fd_open(fds[1]));
+	assert_int_equal(f->dev->fn.irq_fds[0], -1);
+	efd = eventfd(0, EFD_CLOEXEC);
+	fds[0] = fcntl(efd, F_DUPFD_CLOEXEC, 0);
+	assert_int_equal(set_irqs(f, ev, 0, 1, fds, 1), 0);
+	assert_true(fcntl(efd, F_GETFL) & O_NONBLOCK);
+	close(efd);
+}
+
 /* ---- DMA -------------------------------------------------------------------
  */
 
@@ -761,6 +810,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_msix, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_set_irqs_refusals_close_fds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_irqs_eventfds_only,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dma, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset, setup, teardown),
 		cmocka_unit_test(test_ops_check),

@@ -1181,6 +1181,23 @@ static int t_ud(void)
 	CHECK_EQ(e.wr_id, 0xdead);
 	CHECK_EQ(e.status, VIRTIO_RDMA_WC_LOC_QP_OP_ERR);
 	CHECK(vt_proc_log_has(&wa, "never added"));
+	/* privileged Q_Keys stay with the emulated QP1 (issue 26 item 6) */
+	{
+		struct virtio_rdma_qp_attr a = { .qkey = 0x80010000u };
+
+		CHECK_EQ(modify(&ga, qa.qpn, VIRTIO_RDMA_QP_QKEY, &a), EPERM);
+		CHECK(vt_proc_log_has(&wa, "is privileged"));
+		a.qkey = 0x4321; /* an ordinary one still reaches rxe */
+		CHECK_EQ(modify(&ga, qa.qpn, VIRTIO_RDMA_QP_QKEY, &a), 0);
+	}
+	s.h.wr.ud.av.gid_index = 0;
+	s.h.wr.ud.remote_qpn = 1;
+	s.h.wr.ud.remote_qkey = 0x80010000u;
+	s.h.wr_id = 0xbeef;
+	CHECK_EQ(post_send(&ga, &qa, &s, 1), 0);
+	CHECK_EQ(reap_cqe(&ga, &sa.cq, &e), 0);
+	CHECK_EQ(e.wr_id, 0xbeef);
+	CHECK_EQ(e.status, VIRTIO_RDMA_WC_LOC_QP_OP_ERR);
 	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DESTROY_QP, &qa.qpn, 4, NULL, 0), 0);
 	CHECK_EQ(cmd(&gb, VIRTIO_RDMA_CMD_DESTROY_QP, &qb.qpn, 4, NULL, 0), 0);
 	return 0;
