@@ -15,6 +15,7 @@
 
 #include "common/broker_proto.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/reason.h"
 #include "common/worker_proto.h"
 #include "broker/state_record.h"
@@ -107,6 +108,8 @@ struct worker {
 	struct wlog wlog;
 	char log_tag[BP_VM_SIZE + 16]; /* "worker/<vm>: " */
 	uint32_t mux_gen; /* which worker the row holds, for queued requests */
+	/* the broker's own lines this worker can cause (worker_logx()) */
+	struct log_ratelimit log_rl;
 	/* frontend qemu-pvrdma (broker/qemu_pvrdma.c): no process, only the
 	 * listening socket its QEMU's mad-chardev connects to, which the mux
 	 * serves (RDMACM_ATTACH, again at every replay); else -1 */
@@ -303,6 +306,15 @@ uint64_t proc_start_time(pid_t pid);
 struct worker *workers_find(struct broker *b, const char *vm);
 struct worker *workers_find_pid(struct broker *b, pid_t pid);
 struct worker *workers_add(struct broker *b);
+/*
+ * A broker line that w (a less-privileged peer) can cause, through w's own
+ * limiter (LOG_PEER_BURST lines per LOG_PEER_INTERVAL_MS): a worker that
+ * floods the broker with refused requests cannot push the broker's lines
+ * about other VMs out of journald's rate limit.  What it drops is said on
+ * w's next line that passes, and when w is gone (workers_forget()).
+ */
+void worker_logx(struct worker *w, enum log_level lvl, const char *fmt, ...)
+	LOG_PRINTF(3, 4);
 int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
 		     uid_t *ret_uid, gid_t *ret_gid, struct reason *why);
 void workers_reap(struct broker *b);

@@ -21,9 +21,6 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 
-/* Bad messages logged per worker before it goes quiet. */
-#define MAX_LOGGED_BAD 10
-
 /*
  * A STATS_REPLY carries the counters a worker sent on its channel: the two
  * protocols each define their own type, with one layout, so the broker
@@ -140,25 +137,23 @@ int channel_send(struct broker *b, struct worker *w, struct wp_msg *m)
 		return -ENOTCONN;
 	ret = wp_send(w->chan_fd, m);
 	if (ret < 0)
-		log_warnx("worker/%s: channel: cannot send %s: %s%s", w->vm,
-			  wp_type_name(m->h.type), strerror(-ret),
-			  ret == -EAGAIN ? " (it does not read its channel)"
-					 : "");
+		worker_logx(w, LOG_LVL_WARN,
+			    "worker/%s: channel: cannot send %s: %s%s", w->vm,
+			    wp_type_name(m->h.type), strerror(-ret),
+			    ret == -EAGAIN ? " (it does not read its channel)"
+					   : "");
 	return ret;
 }
 
-static void bad_message(struct worker *w, unsigned int *n, const char *err)
+static void bad_message(struct worker *w, const char *err)
 {
-	if (++*n <= MAX_LOGGED_BAD)
-		log_warnx(
-			"worker/%s (pid %d): channel: refused a message: %s%s",
-			w->vm, (int)w->pid, err,
-			*n == MAX_LOGGED_BAD ? " (further ones not logged)"
-					     : "");
+	worker_logx(w, LOG_LVL_WARN,
+		    "worker/%s (pid %d): channel: refused a message: %s", w->vm,
+		    (int)w->pid, err);
 }
 
 static void on_hello(struct broker *b, struct worker *w,
-		     const struct wp_hello *h, unsigned int *bad)
+		     const struct wp_hello *h)
 {
 	if (strcmp(h->vm, w->vm) || h->pid != (uint32_t)w->pid) {
 		struct reason why;
@@ -166,7 +161,7 @@ static void on_hello(struct broker *b, struct worker *w,
 		reason_fail(&why, -EINVAL,
 			    "HELLO says vm %.64s pid %u, expected pid %d",
 			    h->vm, h->pid, (int)w->pid);
-		bad_message(w, bad, why.msg);
+		bad_message(w, why.msg);
 		/* the next message must be a HELLO again */
 		msg_conn_restart(&w->chan);
 		return;
@@ -187,7 +182,6 @@ static void on_hello(struct broker *b, struct worker *w,
 
 void channel_read(struct broker *b, unsigned int i)
 {
-	static unsigned int bad[BROKER_MAX_WORKERS];
 	struct reason why;
 	struct worker *w;
 	struct wp_msg m;
@@ -203,19 +197,18 @@ void channel_read(struct broker *b, unsigned int i)
 	if (n == 0)
 		return;
 	if (n == -EPIPE) {
-		log_info("worker/%s: channel: %s", w->vm, why.msg);
+		worker_logx(w, LOG_LVL_INFO, "worker/%s: channel: %s", w->vm,
+			    why.msg);
 		channel_close(b, w);
 		return;
 	}
-	if (!w->hello)
-		bad[i] = 0;
 	if (n < 0) {
-		bad_message(w, &bad[i], why.msg);
+		bad_message(w, why.msg);
 		return;
 	}
 	switch (m.h.type) {
 	case WP_HELLO:
-		on_hello(b, w, &m.u.hello, &bad[i]);
+		on_hello(b, w, &m.u.hello);
 		break;
 	case WP_GID_ADD:
 		gids_add(b, w, &m.u.gid);

@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# A compromised worker, run by the broker in place of rdmagate-worker (its
+# uid, cgroup and fds: the broker channel's listening socket is fd 5): it
+# speaks the worker channel (common/worker_proto.h) as hostile code would.
+# Usage: hostile-worker.py MODE OUTDIR
+#   flood: HELLO, then GID_ADDs the policy refuses, for at least 2 s and at
+#          least 5000 of them, never reading a reply; OUTDIR/flooding when
+#          it starts, OUTDIR/flood-done when it ends; 6 s later one more
+#          refused claim (its line carries the count of dropped ones)
+import os
+import socket
+import struct
+import sys
+import time
+
+VERSION = 2
+HELLO, GID_ADD = 2, 4
+ROCE_V2 = 2
+
+mode, out = sys.argv[1], sys.argv[2]
+
+
+def note(name, text=""):
+    with open(os.path.join(out, name + ".tmp"), "w") as f:
+        f.write(text)
+    os.rename(os.path.join(out, name + ".tmp"), os.path.join(out, name))
+
+
+def msg(mtype, payload):
+    return struct.pack("=III", VERSION, mtype, len(payload)) + payload
+
+
+def hello():
+    return msg(HELLO, struct.pack("=II72s", os.getpid(), 0, b"a"))
+
+
+def refused_claim(seq):
+    # ::ffff:10.98.x.y, an address the test's policy does not give vm a
+    gid = bytes(10) + b"\xff\xff" + bytes([10, 98, (seq >> 8) & 0xFF,
+                                           1 + seq % 250])
+    return msg(GID_ADD, struct.pack("=II16s", seq, ROCE_V2, gid))
+
+
+lsock = socket.socket(fileno=5)
+conn, _ = lsock.accept()
+conn.send(hello())
+if mode == "flood":
+    note("flooding")
+    t0, n = time.monotonic(), 0
+    while n < 5000 or time.monotonic() - t0 < 2:
+        n += 1
+        conn.send(refused_claim(n))
+    note("flood-done", str(n))
+    time.sleep(6)
+    conn.send(refused_claim(n + 1))
+    while True:
+        time.sleep(60)
