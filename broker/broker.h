@@ -40,6 +40,8 @@
 #define BROKER_GID_WAIT_MS 2000
 /* How often the broker looks at the GID table meanwhile. */
 #define BROKER_GID_POLL_MS 10
+/* How long after a worker's channel closed the broker connects again. */
+#define BROKER_CHANNEL_RETRY_MS 1000
 /* How long STATS waits for the workers' counters. */
 #define BROKER_STATS_WAIT_MS	 1000
 #define BROKER_DEFAULT_STATE_DIR "/run/rdmagate"
@@ -88,9 +90,10 @@ struct worker {
 	int chan_fd;		      /* our connection, or -1 */
 	struct msg_conn chan;	      /* chan_fd's peer and phase */
 	bool hello;		      /* the worker greeted on it */
-	uint64_t spawn_ms;	      /* CLOCK_MONOTONIC ms of SPAWN */
-	uint32_t seq;		      /* of our requests */
-	uint32_t stats_seq;	      /* of the last counters received */
+	uint64_t chan_retry_ms; /* when to connect again (0: no retry due) */
+	uint64_t spawn_ms;	/* CLOCK_MONOTONIC ms of SPAWN */
+	uint32_t seq;		/* of our requests */
+	uint32_t stats_seq;	/* of the last counters received */
 	struct wp_counters stats;
 	/* re-adopted after a broker restart: not our child */
 	bool adopted;
@@ -214,6 +217,10 @@ int channel_connect(struct broker *b, struct worker *w);
 void channel_close(struct broker *b, struct worker *w);
 void channel_read(struct broker *b, unsigned int i);
 int channel_send(struct broker *b, struct worker *w, struct wp_msg *m);
+/* A channel the worker closed is connected again, BROKER_CHANNEL_RETRY_MS
+ * later (the loop's timeout, and the work when it is due). */
+int channel_timeout(struct broker *b);
+void channel_retry(struct broker *b);
 void stats_start(struct broker *b, int conn, const char *vm);
 void stats_check(struct broker *b);
 int stats_timeout(struct broker *b);

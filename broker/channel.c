@@ -127,6 +127,63 @@ void channel_close(struct broker *b, struct worker *w)
 	epoll_ctl(b->ep, EPOLL_CTL_DEL, w->chan_fd, NULL);
 	w->chan_fd = safe_close(w->chan_fd);
 	w->hello = false;
+	w->chan_retry_ms = 0;
+}
+
+/*
+ * The worker closed its end (or the socket failed) while it runs: it may
+ * have a new connection again, from the broker as at a restart, a second
+ * later (at most one a second: a worker that accepts and closes in a loop
+ * costs the broker nothing much).
+ */
+static void channel_lost(struct broker *b, struct worker *w)
+{
+	channel_close(b, w);
+	if (w->state == BP_STATE_RUNNING)
+		w->chan_retry_ms = mono_ms() + BROKER_CHANNEL_RETRY_MS;
+}
+
+int channel_timeout(struct broker *b)
+{
+	uint64_t now = mono_ms(), next = UINT64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used && b->workers[i].chan_retry_ms &&
+		    b->workers[i].chan_retry_ms < next)
+			next = b->workers[i].chan_retry_ms;
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)(next - now);
+}
+
+void channel_retry(struct broker *b)
+{
+	uint64_t now = mono_ms();
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++) {
+		struct worker *w = &b->workers[i];
+
+		if (!w->used || !w->chan_retry_ms || now < w->chan_retry_ms)
+			continue;
+		w->chan_retry_ms = 0;
+		if (w->chan_fd >= 0 || w->state != BP_STATE_RUNNING)
+			continue;
+		ret = channel_connect(b, w);
+		if (ret < 0) {
+			worker_logx(w, LOG_LVL_WARN,
+				    "worker/%s: connecting its channel again: "
+				    "%s",
+				    w->vm, strerror(-ret));
+			w->chan_retry_ms = now + BROKER_CHANNEL_RETRY_MS;
+		} else {
+			worker_logx(w, LOG_LVL_INFO,
+				    "worker/%s: channel connected again",
+				    w->vm);
+		}
+	}
 }
 
 int channel_send(struct broker *b, struct worker *w, struct wp_msg *m)
@@ -199,7 +256,7 @@ void channel_read(struct broker *b, unsigned int i)
 	if (n == -EPIPE) {
 		worker_logx(w, LOG_LVL_INFO, "worker/%s: channel: %s", w->vm,
 			    why.msg);
-		channel_close(b, w);
+		channel_lost(b, w);
 		return;
 	}
 	if (n < 0) {

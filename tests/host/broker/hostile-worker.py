@@ -8,6 +8,10 @@
 #          least 5000 of them, never reading a reply; OUTDIR/flooding when
 #          it starts, OUTDIR/flood-done when it ends; 6 s later one more
 #          refused claim (its line carries the count of dropped ones)
+#   empty: HELLO, an empty datagram, then a refused GID_ADD: OUTDIR/empty
+#          gets the reply's status; then it closes the channel and waits
+#          for the broker's new connection: OUTDIR/again gets the status
+#          of a refused GID_ADD on it; then it answers STATS
 import os
 import socket
 import struct
@@ -15,7 +19,7 @@ import sys
 import time
 
 VERSION = 2
-HELLO, GID_ADD = 2, 4
+HELLO, GID_ADD, GID_ADD_REPLY, STATS, STATS_REPLY = 2, 4, 5, 8, 9
 ROCE_V2 = 2
 
 mode, out = sys.argv[1], sys.argv[2]
@@ -42,6 +46,20 @@ def refused_claim(seq):
     return msg(GID_ADD, struct.pack("=II16s", seq, ROCE_V2, gid))
 
 
+def reply_status(conn, seq):
+    """The status of the GID_ADD_REPLY to seq (other messages skipped)."""
+    conn.settimeout(10)
+    while True:
+        d = conn.recv(4096)
+        if not d:
+            return "closed"
+        _, t, _ = struct.unpack_from("=III", d)
+        if t == GID_ADD_REPLY:
+            s, st = struct.unpack_from("=II", d, 12)
+            if s == seq:
+                return str(st)
+
+
 lsock = socket.socket(fileno=5)
 conn, _ = lsock.accept()
 conn.send(hello())
@@ -56,3 +74,23 @@ if mode == "flood":
     conn.send(refused_claim(n + 1))
     while True:
         time.sleep(60)
+elif mode == "empty":
+    conn.send(b"")
+    conn.send(refused_claim(1))
+    note("empty", reply_status(conn, 1))
+    conn.close()
+    lsock.settimeout(10)
+    conn, _ = lsock.accept()
+    conn.send(hello())
+    conn.send(refused_claim(2))
+    note("again", reply_status(conn, 2))
+    conn.settimeout(None)
+    while True:
+        d = conn.recv(4096)
+        if not d:
+            break
+        _, t, _ = struct.unpack_from("=III", d)
+        if t == STATS:
+            seq, = struct.unpack_from("=I", d, 12)
+            conn.send(msg(STATS_REPLY, struct.pack("=II", seq, 0) +
+                          bytes(19 * 8)))

@@ -4,7 +4,9 @@
 # 29).  VM a's "worker" is hostile-worker.py (run by the broker in its
 # place: its uid, cgroup and fds); VM b's is the real one.  A flood of
 # refused GID claims that never reads its replies leaves a bounded number
-# of broker lines and a line about b in between.
+# of broker lines and a line about b in between; an empty datagram on the
+# channel is refused as malformed, not taken for the end of the
+# connection; a channel the worker closes is connected again.
 # Usage: test-hostile-worker.sh BROKER RDMAGATECTL WORKER HOSTILE TEST_HOOKS
 set -u
 
@@ -69,6 +71,27 @@ check "refusals are still logged (at least one)" test "$refused" -ge 1
 grep "lines dropped" "$T/broker.log" | diag
 out=$(ctl stop --vm a 2>&1)
 check "stop a: $out" wait_for 10 not vm_listed a
+
+# ---- 2. an empty datagram, then a closed channel --------------------------
+echo empty > "$OUT/mode"
+lines=$(wc -l < "$T/broker.log")
+out=$(ctl spawn --vm a --socket "$T/a.sock" --test-echo 2>&1)
+check "spawn a (hostile) again: $out" grep -q "worker/a: pid" <<<"$out"
+check "after an empty datagram the channel still answers" \
+	wait_for 10 test -s "$OUT/empty"
+check "... a refused claim with EPERM (1): $(cat "$OUT/empty" 2> /dev/null)" \
+	test "$(cat "$OUT/empty" 2> /dev/null)" = 1
+check "the empty datagram is refused as malformed" \
+	eval 'tail -n +$((lines + 1)) "$T/broker.log" |
+		grep -q "worker/a (pid [0-9]*): channel: refused a message: an empty message"'
+check "a channel the worker closed is connected again" \
+	wait_for 10 test -s "$OUT/again"
+check "... and answers: $(cat "$OUT/again" 2> /dev/null)" \
+	test "$(cat "$OUT/again" 2> /dev/null)" = 1
+out=$(ctl stats --vm a --json 2>&1)
+check "stats of a are fresh again: $(tr -d '\n' <<<"$out")" \
+	grep -q '"fresh": true' <<<"$out"
+check "a is still running" eval 'ctl list | grep -Eq "^a .* running"'
 
 echo "1..$n"
 if [ "$failed" != 0 ]; then
