@@ -123,6 +123,10 @@ struct worker {
 struct gid_entry {
 	bool used;
 	bool pending; /* added, not yet in the GID table */
+	/* its GID was listed once (granted): a later request for it that
+	 * fails (the other GID type, which the port may never list) is
+	 * refused and leaves the address, and the GIDs in use, alone */
+	bool granted;
 	char vm[BP_VM_SIZE];
 	int family;
 	uint8_t addr[16]; /* 4 bytes for AF_INET */

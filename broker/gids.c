@@ -272,6 +272,7 @@ static void answer_when_listed(struct broker *b, struct worker *w,
 	int idx = gid_lookup(e->device, e->port, g->gid, g->gid_type, NULL);
 
 	if (idx >= 0) {
+		e->granted = true;
 		RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx, g->gid);
 		reply(b, w, WP_GID_ADD_REPLY, g->seq, 0, (uint32_t)idx, "ok");
 		mux_link_gid_ready(b, e);
@@ -437,6 +438,7 @@ int gids_grant(struct broker *b, struct worker *w, int family,
 	e->gid_type = WP_GID_ROCE_V2;
 	idx = gid_lookup(e->device, e->port, e->gid, e->gid_type, NULL);
 	if (idx >= 0) {
+		e->granted = true;
 		RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx, e->gid);
 		mux_link_gid_ready(b, e);
 		return 0;
@@ -520,6 +522,7 @@ void gids_poll(struct broker *b)
 		idx = gid_lookup(e->device, e->port, e->gid, e->gid_type, NULL);
 		if (idx >= 0) {
 			e->pending = false;
+			e->granted = true;
 			if (w) {
 				RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx,
 						 e->gid);
@@ -534,6 +537,26 @@ void gids_poll(struct broker *b)
 		if (now < e->deadline)
 			continue;
 		addr_text(e->family, e->addr, txt, sizeof(txt));
+		if (e->granted) {
+			/* a re-claim (e.g. RoCE v1 of a v2 address) the port
+			 * does not list: refused; what is granted stays */
+			e->pending = false;
+			if (answers(w)) {
+				worker_logx(w, LOG_LVL_WARN,
+					    "worker/%s: GID %s refused: no "
+					    "RoCE v%u GID for it in %s port "
+					    "%u within %d ms; the address "
+					    "stays",
+					    w->vm, txt, e->gid_type, e->device,
+					    e->port, BROKER_GID_WAIT_MS);
+				reply(b, w, WP_GID_ADD_REPLY, e->req_seq,
+				      ETIMEDOUT, 0,
+				      "%s has no RoCE v%u GID on %s port %u "
+				      "(the address stays)",
+				      txt, e->gid_type, e->device, e->port);
+			}
+			continue;
+		}
 		if (w)
 			worker_logx(
 				w, LOG_LVL_WARN,
@@ -594,6 +617,8 @@ int gids_restore(struct broker *b, const char *vm, int family,
 	e->ifindex = ifindex;
 	/* the GID of the address, for the gid_del probe */
 	addr_gid(family, addr, e->gid);
+	/* the VM held it before the restart: a failed re-claim keeps it */
+	e->granted = true;
 	ret = nl_addr(b, RTM_NEWADDR, ifindex, family, addr);
 	if (ret == 0)
 		log_warnx("vm %s: %s had vanished from ifindex %d; added again",

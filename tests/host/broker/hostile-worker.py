@@ -12,6 +12,10 @@
 #          gets the reply's status; then it closes the channel and waits
 #          for the broker's new connection: OUTDIR/again gets the status
 #          of a refused GID_ADD on it; then it answers STATS
+#   reclaim: claims ::ffff:10.99.0.10 as RoCE v2, then (once OUTDIR/go-v1
+#          exists) the same address as RoCE v1, then (once OUTDIR/go-v2
+#          exists) as v2 again: OUTDIR/v2, OUTDIR/v1 and OUTDIR/v2again get
+#          each reply's "status host_index"
 import os
 import socket
 import struct
@@ -20,7 +24,7 @@ import time
 
 VERSION = 2
 HELLO, GID_ADD, GID_ADD_REPLY, STATS, STATS_REPLY = 2, 4, 5, 8, 9
-ROCE_V2 = 2
+ROCE_V1, ROCE_V2 = 1, 2
 
 mode, out = sys.argv[1], sys.argv[2]
 
@@ -29,6 +33,11 @@ def note(name, text=""):
     with open(os.path.join(out, name + ".tmp"), "w") as f:
         f.write(text)
     os.rename(os.path.join(out, name + ".tmp"), os.path.join(out, name))
+
+
+def wait_for_file(name):
+    while not os.path.exists(os.path.join(out, name)):
+        time.sleep(0.1)
 
 
 def msg(mtype, payload):
@@ -46,8 +55,9 @@ def refused_claim(seq):
     return msg(GID_ADD, struct.pack("=II16s", seq, ROCE_V2, gid))
 
 
-def reply_status(conn, seq):
-    """The status of the GID_ADD_REPLY to seq (other messages skipped)."""
+def reply_status(conn, seq, index=False):
+    """The status (and host index) of the GID_ADD_REPLY to seq (other
+    messages skipped)."""
     conn.settimeout(10)
     while True:
         d = conn.recv(4096)
@@ -55,9 +65,14 @@ def reply_status(conn, seq):
             return "closed"
         _, t, _ = struct.unpack_from("=III", d)
         if t == GID_ADD_REPLY:
-            s, st = struct.unpack_from("=II", d, 12)
+            s, st, idx = struct.unpack_from("=III", d, 12)
             if s == seq:
-                return str(st)
+                return "%d %d" % (st, idx) if index else str(st)
+
+
+def claim(seq, gid_type, addr):
+    gid = bytes(10) + b"\xff\xff" + socket.inet_aton(addr)
+    return msg(GID_ADD, struct.pack("=II16s", seq, gid_type, gid))
 
 
 lsock = socket.socket(fileno=5)
@@ -94,3 +109,14 @@ elif mode == "empty":
             seq, = struct.unpack_from("=I", d, 12)
             conn.send(msg(STATS_REPLY, struct.pack("=II", seq, 0) +
                           bytes(19 * 8)))
+elif mode == "reclaim":
+    conn.send(claim(1, ROCE_V2, "10.99.0.10"))
+    note("v2", reply_status(conn, 1, True))
+    wait_for_file("go-v1")
+    conn.send(claim(2, ROCE_V1, "10.99.0.10"))
+    note("v1", reply_status(conn, 2, True))
+    wait_for_file("go-v2")
+    conn.send(claim(3, ROCE_V2, "10.99.0.10"))
+    note("v2again", reply_status(conn, 3, True))
+    while True:
+        time.sleep(60)
