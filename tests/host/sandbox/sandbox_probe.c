@@ -753,7 +753,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (bare)
-		return run(op, &p, true); /* 3 if the kernel ran it; else a signal */
+		return run(op, &p,
+			   true); /* 3 if the kernel ran it; else a signal */
 	if (drop && privdrop_to(uid, gid) < 0)
 		return 1;
 	params_of(&p, listen_mode, debug, &sp);

@@ -203,7 +203,8 @@ static void run_forbidden_abi(const char *name)
 	describe(st, how, sizeof(how));
 	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 3) {
 		printf("# %s: the bare kernel runs it (it has this ABI): the "
-		       "filter must kill it\n", name);
+		       "filter must kill it\n",
+		       name);
 		expect((const char *[]){ name, NULL }, SIGSYS, NULL);
 		return;
 	}
@@ -214,8 +215,10 @@ static void run_forbidden_abi(const char *name)
 		expect((const char *[]){ name, NULL }, WTERMSIG(st), NULL);
 		return;
 	}
-	tap(false, "%s without the filter: %s (want it to run, or a signal "
-		   "of the kernel's own)", name, how);
+	tap(false,
+	    "%s without the filter: %s (want it to run, or a signal "
+	    "of the kernel's own)",
+	    name, how);
 	diag(out);
 }
 
