@@ -362,6 +362,7 @@ static void run(struct broker *b)
 		t = min_timeout(t, stats_timeout(b));
 		t = min_timeout(t, mux_link_timeout(b));
 		t = min_timeout(t, control_timeout(b));
+		t = min_timeout(t, channel_timeout(b));
 		n = epoll_wait(b->ep, ev, ARRAY_SIZE(ev), t);
 		if (n < 0 && errno != EINTR)
 			fatal("epoll_wait");
@@ -372,6 +373,7 @@ static void run(struct broker *b)
 		stats_check(b);
 		mux_link_tick(b);
 		control_close_idle(b);
+		channel_retry(b);
 	}
 }
 

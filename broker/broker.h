@@ -15,6 +15,7 @@
 
 #include "common/broker_proto.h"
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/reason.h"
 #include "common/worker_proto.h"
 #include "broker/state_record.h"
@@ -39,6 +40,8 @@
 #define BROKER_GID_WAIT_MS 2000
 /* How often the broker looks at the GID table meanwhile. */
 #define BROKER_GID_POLL_MS 10
+/* How long after a worker's channel closed the broker connects again. */
+#define BROKER_CHANNEL_RETRY_MS 1000
 /* How long STATS waits for the workers' counters. */
 #define BROKER_STATS_WAIT_MS	 1000
 #define BROKER_DEFAULT_STATE_DIR "/run/rdmagate"
@@ -87,9 +90,10 @@ struct worker {
 	int chan_fd;		      /* our connection, or -1 */
 	struct msg_conn chan;	      /* chan_fd's peer and phase */
 	bool hello;		      /* the worker greeted on it */
-	uint64_t spawn_ms;	      /* CLOCK_MONOTONIC ms of SPAWN */
-	uint32_t seq;		      /* of our requests */
-	uint32_t stats_seq;	      /* of the last counters received */
+	uint64_t chan_retry_ms; /* when to connect again (0: no retry due) */
+	uint64_t spawn_ms;	/* CLOCK_MONOTONIC ms of SPAWN */
+	uint32_t seq;		/* of our requests */
+	uint32_t stats_seq;	/* of the last counters received */
 	struct wp_counters stats;
 	/* re-adopted after a broker restart: not our child */
 	bool adopted;
@@ -107,6 +111,8 @@ struct worker {
 	struct wlog wlog;
 	char log_tag[BP_VM_SIZE + 16]; /* "worker/<vm>: " */
 	uint32_t mux_gen; /* which worker the row holds, for queued requests */
+	/* the broker's own lines this worker can cause (worker_logx()) */
+	struct log_ratelimit log_rl;
 	/* frontend qemu-pvrdma (broker/qemu_pvrdma.c): no process, only the
 	 * listening socket its QEMU's mad-chardev connects to, which the mux
 	 * serves (RDMACM_ATTACH, again at every replay); else -1 */
@@ -117,6 +123,10 @@ struct worker {
 struct gid_entry {
 	bool used;
 	bool pending; /* added, not yet in the GID table */
+	/* its GID was listed once (granted): a later request for it that
+	 * fails (the other GID type, which the port may never list) is
+	 * refused and leaves the address, and the GIDs in use, alone */
+	bool granted;
 	char vm[BP_VM_SIZE];
 	int family;
 	uint8_t addr[16]; /* 4 bytes for AF_INET */
@@ -211,6 +221,10 @@ int channel_connect(struct broker *b, struct worker *w);
 void channel_close(struct broker *b, struct worker *w);
 void channel_read(struct broker *b, unsigned int i);
 int channel_send(struct broker *b, struct worker *w, struct wp_msg *m);
+/* A channel the worker closed is connected again, BROKER_CHANNEL_RETRY_MS
+ * later (the loop's timeout, and the work when it is due). */
+int channel_timeout(struct broker *b);
+void channel_retry(struct broker *b);
 void stats_start(struct broker *b, int conn, const char *vm);
 void stats_check(struct broker *b);
 int stats_timeout(struct broker *b);
@@ -303,6 +317,15 @@ uint64_t proc_start_time(pid_t pid);
 struct worker *workers_find(struct broker *b, const char *vm);
 struct worker *workers_find_pid(struct broker *b, pid_t pid);
 struct worker *workers_add(struct broker *b);
+/*
+ * A broker line that w (a less-privileged peer) can cause, through w's own
+ * limiter (LOG_PEER_BURST lines per LOG_PEER_INTERVAL_MS): a worker that
+ * floods the broker with refused requests cannot push the broker's lines
+ * about other VMs out of journald's rate limit.  What it drops is said on
+ * w's next line that passes, and when w is gone (workers_forget()).
+ */
+void worker_logx(struct worker *w, enum log_level lvl, const char *fmt, ...)
+	LOG_PRINTF(3, 4);
 int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
 		     uid_t *ret_uid, gid_t *ret_gid, struct reason *why);
 void workers_reap(struct broker *b);

@@ -21,9 +21,6 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 
-/* Bad messages logged per worker before it goes quiet. */
-#define MAX_LOGGED_BAD 10
-
 /*
  * A STATS_REPLY carries the counters a worker sent on its channel: the two
  * protocols each define their own type, with one layout, so the broker
@@ -130,6 +127,63 @@ void channel_close(struct broker *b, struct worker *w)
 	epoll_ctl(b->ep, EPOLL_CTL_DEL, w->chan_fd, NULL);
 	w->chan_fd = safe_close(w->chan_fd);
 	w->hello = false;
+	w->chan_retry_ms = 0;
+}
+
+/*
+ * The worker closed its end (or the socket failed) while it runs: it may
+ * have a new connection again, from the broker as at a restart, a second
+ * later (at most one a second: a worker that accepts and closes in a loop
+ * costs the broker nothing much).
+ */
+static void channel_lost(struct broker *b, struct worker *w)
+{
+	channel_close(b, w);
+	if (w->state == BP_STATE_RUNNING)
+		w->chan_retry_ms = mono_ms() + BROKER_CHANNEL_RETRY_MS;
+}
+
+int channel_timeout(struct broker *b)
+{
+	uint64_t now = mono_ms(), next = UINT64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++)
+		if (b->workers[i].used && b->workers[i].chan_retry_ms &&
+		    b->workers[i].chan_retry_ms < next)
+			next = b->workers[i].chan_retry_ms;
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)(next - now);
+}
+
+void channel_retry(struct broker *b)
+{
+	uint64_t now = mono_ms();
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < BROKER_MAX_WORKERS; i++) {
+		struct worker *w = &b->workers[i];
+
+		if (!w->used || !w->chan_retry_ms || now < w->chan_retry_ms)
+			continue;
+		w->chan_retry_ms = 0;
+		if (w->chan_fd >= 0 || w->state != BP_STATE_RUNNING)
+			continue;
+		ret = channel_connect(b, w);
+		if (ret < 0) {
+			worker_logx(w, LOG_LVL_WARN,
+				    "worker/%s: connecting its channel again: "
+				    "%s",
+				    w->vm, strerror(-ret));
+			w->chan_retry_ms = now + BROKER_CHANNEL_RETRY_MS;
+		} else {
+			worker_logx(w, LOG_LVL_INFO,
+				    "worker/%s: channel connected again",
+				    w->vm);
+		}
+	}
 }
 
 int channel_send(struct broker *b, struct worker *w, struct wp_msg *m)
@@ -140,25 +194,23 @@ int channel_send(struct broker *b, struct worker *w, struct wp_msg *m)
 		return -ENOTCONN;
 	ret = wp_send(w->chan_fd, m);
 	if (ret < 0)
-		log_warnx("worker/%s: channel: cannot send %s: %s%s", w->vm,
-			  wp_type_name(m->h.type), strerror(-ret),
-			  ret == -EAGAIN ? " (it does not read its channel)"
-					 : "");
+		worker_logx(w, LOG_LVL_WARN,
+			    "worker/%s: channel: cannot send %s: %s%s", w->vm,
+			    wp_type_name(m->h.type), strerror(-ret),
+			    ret == -EAGAIN ? " (it does not read its channel)"
+					   : "");
 	return ret;
 }
 
-static void bad_message(struct worker *w, unsigned int *n, const char *err)
+static void bad_message(struct worker *w, const char *err)
 {
-	if (++*n <= MAX_LOGGED_BAD)
-		log_warnx(
-			"worker/%s (pid %d): channel: refused a message: %s%s",
-			w->vm, (int)w->pid, err,
-			*n == MAX_LOGGED_BAD ? " (further ones not logged)"
-					     : "");
+	worker_logx(w, LOG_LVL_WARN,
+		    "worker/%s (pid %d): channel: refused a message: %s", w->vm,
+		    (int)w->pid, err);
 }
 
 static void on_hello(struct broker *b, struct worker *w,
-		     const struct wp_hello *h, unsigned int *bad)
+		     const struct wp_hello *h)
 {
 	if (strcmp(h->vm, w->vm) || h->pid != (uint32_t)w->pid) {
 		struct reason why;
@@ -166,7 +218,7 @@ static void on_hello(struct broker *b, struct worker *w,
 		reason_fail(&why, -EINVAL,
 			    "HELLO says vm %.64s pid %u, expected pid %d",
 			    h->vm, h->pid, (int)w->pid);
-		bad_message(w, bad, why.msg);
+		bad_message(w, why.msg);
 		/* the next message must be a HELLO again */
 		msg_conn_restart(&w->chan);
 		return;
@@ -187,7 +239,6 @@ static void on_hello(struct broker *b, struct worker *w,
 
 void channel_read(struct broker *b, unsigned int i)
 {
-	static unsigned int bad[BROKER_MAX_WORKERS];
 	struct reason why;
 	struct worker *w;
 	struct wp_msg m;
@@ -203,19 +254,18 @@ void channel_read(struct broker *b, unsigned int i)
 	if (n == 0)
 		return;
 	if (n == -EPIPE) {
-		log_info("worker/%s: channel: %s", w->vm, why.msg);
-		channel_close(b, w);
+		worker_logx(w, LOG_LVL_INFO, "worker/%s: channel: %s", w->vm,
+			    why.msg);
+		channel_lost(b, w);
 		return;
 	}
-	if (!w->hello)
-		bad[i] = 0;
 	if (n < 0) {
-		bad_message(w, &bad[i], why.msg);
+		bad_message(w, why.msg);
 		return;
 	}
 	switch (m.h.type) {
 	case WP_HELLO:
-		on_hello(b, w, &m.u.hello, &bad[i]);
+		on_hello(b, w, &m.u.hello);
 		break;
 	case WP_GID_ADD:
 		gids_add(b, w, &m.u.gid);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,26 @@
 #include "broker/broker.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+
+/*
+ * A line a caller of uid can cause: through the process's peer limiter
+ * (LOG_PEER_BURST per LOG_PEER_INTERVAL_MS, then a count) unless it is
+ * root's, so a member of control_group that floods the socket with bad
+ * requests cannot flood the broker's log.
+ */
+static void caller_log(uint32_t uid, enum log_level lvl, const char *fmt, ...)
+	LOG_PRINTF(3, 4);
+static void caller_log(uint32_t uid, enum log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (uid == 0)
+		log_vemit(lvl, 0, fmt, ap);
+	else
+		log_peer_vemit(lvl, 0, fmt, ap);
+	va_end(ap);
+}
 
 #define MAX_PEER_GROUPS 256
 
@@ -308,23 +329,25 @@ void control_accept(struct broker *b)
 	if (msg_conn_open(&in, &bp_protocol, fd,
 			  (1u << BP_FROM_CALLER) | (1u << BP_FROM_ROOT),
 			  &why) < 0) {
-		log_warnx("control: %s", why.msg);
+		caller_log(UINT32_MAX, LOG_LVL_WARN, "control: %s", why.msg);
 		return;
 	}
 	/* who is a caller is the policy's: root or a member of control_group */
 	if (in.uid != 0 &&
 	    !(b->has_group && peer_in_group(fd, b->control_gid, in.gid))) {
-		log_warnx("control: refused pid %d uid %u: not root nor in "
-			  "control_group",
-			  (int)in.pid, (unsigned int)in.uid);
+		caller_log(in.uid, LOG_LVL_WARN,
+			   "control: refused pid %d uid %u: not root nor in "
+			   "control_group",
+			   (int)in.pid, (unsigned int)in.uid);
 		return; /* closing tells it */
 	}
 	if (in.uid != 0 &&
 	    conns_used(b) >= BROKER_MAX_CONNS - BROKER_ROOT_SLOTS) {
-		log_warnx("control: %d connections open; refusing pid %d uid "
-			  "%u (the last %d are root's)",
-			  BROKER_MAX_CONNS - BROKER_ROOT_SLOTS, (int)in.pid,
-			  (unsigned int)in.uid, BROKER_ROOT_SLOTS);
+		caller_log(in.uid, LOG_LVL_WARN,
+			   "control: %d connections open; refusing pid %d uid "
+			   "%u (the last %d are root's)",
+			   BROKER_MAX_CONNS - BROKER_ROOT_SLOTS, (int)in.pid,
+			   (unsigned int)in.uid, BROKER_ROOT_SLOTS);
 		return;
 	}
 	for (i = 0; i < BROKER_MAX_CONNS && b->conns[i].fd >= 0; i++)
@@ -358,9 +381,10 @@ void control_reply(struct broker *b, int conn, const struct bp_msg *m)
 	c = &b->conns[conn];
 	was_idle = !c->out_n;
 	if (!conn_queue(c, m)) {
-		log_warnx("control: pid %d does not read its replies; "
-			  "closing its connection",
-			  (int)c->pid);
+		caller_log(c->uid, LOG_LVL_WARN,
+			   "control: pid %d does not read its replies; "
+			   "closing its connection",
+			   (int)c->pid);
 		conn_drop(b, (unsigned int)conn);
 		return;
 	}
@@ -438,10 +462,11 @@ void control_close_idle(struct broker *b)
 			c->last_ms = now;
 			continue;
 		}
-		log_info("control: pid %d uid %u idle for %d ms; closing its "
-			 "connection",
-			 (int)c->pid, (unsigned int)c->uid,
-			 BROKER_CONN_IDLE_MS);
+		caller_log(c->uid, LOG_LVL_INFO,
+			   "control: pid %d uid %u idle for %d ms; closing its "
+			   "connection",
+			   (int)c->pid, (unsigned int)c->uid,
+			   BROKER_CONN_IDLE_MS);
 		conn_drop(b, i);
 	}
 }
@@ -487,8 +512,9 @@ static void control_read(struct broker *b, unsigned int i)
 	}
 	c->last_ms = mono_ms();
 	if (ret < 0) {
-		log_warnx("control: pid %d uid %u: bad message: %s",
-			  (int)c->pid, (unsigned int)c->uid, why.msg);
+		caller_log(c->uid, LOG_LVL_WARN,
+			   "control: pid %d uid %u: bad message: %s",
+			   (int)c->pid, (unsigned int)c->uid, why.msg);
 		reply_error(b, (int)i, -ret, why.msg);
 		return;
 	}
@@ -530,8 +556,9 @@ static void on_stop(struct broker *b, int conn, const struct bp_msg *req)
 		struct reason why;
 
 		control_not_owner(c, req->u.stop.vm, &why);
-		log_warnx("control: pid %d: STOP refused: %s", (int)c->pid,
-			  why.msg);
+		caller_log(c->uid, LOG_LVL_WARN,
+			   "control: pid %d: STOP refused: %s", (int)c->pid,
+			   why.msg);
 		bp_set_status(&m.u.status, EPERM, "%s", why.msg);
 		control_reply(b, conn, &m);
 		return;

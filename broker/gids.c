@@ -272,6 +272,7 @@ static void answer_when_listed(struct broker *b, struct worker *w,
 	int idx = gid_lookup(e->device, e->port, g->gid, g->gid_type, NULL);
 
 	if (idx >= 0) {
+		e->granted = true;
 		RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx, g->gid);
 		reply(b, w, WP_GID_ADD_REPLY, g->seq, 0, (uint32_t)idx, "ok");
 		mux_link_gid_ready(b, e);
@@ -321,9 +322,10 @@ static int claim(struct broker *b, struct worker *w, int family,
 
 	addr_text(family, addr, txt, sizeof(txt));
 	if (!policy_vm_may_claim(b->pol, w->vm, family, addr)) {
-		log_warnx("worker/%s: GID %s refused: the policy does not let "
-			  "this VM claim it",
-			  w->vm, txt);
+		worker_logx(w, LOG_LVL_WARN,
+			    "worker/%s: GID %s refused: the policy does not "
+			    "let this VM claim it",
+			    w->vm, txt);
 		RDMAGATE_POLICY_REFUSE(w->vm, RDMAGATE_POLICY_GID,
 				       "address not allowed");
 		reason_set(why, "the policy does not let vm %s claim %s", w->vm,
@@ -333,8 +335,9 @@ static int claim(struct broker *b, struct worker *w, int family,
 	switch (gid_rules_admit(b->gids, BROKER_MAX_GIDS, w->vm, family, addr,
 				BROKER_GIDS_PER_VM, &other)) {
 	case GID_OTHER_VM:
-		log_warnx("worker/%s: GID %s refused: vm %s owns it", w->vm,
-			  txt, other->vm);
+		worker_logx(w, LOG_LVL_WARN,
+			    "worker/%s: GID %s refused: vm %s owns it", w->vm,
+			    txt, other->vm);
 		RDMAGATE_POLICY_REFUSE(w->vm, RDMAGATE_POLICY_GID,
 				       "address owned by another VM");
 		reason_set(why, "%s is owned by another VM", txt);
@@ -362,8 +365,9 @@ static int claim(struct broker *b, struct worker *w, int family,
 	}
 	ret = gid_lookup(w->device, w->port, NULL, 0, &ifindex);
 	if (ret < 0) {
-		log_warnx("worker/%s: no netdev behind %s port %u: %s", w->vm,
-			  w->device, w->port, strerror(-ret));
+		worker_logx(w, LOG_LVL_WARN,
+			    "worker/%s: no netdev behind %s port %u: %s", w->vm,
+			    w->device, w->port, strerror(-ret));
 		reason_set(why, "no netdev behind %s port %u", w->device,
 			   w->port);
 		return ENODEV;
@@ -376,8 +380,9 @@ static int claim(struct broker *b, struct worker *w, int family,
 	ret = nl_addr(b, RTM_NEWADDR, ifindex, family, addr);
 	if (ret < 0) {
 		e->used = false;
-		log_warnx("worker/%s: adding %s to ifindex %d: %s", w->vm, txt,
-			  ifindex, strerror(-ret));
+		worker_logx(w, LOG_LVL_WARN,
+			    "worker/%s: adding %s to ifindex %d: %s", w->vm,
+			    txt, ifindex, strerror(-ret));
 		reason_set(why, "%s%s", txt,
 			   ret == -EEXIST
 				   ? " is already configured on the host "
@@ -391,8 +396,9 @@ static int claim(struct broker *b, struct worker *w, int family,
 	snprintf(e->device, sizeof(e->device), "%s", w->device);
 	e->port = w->port;
 	e->ifindex = ifindex;
-	log_info("worker/%s: added %s to ifindex %d (%s port %u)", w->vm, txt,
-		 ifindex, w->device, w->port);
+	worker_logx(w, LOG_LVL_INFO,
+		    "worker/%s: added %s to ifindex %d (%s port %u)", w->vm,
+		    txt, ifindex, w->device, w->port);
 	*ret_e = e;
 	*ret_new = true;
 	return 0;
@@ -432,6 +438,7 @@ int gids_grant(struct broker *b, struct worker *w, int family,
 	e->gid_type = WP_GID_ROCE_V2;
 	idx = gid_lookup(e->device, e->port, e->gid, e->gid_type, NULL);
 	if (idx >= 0) {
+		e->granted = true;
 		RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx, e->gid);
 		mux_link_gid_ready(b, e);
 		return 0;
@@ -442,19 +449,32 @@ int gids_grant(struct broker *b, struct worker *w, int family,
 	return 0;
 }
 
-static void remove_entry(struct broker *b, struct gid_entry *e)
+/* by: the worker whose request removes it (its lines go through its
+ * limiter), or NULL (its end, STOP, a reload: the broker's own doing). */
+static void remove_entry(struct broker *b, struct gid_entry *e,
+			 struct worker *by)
 {
 	char txt[INET6_ADDRSTRLEN];
 	int ret;
 
 	addr_text(e->family, e->addr, txt, sizeof(txt));
 	ret = nl_addr(b, RTM_DELADDR, e->ifindex, e->family, e->addr);
-	if (ret < 0 && ret != -EADDRNOTAVAIL && ret != -ENODEV)
-		log_warnx("vm %s: removing %s from ifindex %d: %s", e->vm, txt,
-			  e->ifindex, strerror(-ret));
-	else
+	if (ret < 0 && ret != -EADDRNOTAVAIL && ret != -ENODEV) {
+		if (by)
+			worker_logx(by, LOG_LVL_WARN,
+				    "vm %s: removing %s from ifindex %d: %s",
+				    e->vm, txt, e->ifindex, strerror(-ret));
+		else
+			log_warnx("vm %s: removing %s from ifindex %d: %s",
+				  e->vm, txt, e->ifindex, strerror(-ret));
+	} else if (by) {
+		worker_logx(by, LOG_LVL_INFO,
+			    "vm %s: removed %s from ifindex %d", e->vm, txt,
+			    e->ifindex);
+	} else {
 		log_info("vm %s: removed %s from ifindex %d", e->vm, txt,
 			 e->ifindex);
+	}
 	RDMAGATE_GID_DEL(e->vm, e->port, 0, e->gid);
 	mux_link_gid_gone(b, e);
 	e->used = false;
@@ -471,7 +491,7 @@ void gids_del(struct broker *b, struct worker *w, const struct wp_gid *g)
 		      "vm %s does not own that address", w->vm);
 		return;
 	}
-	remove_entry(b, e);
+	remove_entry(b, e, w);
 	state_save(b, w);
 	reply(b, w, WP_GID_DEL_REPLY, g->seq, 0, 0, "removed");
 }
@@ -482,7 +502,7 @@ void gids_release_vm(struct broker *b, const char *vm)
 
 	for (i = 0; i < BROKER_MAX_GIDS; i++)
 		if (b->gids[i].used && !strcmp(b->gids[i].vm, vm))
-			remove_entry(b, &b->gids[i]);
+			remove_entry(b, &b->gids[i], NULL);
 }
 
 void gids_poll(struct broker *b)
@@ -502,6 +522,7 @@ void gids_poll(struct broker *b)
 		idx = gid_lookup(e->device, e->port, e->gid, e->gid_type, NULL);
 		if (idx >= 0) {
 			e->pending = false;
+			e->granted = true;
 			if (w) {
 				RDMAGATE_GID_ADD(w->vm, e->port, (uint32_t)idx,
 						 e->gid);
@@ -516,14 +537,43 @@ void gids_poll(struct broker *b)
 		if (now < e->deadline)
 			continue;
 		addr_text(e->family, e->addr, txt, sizeof(txt));
-		log_warnx("vm %s: the GID of %s did not appear in %s port %u "
-			  "within %d ms; removing the address",
-			  e->vm, txt, e->device, e->port, BROKER_GID_WAIT_MS);
+		if (e->granted) {
+			/* a re-claim (e.g. RoCE v1 of a v2 address) the port
+			 * does not list: refused; what is granted stays */
+			e->pending = false;
+			if (answers(w)) {
+				worker_logx(w, LOG_LVL_WARN,
+					    "worker/%s: GID %s refused: no "
+					    "RoCE v%u GID for it in %s port "
+					    "%u within %d ms; the address "
+					    "stays",
+					    w->vm, txt, e->gid_type, e->device,
+					    e->port, BROKER_GID_WAIT_MS);
+				reply(b, w, WP_GID_ADD_REPLY, e->req_seq,
+				      ETIMEDOUT, 0,
+				      "%s has no RoCE v%u GID on %s port %u "
+				      "(the address stays)",
+				      txt, e->gid_type, e->device, e->port);
+			}
+			continue;
+		}
+		if (w)
+			worker_logx(
+				w, LOG_LVL_WARN,
+				"vm %s: the GID of %s did not appear in %s "
+				"port %u within %d ms; removing the address",
+				e->vm, txt, e->device, e->port,
+				BROKER_GID_WAIT_MS);
+		else
+			log_warnx("vm %s: the GID of %s did not appear in %s "
+				  "port %u within %d ms; removing the address",
+				  e->vm, txt, e->device, e->port,
+				  BROKER_GID_WAIT_MS);
 		if (answers(w))
 			reply(b, w, WP_GID_ADD_REPLY, e->req_seq, ETIMEDOUT, 0,
 			      "the GID of %s did not appear in %d ms", txt,
 			      BROKER_GID_WAIT_MS);
-		remove_entry(b, e);
+		remove_entry(b, e, w);
 		if (w)
 			state_save(b, w);
 	}
@@ -567,6 +617,8 @@ int gids_restore(struct broker *b, const char *vm, int family,
 	e->ifindex = ifindex;
 	/* the GID of the address, for the gid_del probe */
 	addr_gid(family, addr, e->gid);
+	/* the VM held it before the restart: a failed re-claim keeps it */
+	e->granted = true;
 	ret = nl_addr(b, RTM_NEWADDR, ifindex, family, addr);
 	if (ret == 0)
 		log_warnx("vm %s: %s had vanished from ifindex %d; added again",

@@ -628,10 +628,12 @@ void mux_link_gid_ready(struct broker *b, struct gid_entry *e)
 	 * which rdma_cm uses (the v1 GID has the same 16 bytes) */
 	idx = gids_host_index(e->device, e->port, e->gid, WP_GID_ROCE_V2);
 	if (idx < 0 || idx > MP_GID_INDEX_MAX) {
-		log_warnx("worker/%s: no RoCE v2 GID for its address on %s "
-			  "port %u (%s): the mux is not told",
-			  w->vm, e->device, e->port,
-			  idx < 0 ? strerror(-idx) : "index above 255");
+		/* a worker's request got here: its limiter */
+		worker_logx(w, LOG_LVL_WARN,
+			    "worker/%s: no RoCE v2 GID for its address on %s "
+			    "port %u (%s): the mux is not told",
+			    w->vm, e->device, e->port,
+			    idx < 0 ? strerror(-idx) : "index above 255");
 		return;
 	}
 	r.row = worker_id(b, w) - 1;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -58,9 +59,37 @@ struct worker *workers_add(struct broker *b)
 			b->workers[i].sock_dfd = -1;
 			b->workers[i].log_fd = -1;
 			b->workers[i].rdmacm_fd = -1;
+			b->workers[i].log_rl =
+				(struct log_ratelimit)LOG_RATELIMIT_INIT(
+					LOG_PEER_INTERVAL_MS, LOG_PEER_BURST);
 			return &b->workers[i];
 		}
 	return NULL;
+}
+
+static void say_dropped(struct worker *w, uint64_t dropped)
+{
+	if (dropped)
+		log_warnx("worker/%s: %llu lines dropped (more than %u per %u "
+			  "ms caused by this worker)",
+			  w->vm, (unsigned long long)dropped, w->log_rl.burst,
+			  w->log_rl.interval_ms);
+}
+
+void worker_logx(struct worker *w, enum log_level lvl, const char *fmt, ...)
+{
+	int saved = errno;
+	uint64_t dropped;
+	va_list ap;
+
+	if (lvl > log_get_level() ||
+	    !log_ratelimit_pass(&w->log_rl, mono_ms(), &dropped))
+		return;
+	say_dropped(w, dropped);
+	va_start(ap, fmt);
+	log_vemit(lvl, 0, fmt, ap);
+	va_end(ap);
+	errno = saved;
 }
 
 unsigned int workers_count(const struct broker *b)
@@ -184,6 +213,7 @@ static void cleanup(struct broker *b, struct worker *w)
 void workers_forget(struct broker *b, struct worker *w)
 {
 	cleanup(b, w);
+	say_dropped(w, w->log_rl.suppressed);
 	w->used = false;
 }
 

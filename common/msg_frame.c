@@ -4,6 +4,7 @@
  * lookup, the one decoder, send and receive (see common/msg_frame.h).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -362,6 +363,31 @@ int msg_conn_decode(struct msg_conn *c, const void *buf, size_t len,
 	return 0;
 }
 
+/*
+ * After recv() returned 0: was it the end of the connection?  On a
+ * SOCK_SEQPACKET socket recv() returns 0 both for a zero-length datagram
+ * and at EOF, and EOF only once the peer shut down (closed, or SHUT_WR)
+ * and the queue is empty.  POLLRDHUP says the peer shut down; a datagram
+ * with bytes still queued (peeked) says the 0 was an empty one before it.
+ * Checked on Linux 6.1 and 6.18: an empty datagram leaves POLLRDHUP
+ * clear.  Only poll and recvmsg: the worker's seccomp filter allows them
+ * on its channel (an ioctl(SIOCINQ) there would be SIGSYS).
+ */
+static bool peer_shut_down(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+	char c;
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (poll(&p, 1, 0) < 0)
+		return true;
+	if (!(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		return false;
+	/* no control buffer: a peeked datagram's fds stay queued with it */
+	return recvmsg(fd, &mh, MSG_PEEK | MSG_DONTWAIT) <= 0;
+}
+
 int msg_conn_recv(struct msg_conn *c, int fd, void *ret, int *ret_fd, int flags,
 		  struct reason *why)
 {
@@ -384,6 +410,11 @@ int msg_conn_recv(struct msg_conn *c, int fd, void *ret, int *ret_fd, int flags,
 				c->p->max_datagram);
 	if (n == -EAGAIN || n == -EWOULDBLOCK)
 		return 0;
+	if (n == 0 && !peer_shut_down(fd)) {
+		for (i = 0; i < nfds && i < MSG_FDS_MAX && ret_fd; i++)
+			close(fds[i]);
+		return msg_fail(why, -EBADMSG, "an empty message");
+	}
 	if (n == 0)
 		return msg_fail(why, -EPIPE, "connection closed");
 	if (n < 0)

@@ -147,9 +147,10 @@ int msg_conn_decode(struct msg_conn *c, const void *buf, size_t len,
  * the fd the message carries in *ret_fd (close-on-exec; -1 when the type
  * carries none; with ret_fd NULL every fd is closed, and a type that
  * carries one is refused); 0 when there is nothing to read; -EPIPE when
- * the connection is gone (the peer closed it, or recvmsg failed: why
- * says); any other -errno when the message was refused (why says; the
- * datagram is consumed, its fds closed, the connection still usable).
+ * the connection is gone (the peer shut it down or closed it, or recvmsg
+ * failed: why says); any other -errno when the message was refused (why
+ * says; the datagram is consumed, its fds closed, the connection still
+ * usable), -EBADMSG "an empty message" for a zero-length datagram.
  * *ret and *ret_fd are untouched unless it returns 1.
  */
 int msg_conn_recv(struct msg_conn *c, int fd, void *ret, int *ret_fd, int flags,

@@ -234,6 +234,51 @@ static void test_conn_recv_hands_over_or_closes_fds(void **state)
 	close(sv[0]);
 }
 
+/*
+ * A zero-length datagram is a malformed message, not the end of the
+ * connection: recv() returns 0 for both, and only a peer that shut down
+ * (or closed) ends it.  A hostile worker must not be able to make the
+ * broker close its channel for good with one empty send().
+ */
+static void test_conn_recv_refuses_an_empty_datagram(void **state)
+{
+	struct msg_conn c;
+	struct reason why;
+	struct wp_msg m, out;
+	int sv[2], fd = -2;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(msg_conn_open(&c, &wp_protocol, sv[0],
+				       1u << WP_FROM_WORKER, &why),
+			 0);
+	assert_int_equal(send(sv[1], "", 0, 0), 0);
+	assert_int_equal(msg_conn_recv(&c, sv[0], &out, &fd, 0, &why),
+			 -EBADMSG);
+	assert_string_equal(why.msg, "an empty message");
+	assert_int_equal(fd, -2);
+	/* the connection still works */
+	wp_init(&m, WP_HELLO);
+	m.u.hello.pid = 1;
+	strcpy(m.u.hello.vm, "vm1");
+	assert_int_equal(wp_send(sv[1], &m), 0);
+	assert_int_equal(msg_conn_recv(&c, sv[0], &out, &fd, 0, &why), 1);
+	assert_int_equal(out.u.hello.pid, 1);
+	/* an empty datagram, then one more message, then the peer shuts
+	 * down: the empty one is refused, the next one read, then EOF */
+	assert_int_equal(send(sv[1], "", 0, 0), 0);
+	wp_init(&m, WP_STATS_REPLY);
+	assert_int_equal(wp_send(sv[1], &m), 0);
+	assert_int_equal(shutdown(sv[1], SHUT_WR), 0);
+	assert_int_equal(msg_conn_recv(&c, sv[0], &out, &fd, 0, &why),
+			 -EBADMSG);
+	assert_int_equal(msg_conn_recv(&c, sv[0], &out, &fd, 0, &why), 1);
+	assert_int_equal(out.h.type, WP_STATS_REPLY);
+	assert_int_equal(msg_conn_recv(&c, sv[0], &out, &fd, 0, &why), -EPIPE);
+	assert_string_equal(why.msg, "connection closed");
+	close(sv[1]);
+	close(sv[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_conn_refuses_an_unknown_type),
 		cmocka_unit_test(test_conn_checks_the_sender),
 		cmocka_unit_test(test_conn_recv_hands_over_or_closes_fds),
+		cmocka_unit_test(test_conn_recv_refuses_an_empty_datagram),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

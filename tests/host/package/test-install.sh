@@ -24,6 +24,9 @@ else
 fi
 R=$T/root
 (cd "$R" && find . -type f -o -type l | sed 's|^\.||' | sort) > "$T/files"
+mode=$(stat -c %a "$R$ETC/rdmagate" 2>&1)
+check "$ETC/rdmagate (where policy.conf goes: every VM's addresses and QEMU uids) is root's alone: $mode" \
+	test "$mode" = 700
 
 # systemd's directories: its own with prefix /usr, else under the prefix
 if [ "$PREFIX" = /usr ] && pkg-config --exists systemd; then

@@ -46,6 +46,9 @@ ok "built $(basename "$deb") ($(stat -c %s "$deb") bytes)"
 dpkg -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' > "$T/contents"
 
 has() { grep -qx -- "$1" "$T/contents"; }
+etc=$(dpkg -c "$deb" | awk '$6 == "./etc/rdmagate/" { print $1 " " $2 }')
+check "/etc/rdmagate (where policy.conf goes: every VM's addresses and QEMU uids) is root's alone: $etc" \
+	test "$etc" = "drwx------ root/root"
 expect=(
 	/usr/sbin/rdmagate-broker
 	/usr/bin/rdmagatectl

@@ -84,10 +84,13 @@ for vm in a b c d; do
 	check "spawn $vm: $out" grep -q "worker/$vm: pid" <<<"$out"
 done
 
-# spawn-to-ready (docs/broker.md): the broker logs each worker's first HELLO
-wait_for 20 eval '[ "$(grep -c "ready [0-9]* ms after the spawn request" "$T/broker1.log")" = 4 ]'
-grep -o 'worker/[a-d]: ready [0-9]* ms after the spawn request' "$T/broker1.log" |
-	sed 's/^/# spawn-to-ready: /'
+# spawn-to-ready (docs/broker.md): the broker logs each worker's first HELLO.
+# Its lines start "broker: "; a worker's own lines come out as "worker/<vm>:
+# ...", so a worker that writes "ready 1 ms after the spawn request" itself
+# matches none of these patterns (every broker line below is anchored so).
+wait_for 20 eval '[ "$(grep -c "^broker: worker/[a-d]: ready [0-9]* ms after the spawn request$" "$T/broker1.log")" = 4 ]'
+grep -o '^broker: worker/[a-d]: ready [0-9]* ms after the spawn request$' "$T/broker1.log" |
+	sed 's/^broker: /# spawn-to-ready: /'
 
 # ---- claim, traffic, release --------------------------------------------
 guest a 18600 "$A" 300 &
@@ -102,7 +105,7 @@ rc=$?
 check "b claiming a's address is refused by the policy (guest exit $rc): $(grep -i 'gid' "$T/b.guest" | head -n 1)" \
 	test "$rc" != 0
 check "the broker names the policy" \
-	grep -q "worker/b: GID $A refused: the policy does not let this VM claim it" \
+	grep -q "^broker: warning: worker/b: GID $A refused: the policy does not let this VM claim it" \
 	"$T/broker1.log"
 # the policy gives a's address to b while a holds it: ownership refuses it
 write_policy "fd99::10" "$A, $B"
@@ -112,7 +115,7 @@ rc=$?
 check "after a reload granting it to b, b's claim is refused: a owns it (guest exit $rc)" \
 	test "$rc" != 0
 check "the broker says a owns it" \
-	grep -q "worker/b: GID $A refused: vm a owns it" "$T/broker1.log"
+	grep -q "^broker: warning: worker/b: GID $A refused: vm a owns it" "$T/broker1.log"
 check "and the address is still a's" on_netdev veth0 "$A"
 write_policy "$A, fd99::10" "$B"
 ctl reload > /dev/null
@@ -165,7 +168,7 @@ check "kill -9 of worker a ($pa): its GID left rxe0's table in $ms ms (< 1000)" 
 check "and $A is gone from veth0" not on_netdev veth0 "$A"
 check "a's cgroup is gone" test ! -d "$CG/a"
 check "the broker reports the kill" \
-	grep -q "worker/a (pid $pa) killed by SIGKILL" "$T/broker1.log"
+	grep -q "^broker: .*worker/a (pid $pa) killed by SIGKILL" "$T/broker1.log"
 kill "$gb" "$ga" 2>/dev/null
 wait "$gc"
 rc=$?
@@ -195,7 +198,7 @@ BPID=
 check "broker 1 stopped with c's traffic running" kill -0 "$gc"
 check "broker 2 is up" start_broker "$T/broker2.log"
 check "it re-adopted c and d, each with its address" \
-	test "$(grep -cE 'worker/[cd] \(pid [0-9]+, uid [0-9]+\) re-adopted with 1 addresses' "$T/broker2.log")" = 2
+	test "$(grep -cE '^broker: worker/[cd] \(pid [0-9]+, uid [0-9]+\) re-adopted with 1 addresses' "$T/broker2.log")" = 2
 wait "$gc"
 rc=$?
 wait "$gd"
