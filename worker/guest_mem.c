@@ -213,6 +213,16 @@ static int map_region(struct gm_region *g, int fd, struct reason *why)
 		reason_set(why, "region fd is not a memfd or regular file");
 		return -EINVAL;
 	}
+	/*
+	 * Shared memory only (memfd, tmpfs, hugetlbfs: the files whose seals
+	 * F_GET_SEALS can read): a page fault on a FUSE or NFS file can block
+	 * this single-threaded worker, and long-term pins of file-backed page
+	 * cache have crashed host kernels.
+	 */
+	if (fcntl(fd, F_GET_SEALS) < 0)
+		return reason_fail(why, -EINVAL,
+				   "region fd is a file on disk, not shared "
+				   "memory (a memfd, tmpfs or hugetlbfs file)");
 	/* Checked by gm_check_region(): no overflow below INT64_MAX. */
 	if (st.st_size < 0 || g->mmap_offset + g->size > (uint64_t)st.st_size) {
 		reason_set(why, "mmap_offset + size is past the end of the fd");

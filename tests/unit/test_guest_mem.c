@@ -11,7 +11,9 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -157,6 +159,37 @@ static void test_fd_that_is_not_a_file_is_refused(void **state)
 	assert_non_null(strstr(why.msg, "not a memfd"));
 	close(p[0]);
 	close(p[1]);
+}
+
+/*
+ * Issue 26 item 3: a file on a disk file system (here the build
+ * directory's) is refused as guest memory, with the reason; a memfd is
+ * taken (every other test).
+ */
+static void test_file_on_disk_is_refused(void **state)
+{
+	struct vhost_user_mem_region r = { 0, 0x1000, 0, 0 };
+	char path[] = "./guest-ram-on-disk.XXXXXX";
+	struct guest_mem gm;
+	struct reason why;
+	int fd = mkstemp(path);
+	struct statfs fs;
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(fstatfs(fd, &fs), 0);
+	if (fs.f_type == TMPFS_MAGIC || fs.f_type == HUGETLBFS_MAGIC) {
+		close(fd);
+		print_message("the build directory is shared memory itself\n");
+		skip();
+	}
+	assert_int_equal(ftruncate(fd, 0x1000), 0);
+	gm_init(&gm);
+	assert_int_equal(gm_add_region(&gm, &r, fd, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "not shared memory"));
+	assert_int_equal(gm.nregions, 0);
+	close(fd);
 }
 
 static void test_iov_split_across_contiguous_regions(void **state)
@@ -447,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_gpa_overlap_is_refused),
 		cmocka_unit_test(test_uva_overlap_is_refused),
 		cmocka_unit_test(test_more_than_max_regions_is_refused),
+		cmocka_unit_test(test_file_on_disk_is_refused),
 		cmocka_unit_test(test_fd_that_is_not_a_file_is_refused),
 		cmocka_unit_test(test_iov_split_across_contiguous_regions),
 		cmocka_unit_test(test_iov_wrapping_past_2_pow_64_is_refused),

@@ -130,6 +130,12 @@ static int allow_fds(scmp_filter_ctx ctx, const struct sandbox_worker_params *p)
 	 * (plain F_DUPFD, dup, dup2 and dup3 stay forbidden)
 	 */
 	ALLOW(fcntl, SCMP_A1_32(SCMP_CMP_EQ, F_DUPFD_CLOEXEC));
+	/*
+	 * guest memory must be shared memory: F_GET_SEALS succeeds on shmem
+	 * (memfd, tmpfs) and hugetlbfs files only; reading an fd's seals
+	 * grants nothing
+	 */
+	ALLOW(fcntl, SCMP_A1_32(SCMP_CMP_EQ, F_GET_SEALS));
 	return ret;
 }
 

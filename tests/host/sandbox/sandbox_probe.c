@@ -372,6 +372,10 @@ static int a_fcntl(struct probe *p)
 		    close(copy) < 0)
 			return fail("fcntl F_DUPFD_CLOEXEC");
 	}
+	/* guest_mem's shared-memory check: a memfd has seals, an eventfd not */
+	if (fcntl(p->memfd, F_GET_SEALS) < 0 ||
+	    fcntl(p->call, F_GET_SEALS) != -1 || errno != EINVAL)
+		return fail("fcntl F_GET_SEALS");
 	return 0;
 }
 
