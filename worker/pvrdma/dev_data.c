@@ -230,8 +230,8 @@ static void write_cqe(struct pvrdma_dev *d, struct pvrdma_cq *cq,
 	if (cq->overflowed)
 		return;
 	cq->overflowed = true;
-	log_warnx("pvrdma: CQ %u: completion lost (%s)", cq->handle,
-		  r == -ENOSPC ? "ring full" : "ring state invalid");
+	log_peer_warnx("pvrdma: CQ %u: completion lost (%s)", cq->handle,
+		       r == -ENOSPC ? "ring full" : "ring state invalid");
 	be_cq_error(d->be, cq->handle);
 	pvrdma_post_event(d, PVRDMA_EVENT_CQ_ERR, cq->handle);
 }
@@ -245,7 +245,8 @@ static void fe_completion(void *fe, const struct be_wc *wc)
 	if (!wc->signaled && wc->status == IBV_WC_SUCCESS)
 		return;
 	if (!cq || pvrdma_cqe_encode(wc, wc->cookie, wc->qp, &cqe) < 0) {
-		log_warnx("pvrdma: completion without a CQ or out of the ABI");
+		log_peer_warnx(
+			"pvrdma: completion without a CQ or out of the ABI");
 		return;
 	}
 	write_cqe(d, cq, &cqe);
@@ -291,8 +292,8 @@ static void fe_gid_done(void *fe, uint32_t index, int result, void *cookie)
 	(void)fe;
 	(void)cookie;
 	if (result < 0)
-		log_warnx("pvrdma: GID index %u refused by the broker: %s",
-			  index, strerror(-result));
+		log_peer_warnx("pvrdma: GID index %u refused by the broker: %s",
+			       index, strerror(-result));
 }
 
 const struct be_frontend_ops pvrdma_be_ops = {
@@ -333,8 +334,9 @@ static void qp_broken(struct pvrdma_dev *d, struct pvrdma_qp *qp, int err,
 	if (qp->broken)
 		return;
 	qp->broken = true;
-	log_warnx("pvrdma: QP %u: %s ring %s: stopped", qp->handle, which,
-		  err == -EINVAL ? "indices invalid" : "not in guest memory");
+	log_peer_warnx("pvrdma: QP %u: %s ring %s: stopped", qp->handle, which,
+		       err == -EINVAL ? "indices invalid"
+				      : "not in guest memory");
 	qp->events++;
 	pvrdma_post_event(d, PVRDMA_EVENT_QP_FATAL, qp->handle);
 }

@@ -273,7 +273,8 @@ static void flush_pending(struct pci_fn *fn)
 			continue;
 		fn->pba[v / 64] &= ~(1ull << (v % 64));
 		if (signal_fd(fn, v) < 0)
-			log_warn("MSI-X vector %u: writing its eventfd", v);
+			log_peer_warn("MSI-X vector %u: writing its eventfd",
+				      v);
 	}
 }
 
