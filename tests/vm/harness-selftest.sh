@@ -53,6 +53,14 @@ run -n 0 -e SELFTEST_A -e SELFTEST_B=two -- bash -c \
 run -q -n 0 -- true
 [ "$rc" = 0 ] && [ -z "$err" ] && ok "-q: exit 0, nothing on stderr" || { bad "-q: rc $rc"; show; }
 
+echo "== a status line lost on its port =="
+# the console carries every status line too: a start the port lost must
+# never read as "not started" (issue 28 item 0b)
+run -n 0 -b 20 -e RDMAGATE_VM_TEST_LOSE_STATUS=1 -- bash -c 'sleep 30; exit 4'
+[ "$rc" = 4 ] && [[ $err == *"lost the command's start"* ]] &&
+	ok "a start and an exit the port lost come from the console: exit 4, not killed" ||
+	{ bad "lost status: rc $rc"; show; }
+
 echo "== failures =="
 run -q -n 0 -t 12 -- sleep 100
 [ "$rc" = 124 ] && [[ $err == *"timeout after 12s"* ]] &&
