@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include "cleanup.h"
+#include "clock.h"
 
 /* The most fds one message may carry in either direction. */
 #define STREAM_MAX_FDS 16
@@ -39,13 +40,17 @@ static void take_fds(struct msghdr *mh, int *fds, unsigned int max_fds,
 	}
 }
 
-int stream_read_full(int fd, void *buf, size_t len)
+int stream_read_full(int fd, void *buf, size_t len, uint64_t deadline)
 {
 	uint8_t *p = buf;
 
 	while (len > 0) {
-		ssize_t n = recv(fd, p, len, MSG_WAITALL);
+		ssize_t n;
 
+		/* checked between waits: each is bounded by SO_RCVTIMEO */
+		if (deadline && mono_ns() >= deadline)
+			return -ETIMEDOUT;
+		n = recv(fd, p, len, MSG_WAITALL);
 		if (n == 0)
 			return -EPIPE;
 		if (n < 0) {
@@ -60,7 +65,8 @@ int stream_read_full(int fd, void *buf, size_t len)
 }
 
 int stream_recv_hdr(int fd, void *hdr, size_t hdr_len, int *fds,
-		    unsigned int max_fds, unsigned int *ret_nfds)
+		    unsigned int max_fds, unsigned int *ret_nfds,
+		    uint64_t *ret_deadline)
 {
 	union {
 		char b[CMSG_SPACE(STREAM_MAX_FDS * sizeof(int))];
@@ -82,10 +88,12 @@ int stream_recv_hdr(int fd, void *hdr, size_t hdr_len, int *fds,
 		return -EPIPE;
 	if (n < 0)
 		return errno == ECONNRESET ? -EPIPE : -errno;
+	*ret_deadline = mono_ns() + STREAM_MSG_MAX_NS;
 	take_fds(&mh, fds, max_fds, ret_nfds, &extra);
 	if (extra || (mh.msg_flags & MSG_CTRUNC))
 		return -EPROTO;
-	return stream_read_full(fd, (uint8_t *)hdr + n, hdr_len - (size_t)n);
+	return stream_read_full(fd, (uint8_t *)hdr + n, hdr_len - (size_t)n,
+				*ret_deadline);
 }
 
 int stream_send(int fd, const void *buf, size_t len, const int *fds,

@@ -108,7 +108,7 @@ static int read_exact(struct vfio_user_client *c, void *buf, size_t len)
 	int r = len ? wait_readable(c) : 0;
 
 	if (r == 0)
-		r = stream_read_full(c->fd, buf, len);
+		r = stream_read_full(c->fd, buf, len, 0);
 	return r == -EPIPE ? -ECONNRESET : r;
 }
 
@@ -120,13 +120,14 @@ int vfio_user_client_recv(struct vfio_user_client *c, uint16_t id,
 	struct vfio_user_header h;
 	int fds[VFIO_USER_MAX_FDS];
 	unsigned int nfds = 0, i;
+	uint64_t deadline;
 	uint32_t len;
 	int r = wait_readable(c);
 
 	/* the header with the fds a reply may carry (a region's memory) */
 	if (r == 0)
 		r = stream_recv_hdr(c->fd, &h, sizeof(h), fds,
-				    VFIO_USER_MAX_FDS, &nfds);
+				    VFIO_USER_MAX_FDS, &nfds, &deadline);
 	if (r)
 		return r == -EPIPE ? -ECONNRESET : r;
 	c->reply_fd = safe_close(c->reply_fd);

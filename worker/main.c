@@ -233,10 +233,11 @@ static void mux_channel(void *arg, int fd, uint32_t mux_worker_id)
 static ssize_t read_msg(int cfd, uint8_t *buf, int *fds, unsigned int *nfds)
 {
 	struct vhost_user_header h;
+	uint64_t deadline;
 	int ret;
 
 	ret = stream_recv_hdr(cfd, buf, sizeof(h), fds, VHOST_USER_MAX_FDS,
-			      nfds);
+			      nfds, &deadline);
 	if (ret == -EPROTO)
 		log_peer_warnx("frontend sent more than %d fds with one "
 			       "message; dropping the connection",
@@ -246,7 +247,7 @@ static ssize_t read_msg(int cfd, uint8_t *buf, int *fds, unsigned int *nfds)
 	memcpy(&h, buf, sizeof(h));
 	if (h.size > VHOST_USER_MAX_PAYLOAD)
 		return sizeof(h);
-	ret = stream_read_full(cfd, buf + sizeof(h), h.size);
+	ret = stream_read_full(cfd, buf + sizeof(h), h.size, deadline);
 	return ret < 0 ? ret : (ssize_t)(sizeof(h) + h.size);
 }
 

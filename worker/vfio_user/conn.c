@@ -49,10 +49,11 @@ int vfu_conn_open(const struct pci_fn_ops *ops, const struct dev_env *env,
 static ssize_t read_msg(struct vfu_conn *c, int *fds, unsigned int *nfds)
 {
 	struct vfio_user_header h;
+	uint64_t deadline;
 	int ret;
 
 	ret = stream_recv_hdr(c->fd, c->buf, sizeof(h), fds, VFIO_USER_MAX_FDS,
-			      nfds);
+			      nfds, &deadline);
 	if (ret == -EPROTO)
 		log_peer_warnx(
 			"vfio-user client sent more than %d fds with one "
@@ -63,7 +64,8 @@ static ssize_t read_msg(struct vfu_conn *c, int *fds, unsigned int *nfds)
 	memcpy(&h, c->buf, sizeof(h));
 	if (h.size < sizeof(h) || h.size > VFIO_USER_MAX_MSG)
 		return sizeof(h);
-	ret = stream_read_full(c->fd, c->buf + sizeof(h), h.size - sizeof(h));
+	ret = stream_read_full(c->fd, c->buf + sizeof(h), h.size - sizeof(h),
+			       deadline);
 	return ret < 0 ? ret : (ssize_t)h.size;
 }
 

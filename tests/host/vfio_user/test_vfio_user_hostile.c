@@ -584,6 +584,40 @@ static int client_that_never_reads_is_dropped(struct worker *w)
 	return still_serves(w);
 }
 
+/*
+ * Issue 26 item 5: a client that sends a message a byte at a time, each
+ * within the socket's 5 s receive timeout, held the worker inside that
+ * one message for as long as it liked (every other channel starved).  A
+ * message must now be in whole 5 s after its first bytes: the worker
+ * hangs up within that plus one receive timeout.
+ */
+static int slow_drip_client_is_dropped(struct worker *w)
+{
+	struct vfio_user_header h = { .command = VFIO_USER_REGION_WRITE,
+				      .size = sizeof(h) + 64 };
+	uint64_t t0;
+	int i;
+	CLIENT(c);
+
+	CHECK_OK(vt_connect(&c, w));
+	CHECK(send(c.fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h));
+	t0 = mono_ms();
+	for (i = 0; i < 30; i++) {
+		struct pollfd p = { .fd = c.fd, .events = POLLRDHUP };
+
+		if (poll(&p, 1, 1000) == 1 &&
+		    (p.revents & (POLLRDHUP | POLLHUP)))
+			break;
+		if (send(c.fd, "x", 1, MSG_NOSIGNAL) != 1)
+			break;
+	}
+	printf("# the worker hung up after %llu ms of a byte a second\n",
+	       (unsigned long long)(mono_ms() - t0));
+	CHECK(mono_ms() - t0 < 12000);
+	vfio_user_client_close(&c);
+	return still_serves(w);
+}
+
 /* The worker's open fds while a fresh client is connected. */
 static int fds_with_a_client(struct worker *w)
 {
@@ -627,6 +661,7 @@ static const struct h_case cases[] = {
 	{ "set-irqs-refuses-bad-requests", set_irqs_refuses_bad_requests },
 	{ "client-that-never-reads-is-dropped",
 	  client_that_never_reads_is_dropped },
+	{ "slow-drip-client-is-dropped", slow_drip_client_is_dropped },
 	{ "hostile-client-leaks-nothing", hostile_client_leaks_nothing },
 };
 
