@@ -186,6 +186,17 @@ static void test_conn_checks_the_sender(void **state)
 			 0);
 }
 
+/* A SEQPACKET pair whose sv[0] end is the broker's view of a worker. */
+static void open_worker_side(struct msg_conn *c, int sv[2])
+{
+	struct reason why;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	assert_int_equal(msg_conn_open(c, &wp_protocol, sv[0],
+				       1u << WP_FROM_WORKER, &why),
+			 0);
+}
+
 /* Over a real socket: the fd a MUX_CHANNEL carries arrives, one that a
  * HELLO should not carry is refused and closed. */
 static void test_conn_recv_hands_over_or_closes_fds(void **state)
@@ -195,10 +206,7 @@ static void test_conn_recv_hands_over_or_closes_fds(void **state)
 	struct wp_msg m, out;
 	int sv[2], fd = -2;
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	assert_int_equal(msg_conn_open(&c, &wp_protocol, sv[0],
-				       1u << WP_FROM_WORKER, &why),
-			 0);
+	open_worker_side(&c, sv);
 	assert_int_equal(c.uid, (uint32_t)getuid());
 	wp_init(&m, WP_HELLO);
 	m.u.hello.pid = 1;
@@ -247,10 +255,7 @@ static void test_conn_recv_refuses_an_empty_datagram(void **state)
 	struct wp_msg m, out;
 	int sv[2], fd = -2;
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	assert_int_equal(msg_conn_open(&c, &wp_protocol, sv[0],
-				       1u << WP_FROM_WORKER, &why),
-			 0);
+	open_worker_side(&c, sv);
 	assert_int_equal(send(sv[1], "", 0, 0), 0);
 	assert_int_equal(msg_conn_recv(&c, sv[0], &out, &fd, 0, &why),
 			 -EBADMSG);
