@@ -103,10 +103,17 @@ static void run(struct h *h, const uint8_t *p, size_t n)
 			       &req, sizeof(req));
 			reg(h, PVRDMA_REG_REQUEST, 0);
 			break;
-		case 2: /* doorbell */
+		case 2: /* doorbell: a message, or a store then a look */
 			take(&p, &n, &off, 2);
 			take(&p, &n, &v, 4);
-			pvrdma_fn_ops.bar_write(h->priv, 2, off & ~3u, 4, v);
+			if (!h->cfg.uar) {
+				pvrdma_fn_ops.bar_write(h->priv, 2, off & ~3u,
+							4, v);
+				break;
+			}
+			/* any word of the first 64 pages, any value */
+			__atomic_store_n(&h->cfg.uar[off], v, __ATOMIC_RELEASE);
+			pvrdma_fn_ops.poll(h->priv);
 			break;
 		case 3: /* register write */
 			take(&p, &n, b, 1);
@@ -148,6 +155,8 @@ static void run(struct h *h, const uint8_t *p, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	/* the UAR BAR as shared memory (docs/pvrdma.md), for odd inputs */
+	static uint32_t uar[PVRDMA_BAR2_UAR_SIZE / sizeof(uint32_t)];
 	struct h h;
 
 	/* refusals are the point here: keep them out of the output */
@@ -157,6 +166,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fake_fn_init(&h.fn, &h.ram);
 	h.cfg.be.gid_tbl_len = 16;
+	h.cfg.uar_fd = -1;
+	if (size && (data[0] & 1)) {
+		/* the words a doorbell step can store to (off: 16 bits) */
+		memset(uar, 0, (UINT16_MAX + 1) * sizeof(uar[0]));
+		h.cfg.uar = uar;
+		h.cfg.doorbell_poll_ms = 10;
+	}
 	h.env.cfg = &h.cfg;
 	if (pvrdma_fn_ops.create(&h.fn, &h.env, &h.priv) == 0) {
 		probe(&h);
