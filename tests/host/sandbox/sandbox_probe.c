@@ -746,6 +746,13 @@ int main(int argc, char **argv)
 			  "--list");
 		return 1;
 	}
+	/*
+	 * A kernel without the ABI answers with SIGSEGV: let it end the
+	 * process as it would (an ASan build's handler would turn it into
+	 * an exit status instead)
+	 */
+	if (op->abi)
+		signal(SIGSEGV, SIG_DFL);
 	if (bare && !op->abi) {
 		/* never a forbidden syscall unfiltered, as root, by mistake */
 		log_warnx("probe: --bare runs only ABI probes, not '%s'",
