@@ -50,7 +50,7 @@
  * idle spell waits up to this long; 1000 / N wake-ups a second when idle.
  * 0: doorbells as vfio-user messages (a round trip each).
  */
-#define POLICY_DOORBELL_POLL_DEFAULT_MS 10
+#define POLICY_DOORBELL_POLL_DEFAULT_MS 50
 #define POLICY_DOORBELL_POLL_MAX_MS	1000
 
 /*

@@ -582,7 +582,7 @@ static void usage(FILE *f)
 		   "shared memory and look\n"
 		   "                        for doorbells at least every N ms "
 		   "when idle (1..1000,\n"
-		   "                        default 10); 0: doorbells as "
+		   "                        default 50); 0: doorbells as "
 		   "vfio-user messages\n"
 		   "  --socket PATH         listen on PATH (a stale socket is "
 		   "removed)\n"

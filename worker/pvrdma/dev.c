@@ -385,24 +385,34 @@ static int fn_bar_shm(void *priv, unsigned int bar, int *ret_fd)
 	return 0;
 }
 
-/* After activity, look for doorbells every 1 ms for this long. */
+/* After activity, look for doorbells every 1 ms for WARM_NS, then every
+ * COOL_MS until IDLE_NS: a request-response guest sees a short delay. */
 #define WARM_NS (100ull * 1000 * 1000)
+#define COOL_MS 10
+#define IDLE_NS (1000ull * 1000 * 1000)
 
 /*
  * How long the loop may sleep: doorbells in shared memory wake nothing.
  * Within WARM_NS of the last doorbell or CQE every millisecond (the
- * loop's finest sleep), then every doorbell_poll_ms: the idle cost is
- * 1000 / doorbell_poll_ms wake-ups a second.
+ * loop's finest sleep), within IDLE_NS every COOL_MS, then every
+ * doorbell_poll_ms (if that is shorter, always that): an idle device
+ * costs 1000 / doorbell_poll_ms wake-ups a second.
  */
 static int fn_poll_timeout_ms(void *priv)
 {
 	struct pvrdma_dev *d = priv;
+	uint64_t quiet;
+	uint32_t idle_ms;
 
 	if (!pvrdma_uar_shared(d) || !d->active)
 		return -1;
-	if (mono_ns() - d->active_ns < WARM_NS)
+	quiet = mono_ns() - d->active_ns;
+	idle_ms = d->cfg->doorbell_poll_ms;
+	if (quiet < WARM_NS)
 		return 1;
-	return (int)d->cfg->doorbell_poll_ms;
+	if (quiet < IDLE_NS && idle_ms > COOL_MS)
+		return COOL_MS;
+	return (int)idle_ms;
 }
 
 /* Tables of objects by handle, as many as the caps allow. */

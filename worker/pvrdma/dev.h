@@ -112,6 +112,7 @@ struct pvrdma_dev {
 	uint32_t ncqs, nqps, nsrqs;
 	/* user contexts: ctx handle i (1..) owns UAR page uc_uar[i] */
 	uint16_t uc_uar[PVRDMA_UAR_PAGES];
+	uint32_t uc_end; /* every live handle is below it */
 
 	/* a UAR write came as a message: BAR2 is not mapped by the client */
 	bool uar_by_msg;
@@ -119,6 +120,8 @@ struct pvrdma_dev {
 	uint64_t active_ns;
 	/* some CQ's notification is held back: the loop must spin */
 	bool deferred_any;
+	/* the last look for long-unread CQs (renotify_unread) */
+	uint64_t renotify_ns;
 
 	struct pvrdma_stats stats;
 	/* refusals per command code (PVRDMA_CMD_MAX: unknown, or before

@@ -55,6 +55,7 @@ void pvrdma_free_objects(struct pvrdma_dev *d)
 		d->srqs[i] = NULL;
 	}
 	memset(d->uc_uar, 0, sizeof(d->uc_uar));
+	d->uc_end = 0;
 }
 
 /* A user context handle: 0 (the kernel's) or a live CREATE_UC. */
@@ -116,6 +117,8 @@ static int cmd_create_uc(struct pvrdma_dev *d, const union pvrdma_cmd_req *c,
 	for (i = 1; i < PVRDMA_UAR_PAGES; i++) {
 		if (!d->uc_uar[i]) {
 			d->uc_uar[i] = (uint16_t)uar;
+			if (i >= d->uc_end)
+				d->uc_end = i + 1;
 			resp->create_uc_resp.ctx_handle = i;
 			return 0;
 		}

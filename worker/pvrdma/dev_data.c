@@ -598,6 +598,11 @@ static void renotify_unread(struct pvrdma_dev *d)
 	uint64_t now = mono_ns();
 	uint32_t h;
 
+	/* a look every RENOTIFY_NS / 4 is enough, not one per idle wake */
+	if (now - d->renotify_ns < RENOTIFY_NS / 4)
+		return;
+	d->renotify_ns = now;
+
 	for (h = 0; h < d->ncqs; h++) {
 		struct pvrdma_cq *cq = d->cqs[h];
 
@@ -625,7 +630,7 @@ unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle)
 
 	if (!pvrdma_uar_shared(d) || !d->active)
 		return 0;
-	for (i = 0; i < PVRDMA_UAR_PAGES; i++) {
+	for (i = 0; i < PVRDMA_UAR_PAGES && (i == 0 || i < d->uc_end); i++) {
 		page = i ? d->uc_uar[i] : 0;
 		if (i && !page)
 			continue;

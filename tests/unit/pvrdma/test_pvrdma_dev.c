@@ -1264,20 +1264,26 @@ static void test_shm_unmapped_client_is_exact(void **state)
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 0);
 }
 
-/* Idle after activity: the loop's timeout grows from 1 ms to the cfg's. */
+/*
+ * The loop's timeout after activity: 1 ms for 100 ms, then 10 ms until a
+ * second has passed, then the configured idle interval.
+ */
 static void test_shm_idle_timeout(void **state)
 {
 	uint32_t cq, qp;
 
 	(void)state;
 	(void)shm_device();
+	T.cfg.doorbell_poll_ms = 50;
 	/* not active yet: nothing to look for */
 	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), -1);
 	probe_pd_cq_qp(&cq, &qp);
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 10);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 50);
 	fake_be_complete(fake_be_last, qp, false, 0x40, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
 	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 1);
+	usleep(150 * 1000);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 10);
 }
 
 /*
