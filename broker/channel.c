@@ -152,9 +152,7 @@ int channel_timeout(struct broker *b)
 		if (b->workers[i].used && b->workers[i].chan_retry_ms &&
 		    b->workers[i].chan_retry_ms < next)
 			next = b->workers[i].chan_retry_ms;
-	if (next == UINT64_MAX)
-		return -1;
-	return next <= now ? 0 : (int)(next - now);
+	return timeout_until_ms(next, now);
 }
 
 void channel_retry(struct broker *b)
@@ -408,9 +406,7 @@ int stats_timeout(struct broker *b)
 		if (b->conns[i].fd >= 0 && b->conns[i].stats_busy &&
 		    b->conns[i].stats_deadline < next)
 			next = b->conns[i].stats_deadline;
-	if (next == UINT64_MAX)
-		return -1;
-	return next <= now ? 0 : (int)(next - now);
+	return timeout_until_ms(next, now);
 }
 
 void stats_conn_gone(struct broker *b, int conn)

@@ -441,9 +441,7 @@ int control_timeout(struct broker *b)
 		if (b->conns[i].fd >= 0 &&
 		    b->conns[i].last_ms + BROKER_CONN_IDLE_MS < next)
 			next = b->conns[i].last_ms + BROKER_CONN_IDLE_MS;
-	if (next == UINT64_MAX)
-		return -1;
-	return next <= now ? 0 : (int)(next - now);
+	return timeout_until_ms(next, now);
 }
 
 void control_close_idle(struct broker *b)

@@ -352,9 +352,7 @@ int workers_timeout(struct broker *b)
 		    b->workers[i].state == BP_STATE_STOPPING &&
 		    b->workers[i].kill_at < next)
 			next = b->workers[i].kill_at;
-	if (next == UINT64_MAX)
-		return -1;
-	return next <= now ? 0 : (int)(next - now);
+	return timeout_until_ms(next, now);
 }
 
 void workers_kill_timed_out(struct broker *b)

@@ -28,4 +28,16 @@ static inline uint64_t mono_ms(void)
 	return mono_ns() / 1000000u;
 }
 
+/*
+ * An event loop's poll timeout for the earliest of some deadlines (ms on
+ * mono_ms()'s clock; UINT64_MAX: none): -1 (none), 0 (due), else the ms
+ * left.
+ */
+static inline int timeout_until_ms(uint64_t deadline, uint64_t now)
+{
+	if (deadline == UINT64_MAX)
+		return -1;
+	return deadline <= now ? 0 : (int)(deadline - now);
+}
+
 #endif
