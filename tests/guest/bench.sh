@@ -203,8 +203,9 @@ run_rdmagate() { # T WORKER
 	wp=$!
 	wait_file "$S" 30 || { echo "# the worker did not listen"; return 0; }
 	idle_cost "$T" rdmagate "$wp" &
+	ip=$!
 	nested "$T" rdmagate --vfio-user "$S"
-	wait
+	wait "$ip"
 	# the worker's CPU time over the whole guest run (utime + stime)
 	echo "# worker CPU: $(awk -v hz="$(getconf CLK_TCK)" \
 		'{ printf "%d ms", ($14 + $15) * 1000 / hz }' /proc/$wp/stat)"
