@@ -476,14 +476,16 @@ static int run(struct loop *l)
 {
 	struct epoll_event ev[16];
 	bool spinning = false;
-	int n, i, timeout;
+	int n, i, timeout, idle_poll;
 
 	for (;;) {
 		if (l->lfd < 0 && l->cfd < 0)
 			return 0; /* inherited connection closed */
+		/* a PCI function whose doorbells are stores: when to look */
+		idle_poll = l->vfu ? vfu_conn_poll_timeout_ms(l->vfu) : -1;
 		timeout = l->dev && vu_needs_poll(l->dev) ? 1 : -1;
 		if (l->vfu)
-			timeout = vfu_conn_poll_timeout_ms(l->vfu);
+			timeout = idle_poll;
 		if (spinning || dev_wants_poll(l))
 			timeout = 0;
 		n = epoll_wait(l->ep, ev, ARRAY_SIZE(ev), timeout);
@@ -497,8 +499,7 @@ static int run(struct loop *l)
 		if (l->dev && vu_needs_poll(l->dev))
 			vu_poll(l->dev);
 		/* a device's doorbells in shared memory count as events */
-		if (l->vfu && (dev_wants_poll(l) ||
-			       vfu_conn_poll_timeout_ms(l->vfu) >= 0))
+		if (l->vfu && (dev_wants_poll(l) || idle_poll >= 0))
 			n += (int)vfu_conn_poll(l->vfu);
 		else if (dev_wants_poll(l) && !l->vfu)
 			l->ops->poll(l->dev->priv);
