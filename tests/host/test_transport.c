@@ -315,8 +315,14 @@ static int round_trip_several_queues_batched(struct worker *w)
 					       (void *)(k + 1), &head));
 		}
 	}
+	/*
+	 * The rings came up without a reply to wait for (SET_VRING_* asks
+	 * none), so the worker may be serving a queue it has just started
+	 * while the chains arrive: NO_NOTIFY then rightly suppresses the
+	 * kick.  What counts is that every chain comes back.
+	 */
 	for (unsigned int i = 0; i < NQ; i++)
-		CHECK(guest_vq_kick(b[i].q) == 1);
+		CHECK(guest_vq_kick(b[i].q) >= 0);
 	for (unsigned int i = 0; i < NQ; i++) {
 		uint8_t x[LEN], y[LEN];
 		bool seen[DEPTH] = { false };
@@ -336,6 +342,21 @@ static int round_trip_several_queues_batched(struct worker *w)
 		CHECK(guest_vq_used_pending(b[i].q) == 0);
 	}
 	return 0;
+}
+
+/*
+ * Waits until a word the device writes (avail_event, the used flags)
+ * reads want: with no call to wait for, the guest can see a used entry
+ * before the device has asked for the next kick.
+ */
+static int wait_u16(const uint16_t *p, uint16_t want)
+{
+	for (int ms = 0; ms < H_TIMEOUT_MS; ms++) {
+		if (__atomic_load_n(p, __ATOMIC_ACQUIRE) == want)
+			return 0;
+		sleep_ms(1);
+	}
+	return -ETIMEDOUT;
 }
 
 static void drain_calls(struct guest_vq *q)
@@ -366,6 +387,7 @@ static int no_interrupt_honoured(struct worker *w)
 		CHECK(guest_vq_kick(q) == 1);
 		CHECK_OK(guest_vq_poll_reap(q, H_TIMEOUT_MS, &u));
 		CHECK(u.id == head && u.len == 64);
+		CHECK_OK(wait_u16(&q->used->flags, 0));
 	}
 	sleep_ms(100);
 	CHECK_ERR(guest_vq_take_call(q), -EAGAIN);
@@ -424,13 +446,17 @@ static int event_idx_round_trips(struct worker *w)
 	CHECK(q->used->flags == 0);
 	CHECK(q->avail->flags == 0);
 
-	/* interrupts off (used_event 0): used entries come, no call */
+	/*
+	 * interrupts off (used_event 0): used entries come, no call; once
+	 * the device has asked for the next kick, the next chain kicks.
+	 */
 	guest_vq_set_no_interrupt(q, true);
 	for (int i = 0; i < 20; i++) {
 		CHECK_OK(guest_vq_post(q, &out, 1, &in, 1, false, NULL, &head));
 		CHECK(guest_vq_kick(q) == 1);
 		CHECK_OK(guest_vq_poll_reap(q, H_TIMEOUT_MS, &u));
 		CHECK(u.id == head);
+		CHECK_OK(wait_u16(avail_event, q->avail_idx));
 	}
 	sleep_ms(100);
 	CHECK_ERR(guest_vq_take_call(q), -EAGAIN);
