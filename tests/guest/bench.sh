@@ -183,6 +183,7 @@ proc_sample() {
 # (context switches) a second while the guest sleeps (in_guest's IDLE_S).
 idle_cost() { # T TAG PID
 	local T=$1 tag=$2 pid=$3 a b t0 t1 hz
+	[ "$IDLE_S" -gt 0 ] || return 0 # the guest measures no idle spell
 	wait_file "$T/$tag-idle-start" 3000 || return 0
 	a=$(proc_sample "$pid")
 	t0=$(now_ms)
