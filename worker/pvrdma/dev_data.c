@@ -152,7 +152,7 @@ static void notify_cq(struct pvrdma_dev *d, struct pvrdma_cq *cq)
  * notification waits NOTIFY_DEFER_NS: a guest that busy-polls the CQ reads
  * the CQE within that time and needs no interrupt (one per CQE would cost
  * it more than the polling); a guest that waits for an event gets it that
- * much later.  The loop spins while one waits (pvrdma_uar_busy()).
+ * much later.  The loop wakes when the first is due (poll_timeout_ns).
  */
 #define NOTIFY_DEFER_NS (100ull * 1000)
 
@@ -170,6 +170,9 @@ static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 	cq->deferred = true;
 	cq->deferred_head = head;
 	cq->deferred_ns = mono_ns();
+	if (!d->deferred_any ||
+	    cq->deferred_ns + NOTIFY_DEFER_NS < d->deferred_due_ns)
+		d->deferred_due_ns = cq->deferred_ns + NOTIFY_DEFER_NS;
 	d->deferred_any = true;
 }
 
@@ -180,7 +183,7 @@ static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
  */
 static void flush_deferred(struct pvrdma_dev *d)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = mono_ns(), due = UINT64_MAX;
 	uint32_t h, tail, head;
 	bool left = false;
 
@@ -201,9 +204,12 @@ static void flush_deferred(struct pvrdma_dev *d)
 			notify_cq(d, cq);
 		} else {
 			left = true;
+			if (cq->deferred_ns + NOTIFY_DEFER_NS < due)
+				due = cq->deferred_ns + NOTIFY_DEFER_NS;
 		}
 	}
 	d->deferred_any = left;
+	d->deferred_due_ns = due;
 }
 
 /* ---- completions ---- */
@@ -625,7 +631,7 @@ static void count_qp_word(struct pvrdma_dev *d, uint32_t v)
 unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle)
 {
 	bool qps = false, srqs = false;
-	unsigned int n = 0, i;
+	unsigned int n = 0, polls = 0, i;
 	uint32_t page, v;
 
 	if (!pvrdma_uar_shared(d) || !d->active)
@@ -641,6 +647,8 @@ unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle)
 		}
 		if ((v = take_word(d, page, PVRDMA_UAR_CQ_OFFSET))) {
 			doorbell_cq(d, v);
+			polls += !(v &
+				   (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL));
 			n++;
 		}
 		if ((v = take_word(d, page, PVRDMA_UAR_SRQ_OFFSET))) {
@@ -656,5 +664,10 @@ unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle)
 	flush_deferred(d);
 	if (idle && !n)
 		renotify_unread(d);
-	return n;
+	/*
+	 * A busy-polling guest stores CQ POLL on every empty poll: that keeps
+	 * the device warm (active_ns) but is not work that should keep the
+	 * loop spinning (the host CQs wake it by their events).
+	 */
+	return n - polls;
 }

@@ -1159,13 +1159,15 @@ static void test_shm_lost_arm_still_notifies(void **state)
 	probe_pd_cq_qp(&cq, &qp);
 	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM | cq);
 	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 1);
+	/* taken (the host CQ polled), but a POLL alone is no work to spin on */
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
 	assert_int_equal(fake_be_last->polls, 1);
 	fake_be_complete(fake_be_last, qp, false, 0x10, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
-	/* held back first: the loop must spin until it is due */
+	/* held back first: the loop wakes when it is due, without spinning */
 	assert_int_equal(cqn->prod_tail, 0);
-	assert_true(pvrdma_fn_ops.wants_poll(T.priv));
+	assert_false(pvrdma_fn_ops.wants_poll(T.priv));
+	assert_true(pvrdma_fn_ops.poll_timeout_ns(T.priv) <= 100 * 1000);
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 1);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
@@ -1256,7 +1258,7 @@ static void test_shm_unmapped_client_is_exact(void **state)
 	(void)shm_device();
 	probe_pd_cq_qp(&cq, &qp);
 	uar(PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), -1);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), -1);
 	fake_be_complete(fake_be_last, qp, false, 0x30, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
 	assert_int_equal(cq_ring(P_CQ)->prod_tail, 1);
@@ -1265,25 +1267,34 @@ static void test_shm_unmapped_client_is_exact(void **state)
 }
 
 /*
- * The loop's timeout after activity: 1 ms for 100 ms, then 10 ms until a
- * second has passed, then the configured idle interval.
+ * The loop's timeout after activity: 50 us for 100 ms, then 10 ms until a
+ * second has passed, then the configured idle interval; a held-back
+ * notification shortens it to its due time, and once that has passed the
+ * loop does not sleep.
  */
 static void test_shm_idle_timeout(void **state)
 {
+	const int64_t ms = 1000 * 1000;
+	int64_t t;
 	uint32_t cq, qp;
 
 	(void)state;
 	(void)shm_device();
 	T.cfg.doorbell_poll_ms = 50;
 	/* not active yet: nothing to look for */
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), -1);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), -1);
 	probe_pd_cq_qp(&cq, &qp);
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 50);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), 50 * ms);
 	fake_be_complete(fake_be_last, qp, false, 0x40, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 1);
+	t = pvrdma_fn_ops.poll_timeout_ns(T.priv);
+	assert_true(t >= 0 && t <= 50 * 1000);
 	usleep(150 * 1000);
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 10);
+	/* the notification is overdue: look now */
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), 0);
+	(void)pvrdma_fn_ops.poll(T.priv);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), 10 * ms);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
 }
 
 /*
