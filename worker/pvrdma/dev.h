@@ -44,10 +44,17 @@ struct pvrdma_cq {
 	bool notified;
 	uint32_t notified_head;
 	uint64_t notified_ns;
-	/* a notification held back (dev_data.c, cqe_written()) */
+	/* a notification held back until due_ns (dev_data.c, cqe_written()) */
 	bool deferred;
 	uint32_t deferred_head;
-	uint64_t deferred_ns;
+	uint64_t due_ns;
+	/*
+	 * The guest polls this CQ: its last POLLER_AFTER held-back
+	 * notifications were not needed (saved_run counts them), so the
+	 * next wait longer (dev_data.c).
+	 */
+	bool poller;
+	uint8_t saved_run;
 };
 
 struct pvrdma_qp {

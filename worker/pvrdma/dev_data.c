@@ -149,12 +149,18 @@ static void notify_cq(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 
 /*
  * With doorbells in shared memory and the arm state unknown, a CQE's
- * notification waits NOTIFY_DEFER_NS: a guest that busy-polls the CQ reads
- * the CQE within that time and needs no interrupt (one per CQE would cost
- * it more than the polling); a guest that waits for an event gets it that
- * much later.  The loop wakes when the first is due (poll_timeout_ns).
+ * notification is held back: a guest that busy-polls the CQ reads the CQE
+ * meanwhile and needs no interrupt (in a nested TCG guest one interrupt
+ * costs it milliseconds, more than any polling); a guest that waits for an
+ * event gets it that much later.  NOTIFY_DEFER_NS at first; once
+ * POLLER_AFTER notifications in a row were not needed, the CQ counts as
+ * polled and waits POLLER_DEFER_NS (a slow guest's poll loop); one that is
+ * needed after all, or an ARM the device sees, makes it NOTIFY_DEFER_NS
+ * again.  The loop wakes when the first is due (poll_timeout_ns).
  */
 #define NOTIFY_DEFER_NS (100ull * 1000)
+#define POLLER_DEFER_NS (2ull * 1000 * 1000)
+#define POLLER_AFTER	4
 
 static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 {
@@ -169,17 +175,35 @@ static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 		return;
 	cq->deferred = true;
 	cq->deferred_head = head;
-	cq->deferred_ns = mono_ns();
-	if (!d->deferred_any ||
-	    cq->deferred_ns + NOTIFY_DEFER_NS < d->deferred_due_ns)
-		d->deferred_due_ns = cq->deferred_ns + NOTIFY_DEFER_NS;
+	cq->due_ns =
+		mono_ns() + (cq->poller ? POLLER_DEFER_NS : NOTIFY_DEFER_NS);
+	if (!d->deferred_any || cq->due_ns < d->deferred_due_ns)
+		d->deferred_due_ns = cq->due_ns;
 	d->deferred_any = true;
+}
+
+/* A held-back notification was not needed: the guest read the CQE. */
+static void deferred_saved(struct pvrdma_dev *d, struct pvrdma_cq *cq)
+{
+	cq->deferred = false;
+	d->stats.notifies_saved++;
+	if (cq->saved_run < POLLER_AFTER)
+		cq->saved_run++;
+	cq->poller = cq->saved_run >= POLLER_AFTER;
+}
+
+/* It was: the guest waits for events on this CQ (or polls too slowly). */
+static void deferred_due(struct pvrdma_dev *d, struct pvrdma_cq *cq)
+{
+	cq->deferred = false;
+	cq->saved_run = 0;
+	cq->poller = false;
+	notify_cq(d, cq);
 }
 
 /*
  * Deferred notifications: dropped once the guest has consumed a CQE since
- * (it polls, and reads the rest of the ring), sent once NOTIFY_DEFER_NS
- * has passed without that.
+ * (it polls, and reads the rest of the ring), sent once due without that.
  */
 static void flush_deferred(struct pvrdma_dev *d)
 {
@@ -196,16 +220,13 @@ static void flush_deferred(struct pvrdma_dev *d)
 			continue;
 		if (pvrdma_ring_state_read(d, &cq->ring, &tail, &head) == 0 &&
 		    head != cq->deferred_head) {
-			cq->deferred = false;
-			d->stats.notifies_saved++;
-		} else if (now - cq->deferred_ns >= NOTIFY_DEFER_NS ||
-			   cq->armed) {
-			cq->deferred = false;
-			notify_cq(d, cq);
+			deferred_saved(d, cq);
+		} else if (now >= cq->due_ns || cq->armed) {
+			deferred_due(d, cq);
 		} else {
 			left = true;
-			if (cq->deferred_ns + NOTIFY_DEFER_NS < due)
-				due = cq->deferred_ns + NOTIFY_DEFER_NS;
+			if (cq->due_ns < due)
+				due = cq->due_ns;
 		}
 	}
 	d->deferred_any = left;
@@ -483,6 +504,9 @@ static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
 	if (val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL)) {
 		d->stats.db[PVRDMA_DB_CQ_ARM]++;
 		cq->armed = true;
+		/* it waits for events now: held-back ones are short again */
+		cq->poller = false;
+		cq->saved_run = 0;
 		/*
 		 * The arm is a posted write: a completion written after the
 		 * provider's last poll but before this arm found the CQ

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "common/clock.h"
 #include "worker/pvrdma/cmd.h"
 #include "worker/pvrdma/pvrdma.h"
 #include "../log_capture.h"
@@ -1186,6 +1187,65 @@ static void test_shm_lost_arm_still_notifies(void **state)
 }
 
 /*
+ * A CQ whose guest read four CQEs in a row before their notification was
+ * due counts as polled: the next notification waits 2 ms, not 100 us (in
+ * a nested guest an interrupt costs more than the polling).  One that is
+ * needed after all makes the wait short again; so does an ARM.
+ */
+static void test_shm_polled_cq_waits_longer(void **state)
+{
+	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
+	uint32_t *mem, cq, qp, i;
+	uint64_t t0;
+
+	(void)state;
+	mem = shm_device();
+	probe_pd_cq_qp(&cq, &qp);
+	for (i = 0; i < 4; i++) {
+		fake_be_complete(fake_be_last, qp, false, 0x60 + i,
+				 IBV_WC_SUCCESS, IBV_WC_SEND, 8);
+		cq_ring(P_CQ)->cons_head = i + 1;
+		after_defer();
+	}
+	assert_int_equal(cqn->prod_tail, 0);
+	/* polled: held back past the 100 us (when the machine keeps up) */
+	t0 = mono_ns();
+	fake_be_complete(fake_be_last, qp, false, 0x64, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	after_defer();
+	if (mono_ns() - t0 < 2000 * 1000)
+		assert_int_equal(cqn->prod_tail, 0);
+	usleep(2000);
+	pvrdma_fn_ops.poll(T.priv);
+	assert_int_equal(cqn->prod_tail, 1);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
+	/* that one was needed: the next is due after 100 us again */
+	cq_ring(P_CQ)->cons_head = 5;
+	fake_be_complete(fake_be_last, qp, false, 0x65, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	after_defer();
+	assert_int_equal(cqn->prod_tail, 2);
+	/* polled again, then an ARM the device sees: exact, at once */
+	for (i = 0; i < 4; i++) {
+		fake_be_complete(fake_be_last, qp, false, 0x66 + i,
+				 IBV_WC_SUCCESS, IBV_WC_SEND, 8);
+		cq_ring(P_CQ)->cons_head = 7 + i;
+		after_defer();
+	}
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 1);
+	fake_be_complete(fake_be_last, qp, false, 0x6a, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cqn->prod_tail, 3);
+	/* and the ARM ended the polled spell: 100 us again */
+	cq_ring(P_CQ)->cons_head = 12;
+	fake_be_complete(fake_be_last, qp, false, 0x6b, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	after_defer();
+	assert_int_equal(cqn->prod_tail, 4);
+}
+
+/*
  * A guest that busy-polls reads the CQE before the notification is due:
  * none is sent (no interrupt per CQE); one that does not gets it.  A CQ
  * seen armed is notified at once.
@@ -1372,6 +1432,7 @@ int main(void)
 		DEV_TEST(test_shm_doorbells_drain_every_rung_qp),
 		DEV_TEST(test_shm_lost_arm_still_notifies),
 		DEV_TEST(test_shm_busy_poller_gets_no_interrupt),
+		DEV_TEST(test_shm_polled_cq_waits_longer),
 		DEV_TEST(test_shm_unread_cq_is_notified_again),
 		DEV_TEST(test_shm_unmapped_client_is_exact),
 		DEV_TEST(test_shm_idle_timeout),
