@@ -49,11 +49,13 @@ struct pvrdma_cq {
 	uint32_t deferred_head;
 	uint64_t due_ns;
 	/*
-	 * The guest polls this CQ: its last POLLER_AFTER held-back
-	 * notifications were not needed (saved_run counts them), so the
-	 * next wait longer (dev_data.c).
+	 * The guest polls this CQ (dev_data.c): it stored CQ POLL twice
+	 * since the last CQE (polls counts them: an event-driven guest polls
+	 * once after each wake-up), or its last POLLER_AFTER held-back
+	 * notifications were not needed (saved_run); the next wait longer.
 	 */
 	bool poller;
+	uint8_t polls;
 	uint8_t saved_run;
 };
 

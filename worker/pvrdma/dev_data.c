@@ -152,15 +152,18 @@ static void notify_cq(struct pvrdma_dev *d, struct pvrdma_cq *cq)
  * notification is held back: a guest that busy-polls the CQ reads the CQE
  * meanwhile and needs no interrupt (in a nested TCG guest one interrupt
  * costs it milliseconds, more than any polling); a guest that waits for an
- * event gets it that much later.  NOTIFY_DEFER_NS at first; once
- * POLLER_AFTER notifications in a row were not needed, the CQ counts as
- * polled and waits POLLER_DEFER_NS (a slow guest's poll loop); one that is
- * needed after all, or an ARM the device sees, makes it NOTIFY_DEFER_NS
- * again.  The loop wakes when the first is due (poll_timeout_ns).
+ * event gets it that much later.  NOTIFY_DEFER_NS at first; a CQ the
+ * guest is seen polling (two CQ POLL stores since the last CQE, or
+ * POLLER_AFTER notifications in a row not needed) waits POLLER_DEFER_NS
+ * (a slow guest's poll loop; the first interrupts of a storm make it
+ * slower); one that is needed after all, or an ARM the device sees, makes
+ * it NOTIFY_DEFER_NS again.  The loop wakes when the first is due
+ * (poll_timeout_ns).
  */
 #define NOTIFY_DEFER_NS (100ull * 1000)
-#define POLLER_DEFER_NS (2ull * 1000 * 1000)
+#define POLLER_DEFER_NS (5ull * 1000 * 1000)
 #define POLLER_AFTER	4
+#define POLLER_POLLS	2
 
 static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 {
@@ -197,6 +200,7 @@ static void deferred_due(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 {
 	cq->deferred = false;
 	cq->saved_run = 0;
+	cq->polls = 0;
 	cq->poller = false;
 	notify_cq(d, cq);
 }
@@ -250,6 +254,7 @@ static void write_cqe(struct pvrdma_dev *d, struct pvrdma_cq *cq,
 		d->stats.cqes++;
 		d->active_ns = mono_ns();
 		cq->overflowed = false;
+		cq->polls = 0;
 		cqe_written(d, cq);
 		return;
 	}
@@ -507,6 +512,7 @@ static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
 		/* it waits for events now: held-back ones are short again */
 		cq->poller = false;
 		cq->saved_run = 0;
+		cq->polls = 0;
 		/*
 		 * The arm is a posted write: a completion written after the
 		 * provider's last poll but before this arm found the CQ
@@ -518,6 +524,8 @@ static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
 	}
 	if (val & PVRDMA_UAR_CQ_POLL) {
 		d->stats.db[PVRDMA_DB_CQ_POLL]++;
+		if (cq->polls < POLLER_POLLS && ++cq->polls == POLLER_POLLS)
+			cq->poller = true;
 		be_cq_poll(d->be, cq->handle, cq->ring.nelems);
 	}
 }

@@ -1188,9 +1188,10 @@ static void test_shm_lost_arm_still_notifies(void **state)
 
 /*
  * A CQ whose guest read four CQEs in a row before their notification was
- * due counts as polled: the next notification waits 2 ms, not 100 us (in
+ * due counts as polled: the next notification waits 5 ms, not 100 us (in
  * a nested guest an interrupt costs more than the polling).  One that is
- * needed after all makes the wait short again; so does an ARM.
+ * needed after all makes the wait short again; so does an ARM.  Two CQ
+ * POLL stores since the last CQE count as polling too.
  */
 static void test_shm_polled_cq_waits_longer(void **state)
 {
@@ -1213,9 +1214,9 @@ static void test_shm_polled_cq_waits_longer(void **state)
 	fake_be_complete(fake_be_last, qp, false, 0x64, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
 	after_defer();
-	if (mono_ns() - t0 < 2000 * 1000)
+	if (mono_ns() - t0 < 5000 * 1000)
 		assert_int_equal(cqn->prod_tail, 0);
-	usleep(2000);
+	usleep(5000);
 	pvrdma_fn_ops.poll(T.priv);
 	assert_int_equal(cqn->prod_tail, 1);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
@@ -1243,6 +1244,18 @@ static void test_shm_polled_cq_waits_longer(void **state)
 			 IBV_WC_SEND, 8);
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 4);
+	/* two empty polls (each store taken before the next) */
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	cq_ring(P_CQ)->cons_head = 13;
+	t0 = mono_ns();
+	fake_be_complete(fake_be_last, qp, false, 0x6c, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	after_defer();
+	if (mono_ns() - t0 < 5000 * 1000)
+		assert_int_equal(cqn->prod_tail, 4);
 }
 
 /*
