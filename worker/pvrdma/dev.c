@@ -356,8 +356,7 @@ static bool fn_wants_poll(void *priv)
 {
 	struct pvrdma_dev *d = priv;
 
-	/* a held-back notification is due within microseconds */
-	return (d->cfg->busy_poll || d->deferred_any) && d->active;
+	return d->cfg->busy_poll && d->active;
 }
 
 /*
@@ -385,34 +384,45 @@ static int fn_bar_shm(void *priv, unsigned int bar, int *ret_fd)
 	return 0;
 }
 
-/* After activity, look for doorbells every 1 ms for WARM_NS, then every
- * COOL_MS until IDLE_NS: a request-response guest sees a short delay. */
-#define WARM_NS (100ull * 1000 * 1000)
-#define COOL_MS 10
-#define IDLE_NS (1000ull * 1000 * 1000)
+/*
+ * After activity, look for doorbells every WARM_POLL_NS for WARM_NS, then
+ * every COOL_NS until IDLE_NS: a request-response guest's next doorbell
+ * waits WARM_POLL_NS at most, without the loop spinning (a spin competes
+ * with the guest's own vCPU for the host's cores).
+ */
+#define WARM_POLL_NS (50ull * 1000)
+#define WARM_NS	     (100ull * 1000 * 1000)
+#define COOL_NS	     (10ull * 1000 * 1000)
+#define IDLE_NS	     (1000ull * 1000 * 1000)
 
 /*
  * How long the loop may sleep: doorbells in shared memory wake nothing.
- * Within WARM_NS of the last doorbell or CQE every millisecond (the
- * loop's finest sleep), within IDLE_NS every COOL_MS, then every
- * doorbell_poll_ms (if that is shorter, always that): an idle device
- * costs 1000 / doorbell_poll_ms wake-ups a second.
+ * Within WARM_NS of the last doorbell or CQE every WARM_POLL_NS, within
+ * IDLE_NS every COOL_NS, then every doorbell_poll_ms (if that is shorter,
+ * always that): an idle device costs 1000 / doorbell_poll_ms wake-ups a
+ * second.  A held-back CQ notification shortens the sleep to its due time.
  */
-static int fn_poll_timeout_ms(void *priv)
+static int64_t fn_poll_timeout_ns(void *priv)
 {
 	struct pvrdma_dev *d = priv;
-	uint64_t quiet;
-	uint32_t idle_ms;
+	uint64_t now, quiet, idle, t;
 
 	if (!pvrdma_uar_shared(d) || !d->active)
 		return -1;
-	quiet = mono_ns() - d->active_ns;
-	idle_ms = d->cfg->doorbell_poll_ms;
+	now = mono_ns();
+	quiet = now - d->active_ns;
+	idle = (uint64_t)d->cfg->doorbell_poll_ms * 1000000u;
 	if (quiet < WARM_NS)
-		return 1;
-	if (quiet < IDLE_NS && idle_ms > COOL_MS)
-		return COOL_MS;
-	return (int)idle_ms;
+		t = WARM_POLL_NS;
+	else if (quiet < IDLE_NS && idle > COOL_NS)
+		t = COOL_NS;
+	else
+		t = idle;
+	if (d->deferred_any && d->deferred_due_ns <= now)
+		t = 0;
+	else if (d->deferred_any && d->deferred_due_ns - now < t)
+		t = d->deferred_due_ns - now;
+	return (int64_t)t;
 }
 
 /* Tables of objects by handle, as many as the caps allow. */
@@ -570,5 +580,5 @@ const struct pci_fn_ops pvrdma_fn_ops = {
 	.wants_poll = fn_wants_poll,
 	.poll = fn_poll,
 	.bar_shm = fn_bar_shm,
-	.poll_timeout_ms = fn_poll_timeout_ms,
+	.poll_timeout_ns = fn_poll_timeout_ns,
 };

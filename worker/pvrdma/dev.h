@@ -44,10 +44,19 @@ struct pvrdma_cq {
 	bool notified;
 	uint32_t notified_head;
 	uint64_t notified_ns;
-	/* a notification held back (dev_data.c, cqe_written()) */
+	/* a notification held back until due_ns (dev_data.c, cqe_written()) */
 	bool deferred;
 	uint32_t deferred_head;
-	uint64_t deferred_ns;
+	uint64_t due_ns;
+	/*
+	 * The guest polls this CQ (dev_data.c): it stored CQ POLL twice
+	 * since the last CQE (polls counts them: an event-driven guest polls
+	 * once after each wake-up), or its last POLLER_AFTER held-back
+	 * notifications were not needed (saved_run); the next wait longer.
+	 */
+	bool poller;
+	uint8_t polls;
+	uint8_t saved_run;
 };
 
 struct pvrdma_qp {
@@ -116,10 +125,12 @@ struct pvrdma_dev {
 
 	/* a UAR write came as a message: BAR2 is not mapped by the client */
 	bool uar_by_msg;
-	/* the last doorbell or CQE (CLOCK_MONOTONIC), for poll_timeout_ms */
+	/* the last doorbell or CQE (CLOCK_MONOTONIC), for poll_timeout_ns */
 	uint64_t active_ns;
-	/* some CQ's notification is held back: the loop must spin */
+	/* some CQ's notification is held back until deferred_due_ns (the
+	 * earliest): the loop wakes then */
 	bool deferred_any;
+	uint64_t deferred_due_ns;
 	/* the last look for long-unread CQs (renotify_unread) */
 	uint64_t renotify_ns;
 
@@ -161,7 +172,8 @@ void pvrdma_uar_write(struct pvrdma_dev *d, uint64_t off, uint32_t val);
  * Takes the doorbells the guest stored in the shared UAR BAR since the
  * last call and does their work; on an idle round (the loop is not
  * spinning) that found none, also re-notifies CQs whose CQEs the guest
- * has left unread for long.  Returns the doorbells taken.
+ * has left unread for long.  Returns the doorbells taken that asked for
+ * work (a CQ POLL alone does not count: the loop's spin ignores it).
  */
 unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle);
 /*

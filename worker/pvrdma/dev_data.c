@@ -149,12 +149,21 @@ static void notify_cq(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 
 /*
  * With doorbells in shared memory and the arm state unknown, a CQE's
- * notification waits NOTIFY_DEFER_NS: a guest that busy-polls the CQ reads
- * the CQE within that time and needs no interrupt (one per CQE would cost
- * it more than the polling); a guest that waits for an event gets it that
- * much later.  The loop spins while one waits (pvrdma_uar_busy()).
+ * notification is held back: a guest that busy-polls the CQ reads the CQE
+ * meanwhile and needs no interrupt (in a nested TCG guest one interrupt
+ * costs it milliseconds, more than any polling); a guest that waits for an
+ * event gets it that much later.  NOTIFY_DEFER_NS at first; a CQ the
+ * guest is seen polling (two CQ POLL stores since the last CQE, or
+ * POLLER_AFTER notifications in a row not needed) waits POLLER_DEFER_NS
+ * (a slow guest's poll loop; the first interrupts of a storm make it
+ * slower); one that is needed after all, or an ARM the device sees, makes
+ * it NOTIFY_DEFER_NS again.  The loop wakes when the first is due
+ * (poll_timeout_ns).
  */
 #define NOTIFY_DEFER_NS (100ull * 1000)
+#define POLLER_DEFER_NS (5ull * 1000 * 1000)
+#define POLLER_AFTER	4
+#define POLLER_POLLS	2
 
 static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 {
@@ -169,18 +178,40 @@ static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 		return;
 	cq->deferred = true;
 	cq->deferred_head = head;
-	cq->deferred_ns = mono_ns();
+	cq->due_ns =
+		mono_ns() + (cq->poller ? POLLER_DEFER_NS : NOTIFY_DEFER_NS);
+	if (!d->deferred_any || cq->due_ns < d->deferred_due_ns)
+		d->deferred_due_ns = cq->due_ns;
 	d->deferred_any = true;
+}
+
+/* A held-back notification was not needed: the guest read the CQE. */
+static void deferred_saved(struct pvrdma_dev *d, struct pvrdma_cq *cq)
+{
+	cq->deferred = false;
+	d->stats.notifies_saved++;
+	if (cq->saved_run < POLLER_AFTER)
+		cq->saved_run++;
+	cq->poller = cq->saved_run >= POLLER_AFTER;
+}
+
+/* It was: the guest waits for events on this CQ (or polls too slowly). */
+static void deferred_due(struct pvrdma_dev *d, struct pvrdma_cq *cq)
+{
+	cq->deferred = false;
+	cq->saved_run = 0;
+	cq->polls = 0;
+	cq->poller = false;
+	notify_cq(d, cq);
 }
 
 /*
  * Deferred notifications: dropped once the guest has consumed a CQE since
- * (it polls, and reads the rest of the ring), sent once NOTIFY_DEFER_NS
- * has passed without that.
+ * (it polls, and reads the rest of the ring), sent once due without that.
  */
 static void flush_deferred(struct pvrdma_dev *d)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = mono_ns(), due = UINT64_MAX;
 	uint32_t h, tail, head;
 	bool left = false;
 
@@ -193,17 +224,17 @@ static void flush_deferred(struct pvrdma_dev *d)
 			continue;
 		if (pvrdma_ring_state_read(d, &cq->ring, &tail, &head) == 0 &&
 		    head != cq->deferred_head) {
-			cq->deferred = false;
-			d->stats.notifies_saved++;
-		} else if (now - cq->deferred_ns >= NOTIFY_DEFER_NS ||
-			   cq->armed) {
-			cq->deferred = false;
-			notify_cq(d, cq);
+			deferred_saved(d, cq);
+		} else if (now >= cq->due_ns || cq->armed) {
+			deferred_due(d, cq);
 		} else {
 			left = true;
+			if (cq->due_ns < due)
+				due = cq->due_ns;
 		}
 	}
 	d->deferred_any = left;
+	d->deferred_due_ns = due;
 }
 
 /* ---- completions ---- */
@@ -223,6 +254,7 @@ static void write_cqe(struct pvrdma_dev *d, struct pvrdma_cq *cq,
 		d->stats.cqes++;
 		d->active_ns = mono_ns();
 		cq->overflowed = false;
+		cq->polls = 0;
 		cqe_written(d, cq);
 		return;
 	}
@@ -477,6 +509,10 @@ static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
 	if (val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL)) {
 		d->stats.db[PVRDMA_DB_CQ_ARM]++;
 		cq->armed = true;
+		/* it waits for events now: held-back ones are short again */
+		cq->poller = false;
+		cq->saved_run = 0;
+		cq->polls = 0;
 		/*
 		 * The arm is a posted write: a completion written after the
 		 * provider's last poll but before this arm found the CQ
@@ -488,6 +524,8 @@ static void doorbell_cq(struct pvrdma_dev *d, uint32_t val)
 	}
 	if (val & PVRDMA_UAR_CQ_POLL) {
 		d->stats.db[PVRDMA_DB_CQ_POLL]++;
+		if (cq->polls < POLLER_POLLS && ++cq->polls == POLLER_POLLS)
+			cq->poller = true;
 		be_cq_poll(d->be, cq->handle, cq->ring.nelems);
 	}
 }
@@ -625,7 +663,7 @@ static void count_qp_word(struct pvrdma_dev *d, uint32_t v)
 unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle)
 {
 	bool qps = false, srqs = false;
-	unsigned int n = 0, i;
+	unsigned int n = 0, polls = 0, i;
 	uint32_t page, v;
 
 	if (!pvrdma_uar_shared(d) || !d->active)
@@ -641,6 +679,8 @@ unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle)
 		}
 		if ((v = take_word(d, page, PVRDMA_UAR_CQ_OFFSET))) {
 			doorbell_cq(d, v);
+			polls += !(v &
+				   (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL));
 			n++;
 		}
 		if ((v = take_word(d, page, PVRDMA_UAR_SRQ_OFFSET))) {
@@ -656,5 +696,10 @@ unsigned int pvrdma_uar_scan(struct pvrdma_dev *d, bool idle)
 	flush_deferred(d);
 	if (idle && !n)
 		renotify_unread(d);
-	return n;
+	/*
+	 * A busy-polling guest stores CQ POLL on every empty poll: that keeps
+	 * the device warm (active_ns) but is not work that should keep the
+	 * loop spinning (the host CQs wake it by their events).
+	 */
+	return n - polls;
 }

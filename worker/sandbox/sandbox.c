@@ -114,6 +114,8 @@ static int allow_fds(scmp_filter_ctx ctx, const struct sandbox_worker_params *p)
 	ALLOW_ON(p->epoll_fd, epoll_ctl);
 	ALLOW_ON(p->epoll_fd, epoll_wait);
 	ALLOW_ON(p->epoll_fd, epoll_pwait);
+	/* the same with a timespec: the loop's sub-millisecond sleeps */
+	ALLOW_ON(p->epoll_fd, epoll_pwait2);
 	/* fds the frontend replaces or the worker tears down */
 	ALLOW(close);
 	/* guest memfd size checks: glibc's fstat() is fstatat(fd, "", ...) */

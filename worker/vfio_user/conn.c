@@ -118,10 +118,10 @@ unsigned int vfu_conn_poll(struct vfu_conn *c)
 	return c->dev->fn.ops->poll(c->dev->fn.priv);
 }
 
-int vfu_conn_poll_timeout_ms(const struct vfu_conn *c)
+int64_t vfu_conn_poll_timeout_ns(const struct vfu_conn *c)
 {
 	const struct pci_fn *fn = &c->dev->fn;
 
-	return fn->ops->poll_timeout_ms ? fn->ops->poll_timeout_ms(fn->priv)
+	return fn->ops->poll_timeout_ns ? fn->ops->poll_timeout_ns(fn->priv)
 					: -1;
 }

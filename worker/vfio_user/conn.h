@@ -32,9 +32,9 @@ void vfu_conn_close(struct vfu_conn *c);
 bool vfu_conn_wants_poll(const struct vfu_conn *c);
 unsigned int vfu_conn_poll(struct vfu_conn *c);
 /*
- * The device's idle polling (pci_fn_ops.poll_timeout_ms): how long the
- * loop may sleep before it calls vfu_conn_poll(), or -1 (no limit).
+ * The device's idle polling (pci_fn_ops.poll_timeout_ns): how long the
+ * loop may sleep before it calls vfu_conn_poll(), in ns, or -1 (no limit).
  */
-int vfu_conn_poll_timeout_ms(const struct vfu_conn *c);
+int64_t vfu_conn_poll_timeout_ns(const struct vfu_conn *c);
 
 #endif

@@ -114,14 +114,15 @@ struct pci_fn_ops {
 	 * fd, the whole BAR at offset 0 of the fd).  0 and *ret_fd, or
 	 * -ENOENT.  The fd stays the device's.  Stores to a mapped BAR cause
 	 * no message: a device that offers one finds them by polling
-	 * (poll_timeout_ms).
+	 * (poll_timeout_ns).
 	 */
 	int (*bar_shm)(void *priv, unsigned int bar, int *ret_fd);
 	/*
 	 * Optional: when the loop would sleep, wake it after at most this
-	 * many milliseconds and call poll(); -1: sleep until an event.
+	 * many nanoseconds and call poll(); -1: sleep until an event.  The
+	 * loop sleeps with microsecond precision (epoll_pwait2).
 	 */
-	int (*poll_timeout_ms)(void *priv);
+	int64_t (*poll_timeout_ns)(void *priv);
 };
 
 /*

@@ -173,6 +173,11 @@ F(epoll_ctl_other, ({
 	  struct epoll_event ev = { .events = EPOLLIN };
 	  epoll_ctl(p->cmd, EPOLL_CTL_ADD, p->call, &ev);
   }))
+F(epoll_pwait2_other, ({
+	  struct epoll_event ev;
+	  struct timespec ts = { 0, 1000 };
+	  epoll_pwait2(p->cmd, &ev, 1, &ts, NULL);
+  }))
 F(accept4_no_listen, accept4(p->vu, NULL, NULL, SOCK_CLOEXEC))
 F(sendto_addr,
   sendto(p->vu, "x", 1, 0, (const struct sockaddr *)&abs_sa, sizeof(abs_sa)))
@@ -220,6 +225,14 @@ static int a_epoll(struct probe *p)
 	memset(&ev, 0, sizeof(ev));
 	if (epoll_pwait(p->ep, &ev, 1, 1000, NULL) != 1 || ev.data.u64 != 42)
 		return fail("epoll_pwait");
+	memset(&ev, 0, sizeof(ev));
+	{
+		struct timespec ts = { 0, 50000 };
+
+		if (epoll_pwait2(p->ep, &ev, 1, &ts, NULL) != 1 ||
+		    ev.data.u64 != 42)
+			return fail("epoll_pwait2");
+	}
 	if (epoll_ctl(p->ep, EPOLL_CTL_DEL, p->call, NULL) < 0)
 		return fail("epoll_ctl DEL");
 	return 0;
@@ -548,6 +561,7 @@ static const struct op ops[] = {
 	FORBID(tgkill_other_signal),
 	FORBID(prctl),
 	FORBID(epoll_ctl_other),
+	FORBID(epoll_pwait2_other),
 	FORBID(accept4_no_listen),
 	FORBID(sendto_addr),
 	FORBID(setsockopt_other),

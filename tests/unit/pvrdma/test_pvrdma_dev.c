@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "common/clock.h"
 #include "worker/pvrdma/cmd.h"
 #include "worker/pvrdma/pvrdma.h"
 #include "../log_capture.h"
@@ -1159,13 +1160,15 @@ static void test_shm_lost_arm_still_notifies(void **state)
 	probe_pd_cq_qp(&cq, &qp);
 	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM | cq);
 	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 1);
+	/* taken (the host CQ polled), but a POLL alone is no work to spin on */
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
 	assert_int_equal(fake_be_last->polls, 1);
 	fake_be_complete(fake_be_last, qp, false, 0x10, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
-	/* held back first: the loop must spin until it is due */
+	/* held back first: the loop wakes when it is due, without spinning */
 	assert_int_equal(cqn->prod_tail, 0);
-	assert_true(pvrdma_fn_ops.wants_poll(T.priv));
+	assert_false(pvrdma_fn_ops.wants_poll(T.priv));
+	assert_true(pvrdma_fn_ops.poll_timeout_ns(T.priv) <= 100 * 1000);
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 1);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
@@ -1181,6 +1184,78 @@ static void test_shm_lost_arm_still_notifies(void **state)
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 2);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 2);
+}
+
+/*
+ * A CQ whose guest read four CQEs in a row before their notification was
+ * due counts as polled: the next notification waits 5 ms, not 100 us (in
+ * a nested guest an interrupt costs more than the polling).  One that is
+ * needed after all makes the wait short again; so does an ARM.  Two CQ
+ * POLL stores since the last CQE count as polling too.
+ */
+static void test_shm_polled_cq_waits_longer(void **state)
+{
+	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
+	uint32_t *mem, cq, qp, i;
+	uint64_t t0;
+
+	(void)state;
+	mem = shm_device();
+	probe_pd_cq_qp(&cq, &qp);
+	for (i = 0; i < 4; i++) {
+		fake_be_complete(fake_be_last, qp, false, 0x60 + i,
+				 IBV_WC_SUCCESS, IBV_WC_SEND, 8);
+		cq_ring(P_CQ)->cons_head = i + 1;
+		after_defer();
+	}
+	assert_int_equal(cqn->prod_tail, 0);
+	/* polled: held back past the 100 us (when the machine keeps up) */
+	t0 = mono_ns();
+	fake_be_complete(fake_be_last, qp, false, 0x64, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	after_defer();
+	if (mono_ns() - t0 < 5000 * 1000)
+		assert_int_equal(cqn->prod_tail, 0);
+	usleep(5000);
+	pvrdma_fn_ops.poll(T.priv);
+	assert_int_equal(cqn->prod_tail, 1);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
+	/* that one was needed: the next is due after 100 us again */
+	cq_ring(P_CQ)->cons_head = 5;
+	fake_be_complete(fake_be_last, qp, false, 0x65, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	after_defer();
+	assert_int_equal(cqn->prod_tail, 2);
+	/* polled again, then an ARM the device sees: exact, at once */
+	for (i = 0; i < 4; i++) {
+		fake_be_complete(fake_be_last, qp, false, 0x66 + i,
+				 IBV_WC_SUCCESS, IBV_WC_SEND, 8);
+		cq_ring(P_CQ)->cons_head = 7 + i;
+		after_defer();
+	}
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 1);
+	fake_be_complete(fake_be_last, qp, false, 0x6a, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	assert_int_equal(cqn->prod_tail, 3);
+	/* and the ARM ended the polled spell: 100 us again */
+	cq_ring(P_CQ)->cons_head = 12;
+	fake_be_complete(fake_be_last, qp, false, 0x6b, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	after_defer();
+	assert_int_equal(cqn->prod_tail, 4);
+	/* two empty polls (each store taken before the next) */
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	cq_ring(P_CQ)->cons_head = 13;
+	t0 = mono_ns();
+	fake_be_complete(fake_be_last, qp, false, 0x6c, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+	after_defer();
+	if (mono_ns() - t0 < 5000 * 1000)
+		assert_int_equal(cqn->prod_tail, 4);
 }
 
 /*
@@ -1256,7 +1331,7 @@ static void test_shm_unmapped_client_is_exact(void **state)
 	(void)shm_device();
 	probe_pd_cq_qp(&cq, &qp);
 	uar(PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), -1);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), -1);
 	fake_be_complete(fake_be_last, qp, false, 0x30, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
 	assert_int_equal(cq_ring(P_CQ)->prod_tail, 1);
@@ -1265,25 +1340,34 @@ static void test_shm_unmapped_client_is_exact(void **state)
 }
 
 /*
- * The loop's timeout after activity: 1 ms for 100 ms, then 10 ms until a
- * second has passed, then the configured idle interval.
+ * The loop's timeout after activity: 50 us for 100 ms, then 10 ms until a
+ * second has passed, then the configured idle interval; a held-back
+ * notification shortens it to its due time, and once that has passed the
+ * loop does not sleep.
  */
 static void test_shm_idle_timeout(void **state)
 {
+	const int64_t ms = 1000 * 1000;
+	int64_t t;
 	uint32_t cq, qp;
 
 	(void)state;
 	(void)shm_device();
 	T.cfg.doorbell_poll_ms = 50;
 	/* not active yet: nothing to look for */
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), -1);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), -1);
 	probe_pd_cq_qp(&cq, &qp);
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 50);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), 50 * ms);
 	fake_be_complete(fake_be_last, qp, false, 0x40, IBV_WC_SUCCESS,
 			 IBV_WC_SEND, 8);
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 1);
+	t = pvrdma_fn_ops.poll_timeout_ns(T.priv);
+	assert_true(t >= 0 && t <= 50 * 1000);
 	usleep(150 * 1000);
-	assert_int_equal(pvrdma_fn_ops.poll_timeout_ms(T.priv), 10);
+	/* the notification is overdue: look now */
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), 0);
+	(void)pvrdma_fn_ops.poll(T.priv);
+	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), 10 * ms);
+	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
 }
 
 /*
@@ -1361,6 +1445,7 @@ int main(void)
 		DEV_TEST(test_shm_doorbells_drain_every_rung_qp),
 		DEV_TEST(test_shm_lost_arm_still_notifies),
 		DEV_TEST(test_shm_busy_poller_gets_no_interrupt),
+		DEV_TEST(test_shm_polled_cq_waits_longer),
 		DEV_TEST(test_shm_unread_cq_is_notified_again),
 		DEV_TEST(test_shm_unmapped_client_is_exact),
 		DEV_TEST(test_shm_idle_timeout),
