@@ -343,6 +343,13 @@ static void test_send_completes_into_the_guest_cq(void **state)
 	assert_int_equal(fake_be_last->polls, 1);
 }
 
+/* The backend completes a signalled 8-byte SEND of qp. */
+static void send_done(uint32_t qp, uint64_t wr_id)
+{
+	fake_be_complete(fake_be_last, qp, false, wr_id, IBV_WC_SUCCESS,
+			 IBV_WC_SEND, 8);
+}
+
 /*
  * The ARM doorbell is a posted write: a completion that lands after the
  * provider's last poll and before the device sees the arm must still wake
@@ -356,8 +363,7 @@ static void test_arm_with_unread_cqes_notifies_at_once(void **state)
 	(void)state;
 	probe_pd_cq_qp(&cq, &qp);
 	/* the completion lands while the CQ is not armed */
-	fake_be_complete(fake_be_last, qp, false, 0x77, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x77);
 	assert_int_equal(cq_ring(P_CQ)->prod_tail, 1);
 	assert_int_equal(cqn->prod_tail, 0);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 0);
@@ -370,8 +376,7 @@ static void test_arm_with_unread_cqes_notifies_at_once(void **state)
 	uar(PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM_SOL | cq);
 	assert_int_equal(cqn->prod_tail, 1);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
-	fake_be_complete(fake_be_last, qp, false, 0x78, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x78);
 	assert_int_equal(cqn->prod_tail, 2);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 2);
 }
@@ -1163,8 +1168,7 @@ static void test_shm_lost_arm_still_notifies(void **state)
 	/* taken (the host CQ polled), but a POLL alone is no work to spin on */
 	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
 	assert_int_equal(fake_be_last->polls, 1);
-	fake_be_complete(fake_be_last, qp, false, 0x10, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x10);
 	/* held back first: the loop wakes when it is due, without spinning */
 	assert_int_equal(cqn->prod_tail, 0);
 	assert_false(pvrdma_fn_ops.wants_poll(T.priv));
@@ -1173,14 +1177,12 @@ static void test_shm_lost_arm_still_notifies(void **state)
 	assert_int_equal(cqn->prod_tail, 1);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
 	assert_false(pvrdma_fn_ops.wants_poll(T.priv));
-	fake_be_complete(fake_be_last, qp, false, 0x11, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x11);
 	after_defer();
 	assert_int_equal(cq_ring(P_CQ)->prod_tail, 2);
 	assert_int_equal(cqn->prod_tail, 1);
 	cq_ring(P_CQ)->cons_head = 2;
-	fake_be_complete(fake_be_last, qp, false, 0x12, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x12);
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 2);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 2);
@@ -1203,16 +1205,14 @@ static void test_shm_polled_cq_waits_longer(void **state)
 	mem = shm_device();
 	probe_pd_cq_qp(&cq, &qp);
 	for (i = 0; i < 4; i++) {
-		fake_be_complete(fake_be_last, qp, false, 0x60 + i,
-				 IBV_WC_SUCCESS, IBV_WC_SEND, 8);
+		send_done(qp, 0x60 + i);
 		cq_ring(P_CQ)->cons_head = i + 1;
 		after_defer();
 	}
 	assert_int_equal(cqn->prod_tail, 0);
 	/* polled: held back past the 100 us (when the machine keeps up) */
 	t0 = mono_ns();
-	fake_be_complete(fake_be_last, qp, false, 0x64, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x64);
 	after_defer();
 	if (mono_ns() - t0 < 5000 * 1000)
 		assert_int_equal(cqn->prod_tail, 0);
@@ -1222,26 +1222,22 @@ static void test_shm_polled_cq_waits_longer(void **state)
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
 	/* that one was needed: the next is due after 100 us again */
 	cq_ring(P_CQ)->cons_head = 5;
-	fake_be_complete(fake_be_last, qp, false, 0x65, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x65);
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 2);
 	/* polled again, then an ARM the device sees: exact, at once */
 	for (i = 0; i < 4; i++) {
-		fake_be_complete(fake_be_last, qp, false, 0x66 + i,
-				 IBV_WC_SUCCESS, IBV_WC_SEND, 8);
+		send_done(qp, 0x66 + i);
 		cq_ring(P_CQ)->cons_head = 7 + i;
 		after_defer();
 	}
 	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM | cq);
 	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 1);
-	fake_be_complete(fake_be_last, qp, false, 0x6a, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x6a);
 	assert_int_equal(cqn->prod_tail, 3);
 	/* and the ARM ended the polled spell: 100 us again */
 	cq_ring(P_CQ)->cons_head = 12;
-	fake_be_complete(fake_be_last, qp, false, 0x6b, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x6b);
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 4);
 	/* two empty polls (each store taken before the next) */
@@ -1251,8 +1247,7 @@ static void test_shm_polled_cq_waits_longer(void **state)
 	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
 	cq_ring(P_CQ)->cons_head = 13;
 	t0 = mono_ns();
-	fake_be_complete(fake_be_last, qp, false, 0x6c, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x6c);
 	after_defer();
 	if (mono_ns() - t0 < 5000 * 1000)
 		assert_int_equal(cqn->prod_tail, 4);
@@ -1271,8 +1266,7 @@ static void test_shm_busy_poller_gets_no_interrupt(void **state)
 	(void)state;
 	mem = shm_device();
 	probe_pd_cq_qp(&cq, &qp);
-	fake_be_complete(fake_be_last, qp, false, 0x50, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x50);
 	cq_ring(P_CQ)->cons_head = 1; /* the guest's poll took it */
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 0);
@@ -1281,8 +1275,7 @@ static void test_shm_busy_poller_gets_no_interrupt(void **state)
 	/* an ARM the device saw: at once, exact */
 	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_ARM | cq);
 	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 1);
-	fake_be_complete(fake_be_last, qp, false, 0x51, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x51);
 	assert_int_equal(cqn->prod_tail, 1);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 1);
 }
@@ -1300,8 +1293,7 @@ static void test_shm_unread_cq_is_notified_again(void **state)
 	(void)state;
 	(void)shm_device();
 	probe_pd_cq_qp(&cq, &qp);
-	fake_be_complete(fake_be_last, qp, false, 0x20, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x20);
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 1);
 	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
@@ -1332,8 +1324,7 @@ static void test_shm_unmapped_client_is_exact(void **state)
 	probe_pd_cq_qp(&cq, &qp);
 	uar(PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
 	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), -1);
-	fake_be_complete(fake_be_last, qp, false, 0x30, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x30);
 	assert_int_equal(cq_ring(P_CQ)->prod_tail, 1);
 	assert_int_equal(cqn->prod_tail, 0);
 	assert_int_equal(T.fn.raised[PVRDMA_INTR_VECTOR_CQ], 0);
@@ -1358,8 +1349,7 @@ static void test_shm_idle_timeout(void **state)
 	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), -1);
 	probe_pd_cq_qp(&cq, &qp);
 	assert_int_equal(pvrdma_fn_ops.poll_timeout_ns(T.priv), 50 * ms);
-	fake_be_complete(fake_be_last, qp, false, 0x40, IBV_WC_SUCCESS,
-			 IBV_WC_SEND, 8);
+	send_done(qp, 0x40);
 	t = pvrdma_fn_ops.poll_timeout_ns(T.priv);
 	assert_true(t >= 0 && t <= 50 * 1000);
 	usleep(150 * 1000);
