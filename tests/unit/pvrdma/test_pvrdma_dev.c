@@ -543,7 +543,9 @@ static void test_bogus_dsr_refused(void **state)
 	set_dsr();
 	wr(PVRDMA_REG_CTL, PVRDMA_DEVICE_CTL_ACTIVATE);
 	assert_int_not_equal(rd(PVRDMA_REG_ERR), 0);
-	/* CVE-2021-3582: a slot whose page is past guest RAM */
+	/* a slot whose page is past guest RAM (no CVE of its own: QEMU's
+	 * load_dsr mapped the slots unchecked; CVE-2021-3582, an MR page
+	 * past a region's end, is unit test backend-mr-edge) */
 	write_dsr();
 	d->resp_slot_dma = fake_ram_gpa(P_TOTAL);
 	set_dsr();
@@ -792,8 +794,9 @@ static void hostile_round(uint32_t pd, uint32_t cq)
 	qp_req(&req, P_QP2, pd, cq);
 	req.create_qp.total_chunks = 0xffff;
 	assert_int_not_equal(cmd(&req, NULL), 0);
-	/* CVE-2018-20126 / -20123 / 2021-3608: errors after the ring is
-	 * half set up (a table entry outside guest RAM) */
+	/* CVE-2018-20126 / 2021-3608: errors after the ring is half set up
+	 * (a table entry outside guest RAM); CVE-2018-20123 (a failed
+	 * realize) is unit test pvrdma-create-nomem */
 	qp_req(&req, P_QP2, pd, cq);
 	fake_ram_put64(&T.ram, fake_ram_gpa(P_QP2 + 1) + 16, 0x10);
 	assert_int_equal(cmd(&req, NULL), EINVAL);
