@@ -5,6 +5,7 @@
  * peer, but its messages are still decoded and checked: a confused broker
  * must not crash a worker that is serving a guest.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -91,6 +92,22 @@ static void take_mux_channel(struct broker_link *bl, const struct wp_msg *m,
 	bl->on_mux_channel(bl->mux_arg, fd, m->u.mux_channel.mux_worker_id);
 }
 
+/* GID_GONE: the backend stops using that GID (docs/broker.md). */
+static void take_gid_gone(struct broker_link *bl, const struct wp_msg *m)
+{
+	char txt[INET6_ADDRSTRLEN];
+	uint8_t addr[16];
+	int family = wp_gid_to_addr(m->u.gid.gid, addr);
+
+	if (!inet_ntop(family, addr, txt, sizeof(txt)))
+		snprintf(txt, sizeof(txt), "?");
+	log_warnx("broker channel: address %s left the host: its GIDs are "
+		  "dead for the guest",
+		  txt);
+	if (bl->on_gid_gone)
+		bl->on_gid_gone(bl->gid_gone_arg, m->u.gid.gid);
+}
+
 /*
  * Reads one message from the broker.  Returns 1 with *m for a reply the
  * caller may want, 0 when it was handled or refused (or nothing was
@@ -121,6 +138,10 @@ static int read_one(struct broker_link *bl, struct wp_msg *m)
 	}
 	if (m->h.type == WP_STATS) {
 		answer_stats(bl, m);
+		return 0;
+	}
+	if (m->h.type == WP_GID_GONE) {
+		take_gid_gone(bl, m);
 		return 0;
 	}
 	return 1;

@@ -36,6 +36,13 @@ struct broker_link {
 	 */
 	void (*on_mux_channel)(void *arg, int fd, uint32_t mux_worker_id);
 	void *mux_arg;
+	/*
+	 * WP_GID_GONE: an address the broker granted left the host; the
+	 * connected backend registers itself here (be_create) and stops
+	 * using the GID.  Without a callback it is only logged.
+	 */
+	void (*on_gid_gone)(void *arg, const uint8_t gid[16]);
+	void *gid_gone_arg;
 };
 
 /* No broker: GID requests fail with -ENOTCONN (the device then uses the

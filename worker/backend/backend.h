@@ -167,7 +167,11 @@ struct be_frontend_ops {
 	/*
 	 * A host async event on a guest object (QP fatal, SRQ limit
 	 * reached, CQ error, port up/down ...): post it to the guest where
-	 * its ABI has an event ring.  Optional; counted either way.
+	 * its ABI has an event ring.  Optional; counted either way.  Also
+	 * QP_FATAL for a QP the backend moved to the error state because
+	 * its path's source GID died (docs/worker.md, "GIDs behind the
+	 * guest's back"): that one may come from inside be_post_send() or
+	 * be_qp_modify(), which re-read the GID before a new AH or path.
 	 */
 	void (*async_event)(void *fe, const struct be_async_event *ev);
 	/*
