@@ -65,10 +65,13 @@ struct qp1_chan;
 /* Outstanding work requests per work queue (a host wr_id holds 16 bits). */
 #define BE_MAX_WR 16384
 /*
- * Guest GID table entries at most (virtio-rdma presents 512, PVRDMA 128);
- * address vectors name the first 256 (be_ah_attr.sgid_index).
+ * Guest GID table entries the backend keeps room for (virtio-rdma's ABI
+ * numbers 512); a guest is offered at most BE_AV_GIDS of them: address
+ * vectors name 8 bits of index (be_ah_attr.sgid_index, PVRDMA's and
+ * virtio-rdma's AVs alike).
  */
 #define BE_MAX_GIDS 512
+#define BE_AV_GIDS  256
 
 /* ---- configuration ---- */
 

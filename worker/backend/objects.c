@@ -104,9 +104,11 @@ static void fill_attr(struct be *be)
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = h->local_ca_ack_delay;
 	a->phys_port_cnt = 1;
+	/* an address vector names 8 bits of source GID index: a guest
+	 * entry above 255 could be added and never used */
 	be->gid_tbl_len = MIN(
 		clamp_host(be->cfg.gid_tbl_len, be->hca->port_attr.gid_tbl_len),
-		(uint32_t)BE_MAX_GIDS);
+		(uint32_t)BE_AV_GIDS);
 }
 
 const struct ibv_device_attr *be_device_attr(const struct be *be)
@@ -968,8 +970,8 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 			      &why);
 	if (ret < 0) {
 		be->st->gid_errors++;
-		be_refused(be, "ADD_GID: index %u: the broker refused: %s",
-			   index, why.msg);
+		be_refused(be, "ADD_GID: index %u: not granted: %s", index,
+			   why.msg);
 		return ret;
 	}
 	be->st->gid_adds++;

@@ -235,6 +235,9 @@ static void qp_on(struct fix *f, uint32_t h, enum be_qp_type t)
 	assert_int_equal(be_wq_init(&q->sq, 8, false), 0);
 }
 
+/* The guest GID table length the frontend asks for, the host port's. */
+static uint32_t cfg_gids = 16, host_gids = 16;
+
 static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
@@ -257,7 +260,7 @@ static int setup(void **state)
 	f->hca.dev.max_cqe = f->hca.dev.max_qp_wr = 1024;
 	f->hca.dev.max_srq_wr = 1024;
 	f->hca.dev.max_sge = f->hca.dev.max_srq_sge = 4;
-	f->hca.port_attr.gid_tbl_len = 16;
+	f->hca.port_attr.gid_tbl_len = (int)host_gids;
 	/* the port as the worker cached it at start: our GID at slot 3 */
 	f->hca.ngids = 1;
 	memcpy(f->hca.gids[0].gid.raw, G_OURS, 16);
@@ -268,7 +271,7 @@ static int setup(void **state)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.hca = &f->hca;
 	be_limits_default(&cfg.lim);
-	cfg.gid_tbl_len = 16;
+	cfg.gid_tbl_len = cfg_gids;
 	cfg.broker = &f->bl;
 	env.loop_ctx = &f->ctx;
 	assert_int_equal(be_create(&cfg, &env, &fe_ops, f, &be), 0);
@@ -458,6 +461,30 @@ static void test_broker_gone_flushes_after_the_last_send(void **state)
 	all_dead(f);
 }
 
+/*
+ * virtio-rdma's ABI numbers 512 entries, a host may have 1024: the guest
+ * is offered the 256 an address vector's 8-bit index can name.
+ */
+static int setup_long(void **state)
+{
+	cfg_gids = BE_MAX_GIDS;
+	host_gids = 1024;
+	return setup(state);
+}
+
+static void test_table_no_longer_than_an_av_names(void **state)
+{
+	struct fix *f = *state;
+
+	cfg_gids = host_gids = 16;
+	assert_int_equal(f->be->gid_tbl_len, 256);
+	assert_int_equal(
+		be_gid_add(f->be, 255, G_OURS, IBV_GID_TYPE_ROCE_V2, NULL), 0);
+	assert_int_equal(
+		be_gid_add(f->be, 256, G_OURS, IBV_GID_TYPE_ROCE_V2, NULL),
+		-EINVAL);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -467,6 +494,9 @@ int main(void)
 		T(test_checked_again_before_a_new_ah),
 		T(test_checked_again_before_rtr),
 		T(test_broker_gone_flushes_after_the_last_send),
+		cmocka_unit_test_setup_teardown(
+			test_table_no_longer_than_an_av_names, setup_long,
+			teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
