@@ -28,6 +28,7 @@
 #include "common/probes.h"
 #include "worker/backend/be_impl.h"
 #include "worker/broker_link.h"
+#include "fake_host.h"
 
 enum { QP_UD = 1, QP_RC = 2, HOST_IDX = 3 };
 
@@ -43,31 +44,19 @@ static struct {
 	unsigned int queries, ah_live, ah_created;
 	enum ibv_qp_state qp_state[3];
 	unsigned int gid_change_events; /* queued for the async fd */
-	uint64_t q[16];
-	unsigned int qn, completions, errors;
+	unsigned int completions, errors;
 	struct be_async_event last_event;
 	unsigned int events, rc_fatal;
 	void (*async_cb)(void *);
 	void *async_arg;
 } hw;
 
-int __wrap__ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port,
-			     uint32_t index, struct ibv_gid_entry *e,
-			     uint32_t flags, size_t size);
-int __wrap__ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port,
-			     uint32_t index, struct ibv_gid_entry *e,
-			     uint32_t flags, size_t size)
+static int fake_gid_at(uint32_t index, struct ibv_gid_entry *e)
 {
-	(void)ctx;
-	(void)flags;
-	(void)size;
 	hw.queries++;
 	if (index >= 8 || !hw.slot[index].set)
 		return ENODATA;
-	memset(e, 0, sizeof(*e));
 	memcpy(e->gid.raw, hw.slot[index].gid, 16);
-	e->gid_index = index;
-	e->port_num = port;
 	e->gid_type = hw.slot[index].type;
 	return 0;
 }
@@ -141,32 +130,6 @@ void __wrap_ibv_ack_async_event(struct ibv_async_event *e);
 void __wrap_ibv_ack_async_event(struct ibv_async_event *e)
 {
 	(void)e;
-}
-
-static int fk_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			struct ibv_send_wr **bad)
-{
-	(void)qp;
-	(void)bad;
-	for (; wr; wr = wr->next)
-		hw.q[hw.qn++] = wr->wr_id;
-	return 0;
-}
-
-static int fk_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
-{
-	int n = 0;
-
-	(void)cq;
-	while (n < num_entries && hw.qn > 0) {
-		memset(&wc[n], 0, sizeof(wc[n]));
-		wc[n].wr_id = hw.q[0];
-		wc[n].opcode = IBV_WC_SEND;
-		wc[n].qp_num = 0x101;
-		memmove(hw.q, hw.q + 1, --hw.qn * sizeof(hw.q[0]));
-		n++;
-	}
-	return n;
 }
 
 static void fe_completion(void *fe, const struct be_wc *wc)
@@ -248,9 +211,10 @@ static int setup(void **state)
 
 	assert_non_null(f);
 	memset(&hw, 0, sizeof(hw));
+	fake_sq_n = 0;
 	log_init("test", LOG_LVL_ERR);
-	f->ctx.ops.post_send = fk_post_send;
-	f->ctx.ops.poll_cq = fk_poll_cq;
+	f->ctx.ops.post_send = fake_post_send;
+	f->ctx.ops.poll_cq = fake_poll_cq;
 	f->ctx.async_fd = eventfd(0, EFD_CLOEXEC);
 	f->hcq.context = &f->ctx;
 	f->hca.ctx = &f->ctx;
@@ -350,7 +314,7 @@ static int rc_modify(struct fix *f, enum ibv_qp_state to, bool av)
 
 static void complete_all(struct fix *f)
 {
-	unsigned int n = hw.qn;
+	unsigned int n = fake_sq_n;
 
 	assert_int_equal(be_cq_poll(f->be, 1, 16), (int)n);
 }
