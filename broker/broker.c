@@ -302,6 +302,9 @@ static void dispatch(struct broker *b, uint64_t tag, uint32_t events)
 	case TAG_WLOG:
 		worker_log_read(b, (unsigned int)tag);
 		break;
+	case TAG_ADDRS:
+		gids_watch_read(b);
+		break;
 	}
 }
 

@@ -166,6 +166,8 @@ struct broker {
 	int nl; /* rtnetlink (struct mnl_socket *'s fd), for GIDs */
 	void *mnl;
 	uint32_t nl_seq;
+	/* rtnetlink's address notifications (RTM_DELADDR), or NULL */
+	void *mnl_watch;
 	/* the mux (broker/mux_link.c) */
 	const char *mux_path; /* --mux, or NULL: no mux */
 	int mux_fd;	      /* the link, or -1 */
@@ -180,6 +182,7 @@ enum {
 	TAG_PIDFD,
 	TAG_MUX,
 	TAG_WLOG,
+	TAG_ADDRS, /* the address watch (broker/gids.c) */
 };
 
 /* control.c */
@@ -238,6 +241,12 @@ void gids_del(struct broker *b, struct worker *w, const struct wp_gid *g);
 /* Removes every address vm owns (its worker is gone). */
 void gids_release_vm(struct broker *b, const char *vm);
 void gids_poll(struct broker *b);
+/*
+ * The address watch is readable: a granted address that left the host
+ * without the broker's doing is forgotten (the mux told, the state
+ * record rewritten) and its worker gets WP_GID_GONE.
+ */
+void gids_watch_read(struct broker *b);
 /* The broker's own grant of an address to w (a QEMU pvrdma VM: no worker
  * asks): admitted and added as a worker's GID_ADD is; the mux is told once
  * its RoCE v2 GID is listed.  0, or -errno and why. */

@@ -18,6 +18,7 @@
 #include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -118,6 +119,32 @@ int gids_host_index(const char *device, uint32_t port, const uint8_t gid[16],
 
 /* ---- rtnetlink --------------------------------------------------------- */
 
+/*
+ * The address watch: RTM_DELADDR of every IPv4 and IPv6 address, so that
+ * an address the broker granted and someone else removed (ip addr del, a
+ * netdev going down) is noticed: its GID table slot may be another VM's
+ * next.  Non-blocking, read from the loop; without it (logged) workers are
+ * still protected by their own GID_CHANGE handling.
+ */
+static void watch_open(struct broker *b)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_ADDRS };
+	struct mnl_socket *nl =
+		mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (!nl ||
+	    mnl_socket_bind(nl, RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR,
+			    MNL_SOCKET_AUTOPID) < 0 ||
+	    epoll_ctl(b->ep, EPOLL_CTL_ADD, mnl_socket_get_fd(nl), &ev) < 0) {
+		log_warn("rtnetlink address watch: addresses removed outside "
+			 "the broker are not told to workers");
+		if (nl)
+			mnl_socket_close(nl);
+		return;
+	}
+	b->mnl_watch = nl;
+}
+
 int gids_open(struct broker *b)
 {
 	struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
@@ -130,6 +157,7 @@ int gids_open(struct broker *b)
 	}
 	b->mnl = nl;
 	b->nl_seq = (uint32_t)time(NULL);
+	watch_open(b);
 	return 0;
 }
 
@@ -140,6 +168,9 @@ void gids_close(struct broker *b)
 	if (b->mnl)
 		mnl_socket_close(b->mnl);
 	b->mnl = NULL;
+	if (b->mnl_watch)
+		mnl_socket_close(b->mnl_watch);
+	b->mnl_watch = NULL;
 	for (i = 0; i < MAX_DEVS; i++)
 		if (devs[i].ctx) {
 			ibv_close_device(devs[i].ctx);
@@ -478,6 +509,10 @@ static void remove_entry(struct broker *b, struct gid_entry *e,
 	RDMAGATE_GID_DEL(e->vm, e->port, 0, e->gid);
 	mux_link_gid_gone(b, e);
 	e->used = false;
+	/* our own RTM_DELADDR's notification is queued by now: read it
+	 * while no entry holds the address, so that a re-add of it never
+	 * takes it for someone else's removal */
+	gids_watch_read(b);
 }
 
 void gids_del(struct broker *b, struct worker *w, const struct wp_gid *g)
@@ -643,4 +678,96 @@ void gids_drop(struct broker *b, int family, const uint8_t addr[16],
 	if (ret < 0 && ret != -EADDRNOTAVAIL)
 		log_warnx("removing %s from ifindex %d: %s", txt, ifindex,
 			  strerror(-ret));
+}
+
+/* ---- addresses that go away behind the broker's back ------------------- */
+
+static void addr_gone(struct broker *b, struct gid_entry *e)
+{
+	struct worker *w = owner_worker(b, e->vm);
+	char txt[INET6_ADDRSTRLEN];
+	struct wp_msg m;
+
+	addr_text(e->family, e->addr, txt, sizeof(txt));
+	/* not a worker's doing, but bounded as if it were: its limiter */
+	if (w)
+		worker_logx(w, LOG_LVL_WARN,
+			    "vm %s: %s was removed from ifindex %d outside the "
+			    "broker; forgotten, the worker told",
+			    e->vm, txt, e->ifindex);
+	else
+		log_warnx("vm %s: %s was removed from ifindex %d outside the "
+			  "broker; forgotten",
+			  e->vm, txt, e->ifindex);
+	RDMAGATE_GID_DEL(e->vm, e->port, 0, e->gid);
+	mux_link_gid_gone(b, e);
+	if (answers(w)) {
+		wp_init(&m, WP_GID_GONE);
+		m.u.gid.seq = ++b->nl_seq;
+		m.u.gid.gid_type = WP_GID_ROCE_V2;
+		addr_gid(e->family, e->addr, m.u.gid.gid);
+		channel_send(b, w, &m);
+	}
+	e->used = false;
+	if (w)
+		state_save(b, w);
+}
+
+/* Notifications were lost (ENOBUFS): a granted address whose GID the
+ * port no longer lists is taken as gone. */
+static void watch_resync(struct broker *b)
+{
+	unsigned int i;
+
+	log_warnx("rtnetlink address watch: notifications lost; checking "
+		  "every granted address");
+	for (i = 0; i < BROKER_MAX_GIDS; i++) {
+		struct gid_entry *e = &b->gids[i];
+		uint8_t gid[16];
+
+		if (!e->used || e->pending || !e->granted)
+			continue;
+		addr_gid(e->family, e->addr, gid);
+		if (gid_lookup(e->device, e->port, gid, WP_GID_ROCE_V2, NULL) ==
+		    -ENOENT)
+			addr_gone(b, e);
+	}
+}
+
+void gids_watch_read(struct broker *b)
+{
+	static char buf[8192];
+	struct mnl_socket *nl = b->mnl_watch;
+	ssize_t n;
+
+	if (!nl)
+		return;
+	while ((n = recv(mnl_socket_get_fd(nl), buf, sizeof(buf),
+			 MSG_DONTWAIT)) != 0) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
+		int left;
+
+		if (n < 0) {
+			if (errno == ENOBUFS)
+				watch_resync(b);
+			else if (errno != EINTR)
+				return;
+			continue;
+		}
+		left = (int)n;
+		for (; mnl_nlmsg_ok(nlh, left);
+		     nlh = mnl_nlmsg_next(nlh, &left)) {
+			struct gid_entry *e;
+			uint8_t addr[16];
+			int ifindex, family;
+
+			if (gid_rules_deladdr(nlh, nlh->nlmsg_len, &ifindex,
+					      &family, addr) != 1)
+				continue;
+			e = gid_rules_gone(b->gids, BROKER_MAX_GIDS, ifindex,
+					   family, addr);
+			if (e)
+				addr_gone(b, e);
+		}
+	}
 }

@@ -152,6 +152,11 @@ static const struct msg_type rows[] = {
 	  .size = sizeof(struct wp_mux_channel),
 	  .from = WP_FROM_BROKER,
 	  .fds = 1 },
+	{ .type = WP_GID_GONE,
+	  .name = "GID_GONE",
+	  .size = sizeof(struct wp_gid),
+	  .from = WP_FROM_BROKER,
+	  .check = check_gid },
 };
 
 const struct msg_proto wp_protocol = {

@@ -25,8 +25,8 @@
 
 #include "common/msg_frame.h"
 
-/* 2: STATS_REPLY counts host async events */
-#define RDMAGATE_WORKER_PROTO_VERSION 2
+/* 2: STATS_REPLY counts host async events; 3: GID_GONE */
+#define RDMAGATE_WORKER_PROTO_VERSION 3
 
 #define WP_VM_SIZE   72 /* as the control protocol's BP_VM_SIZE */
 #define WP_TEXT_SIZE 160
@@ -46,6 +46,14 @@ enum wp_type {
 	 * it; a new one replaces the old (the mux restarted).
 	 */
 	WP_MUX_CHANNEL = 10,
+	/*
+	 * broker -> worker, no answer: an address the broker granted this
+	 * worker left the host without its asking (removed outside the
+	 * broker, its netdev gone).  The broker has forgotten it (and told
+	 * the mux); the worker must stop using every GID of it: its host
+	 * GID table slot may hold another VM's GID soon.
+	 */
+	WP_GID_GONE = 11,
 };
 
 /* The table's "from" column. */
@@ -67,7 +75,10 @@ struct wp_hello {
 };
 _Static_assert(sizeof(struct wp_hello) == 80, "wp_hello");
 
-/* GID_ADD and GID_DEL: the guest's GID (an address: IPv4-mapped or IPv6). */
+/*
+ * GID_ADD, GID_DEL and GID_GONE: the guest's GID (an address: IPv4-mapped
+ * or IPv6).  GID_GONE: the address's RoCE v2 GID, seq the broker's count.
+ */
 struct wp_gid {
 	uint32_t seq;	   /* echoed in the reply */
 	uint32_t gid_type; /* enum wp_gid_type */
@@ -133,7 +144,7 @@ struct wp_msg {
 	struct msg_header h;
 	union {
 		struct wp_hello hello;
-		struct wp_gid gid;	       /* GID_ADD, GID_DEL */
+		struct wp_gid gid;	       /* GID_ADD, GID_DEL, GID_GONE */
 		struct wp_gid_reply gid_reply; /* both replies */
 		struct wp_stats_req stats;
 		struct wp_mux_channel mux_channel;

@@ -5,6 +5,7 @@
  * peer, but its messages are still decoded and checked: a confused broker
  * must not crash a worker that is serving a guest.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -91,6 +92,22 @@ static void take_mux_channel(struct broker_link *bl, const struct wp_msg *m,
 	bl->on_mux_channel(bl->mux_arg, fd, m->u.mux_channel.mux_worker_id);
 }
 
+/* GID_GONE: the backend stops using that GID (docs/broker.md). */
+static void take_gid_gone(struct broker_link *bl, const struct wp_msg *m)
+{
+	char txt[INET6_ADDRSTRLEN];
+	uint8_t addr[16];
+	int family = wp_gid_to_addr(m->u.gid.gid, addr);
+
+	if (!inet_ntop(family, addr, txt, sizeof(txt)))
+		snprintf(txt, sizeof(txt), "?");
+	log_warnx("broker channel: address %s left the host: its GIDs are "
+		  "dead for the guest",
+		  txt);
+	if (bl->on_gid_gone)
+		bl->on_gid_gone(bl->gid_gone_arg, m->u.gid.gid);
+}
+
 /*
  * Reads one message from the broker.  Returns 1 with *m for a reply the
  * caller may want, 0 when it was handled or refused (or nothing was
@@ -123,7 +140,27 @@ static int read_one(struct broker_link *bl, struct wp_msg *m)
 		answer_stats(bl, m);
 		return 0;
 	}
+	if (m->h.type == WP_GID_GONE) {
+		take_gid_gone(bl, m);
+		return 0;
+	}
 	return 1;
+}
+
+/*
+ * A reply nobody waits for: every GID_DEL's (releases do not wait), and a
+ * GID_ADD's that came after its claim was given up (and released).
+ */
+static void late_reply(const struct wp_msg *m)
+{
+	if (m->h.type == WP_GID_DEL_REPLY && m->u.gid_reply.status)
+		log_warnx("broker channel: a GID release (seq %u) was "
+			  "refused: %s",
+			  m->u.gid_reply.seq, m->u.gid_reply.text);
+	else
+		log_debug("broker channel: %s (seq %u) after its request was "
+			  "given up",
+			  wp_type_name(m->h.type), m->u.gid_reply.seq);
 }
 
 void broker_link_readable(struct broker_link *bl)
@@ -133,8 +170,7 @@ void broker_link_readable(struct broker_link *bl)
 
 	while (bl->cfd >= 0 && (ret = read_one(bl, &m)) != 0) {
 		if (ret > 0)
-			log_warnx("broker channel: unexpected %s (seq %u)",
-				  wp_type_name(m.h.type), m.u.gid_reply.seq);
+			late_reply(&m);
 	}
 }
 
@@ -150,17 +186,57 @@ static int send_request(struct broker_link *bl, uint32_t type,
 	return wp_send(bl->cfd, &m);
 }
 
+bool broker_link_claim_token(struct broker_link *bl, uint64_t now_ms)
+{
+	const uint64_t cap =
+		(uint64_t)BROKER_LINK_CLAIM_BURST * BROKER_LINK_CLAIM_EVERY_MS;
+
+	if (!bl->claim_at_ms)
+		bl->claim_credit_ms = cap;
+	else if (now_ms > bl->claim_at_ms)
+		bl->claim_credit_ms += now_ms - bl->claim_at_ms;
+	if (bl->claim_credit_ms > cap)
+		bl->claim_credit_ms = cap;
+	bl->claim_at_ms = now_ms ? now_ms : 1;
+	if (bl->claim_credit_ms < BROKER_LINK_CLAIM_EVERY_MS)
+		return false;
+	bl->claim_credit_ms -= BROKER_LINK_CLAIM_EVERY_MS;
+	return true;
+}
+
+/* A release: sent, not waited for (late_reply() reads its answer). */
+static int release(struct broker_link *bl, const uint8_t gid[16],
+		   uint32_t gid_type, struct reason *why)
+{
+	if (bl->cfd < 0)
+		return reason_fail(why, -ENOTCONN,
+				   "no broker connected: the address stays "
+				   "until the broker sees this worker end");
+	if (send_request(bl, WP_GID_DEL, gid, gid_type) < 0)
+		return reason_fail(why, -EAGAIN,
+				   "the broker's queue is full: the address "
+				   "stays until this worker ends");
+	return 0;
+}
+
 int broker_link_gid(struct broker_link *bl, uint32_t type,
 		    const uint8_t gid[16], uint32_t gid_type,
 		    uint32_t *host_index, struct reason *why)
 {
 	uint64_t deadline = mono_ms() + BROKER_LINK_GID_TIMEOUT_MS;
-	uint32_t want =
-		type == WP_GID_ADD ? WP_GID_ADD_REPLY : WP_GID_DEL_REPLY;
+	uint32_t want = WP_GID_ADD_REPLY;
 	bool sent = false;
 
 	if (!broker_link_on(bl))
 		return reason_fail(why, -ENOTCONN, "no broker");
+	if (type == WP_GID_DEL)
+		return release(bl, gid, gid_type, why);
+	if (!broker_link_claim_token(bl, mono_ms()))
+		return reason_fail(why, -EAGAIN,
+				   "this VM's GID claims are limited to %u at "
+				   "once and then one per %u ms",
+				   BROKER_LINK_CLAIM_BURST,
+				   BROKER_LINK_CLAIM_EVERY_MS);
 	for (;;) {
 		struct pollfd p[2] = { { bl->lfd, POLLIN, 0 },
 				       { bl->cfd, POLLIN, 0 } };
@@ -174,12 +250,17 @@ int broker_link_gid(struct broker_link *bl, uint32_t type,
 			else
 				sent = true;
 		}
-		if (now >= deadline)
+		if (now >= deadline) {
+			/* given up: what the broker may still grant goes
+			 * back (it removes an address it is adding) */
+			if (sent && bl->cfd >= 0)
+				send_request(bl, WP_GID_DEL, gid, gid_type);
 			return reason_fail(
 				why, -ETIMEDOUT,
 				"the broker did not answer in %d ms%s",
 				BROKER_LINK_GID_TIMEOUT_MS,
 				bl->cfd < 0 ? " (no broker connected)" : "");
+		}
 		n = poll(p, bl->cfd >= 0 ? 2 : 1, (int)(deadline - now));
 		if (n < 0 && errno != EINTR)
 			return reason_fail(why, -errno, "poll: %s",

@@ -16,9 +16,25 @@
 #include "common/reason.h"
 #include "common/worker_proto.h"
 
-/* How long a GID request waits for the broker (which itself waits up to
- * ~2 s for the GID to appear in the device's table). */
-#define BROKER_LINK_GID_TIMEOUT_MS 5000
+/*
+ * How long a GID claim holds the worker (its one thread: every ring and
+ * completion of the guest waits meanwhile) for the broker's answer.  The
+ * broker answers a refusal at once and a grant when the GID is listed
+ * (tens of ms); past this the claim is given up: GID_DEL goes to the
+ * broker (which removes the address if it added it) and the guest's
+ * command fails with ETIMEDOUT.
+ */
+#define BROKER_LINK_GID_TIMEOUT_MS 1000
+/*
+ * Claims (GID_ADD) one VM may make: a burst of BROKER_LINK_CLAIM_BURST,
+ * then one per BROKER_LINK_CLAIM_EVERY_MS (a token bucket).  With the
+ * bound above, a guest that claims without end holds its worker at most
+ * half of the time, and the broker, which adds and removes host addresses
+ * for it, sees at most one claim per interval.  Releases are not metered:
+ * each follows a claim, and an address must never stay behind.
+ */
+#define BROKER_LINK_CLAIM_BURST	   8u
+#define BROKER_LINK_CLAIM_EVERY_MS 2000u
 
 struct broker_link {
 	int lfd; /* the listening socket; -1: no broker (standalone) */
@@ -36,6 +52,16 @@ struct broker_link {
 	 */
 	void (*on_mux_channel)(void *arg, int fd, uint32_t mux_worker_id);
 	void *mux_arg;
+	/*
+	 * WP_GID_GONE: an address the broker granted left the host; the
+	 * connected backend registers itself here (be_create) and stops
+	 * using the GID.  Without a callback it is only logged.
+	 */
+	void (*on_gid_gone)(void *arg, const uint8_t gid[16]);
+	void *gid_gone_arg;
+	/* the claim bucket: credit in ms, and when it was last filled (0:
+	 * never, i.e. full) */
+	uint64_t claim_credit_ms, claim_at_ms;
 };
 
 /* No broker: GID requests fail with -ENOTCONN (the device then uses the
@@ -56,14 +82,21 @@ void broker_link_accept(struct broker_link *bl);
 void broker_link_readable(struct broker_link *bl);
 
 /*
- * Asks the broker for (type WP_GID_ADD) or to release (WP_GID_DEL) a GID,
- * waiting up to BROKER_LINK_GID_TIMEOUT_MS (the guest's control command
- * waits with it; a broker that restarts meanwhile is accepted and asked
- * again).  Returns 0 with the host index for ADD, or -errno with why
- * (the broker's reason, or -ETIMEDOUT, -ENOTCONN).
+ * Asks the broker for a GID (type WP_GID_ADD), waiting up to
+ * BROKER_LINK_GID_TIMEOUT_MS (the guest's control command waits with it;
+ * a broker that restarts meanwhile is accepted and asked again; on the
+ * timeout the claim is released with a GID_DEL), or releases one
+ * (WP_GID_DEL) without waiting: its answer is read, and a refusal logged,
+ * from the loop.  Returns 0 with the host index for ADD, or -errno with
+ * why: the broker's reason, -EAGAIN (the VM's claim rate, see
+ * BROKER_LINK_CLAIM_BURST), -ETIMEDOUT, -ENOTCONN.
  */
 int broker_link_gid(struct broker_link *bl, uint32_t type,
 		    const uint8_t gid[16], uint32_t gid_type,
 		    uint32_t *host_index, struct reason *why);
+
+/* Takes a claim token at now_ms: true, or false when the bucket is empty
+ * (pure but for the bucket; the tests drive it with their own clock). */
+bool broker_link_claim_token(struct broker_link *bl, uint64_t now_ms);
 
 #endif

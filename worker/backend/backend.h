@@ -65,10 +65,13 @@ struct qp1_chan;
 /* Outstanding work requests per work queue (a host wr_id holds 16 bits). */
 #define BE_MAX_WR 16384
 /*
- * Guest GID table entries at most (virtio-rdma presents 512, PVRDMA 128);
- * address vectors name the first 256 (be_ah_attr.sgid_index).
+ * Guest GID table entries the backend keeps room for (virtio-rdma's ABI
+ * numbers 512); a guest is offered at most BE_AV_GIDS of them: address
+ * vectors name 8 bits of index (be_ah_attr.sgid_index, PVRDMA's and
+ * virtio-rdma's AVs alike).
  */
 #define BE_MAX_GIDS 512
+#define BE_AV_GIDS  256
 
 /* ---- configuration ---- */
 
@@ -167,7 +170,11 @@ struct be_frontend_ops {
 	/*
 	 * A host async event on a guest object (QP fatal, SRQ limit
 	 * reached, CQ error, port up/down ...): post it to the guest where
-	 * its ABI has an event ring.  Optional; counted either way.
+	 * its ABI has an event ring.  Optional; counted either way.  Also
+	 * QP_FATAL for a QP the backend moved to the error state because
+	 * its path's source GID died (docs/worker.md, "GIDs behind the
+	 * guest's back"): that one may come from inside be_post_send() or
+	 * be_qp_modify(), which re-read the GID before a new AH or path.
 	 */
 	void (*async_event)(void *fe, const struct be_async_event *ev);
 	/*

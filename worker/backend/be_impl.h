@@ -129,6 +129,8 @@ struct be_qp {
 	uint32_t pd, send_cq, recv_cq, srq;
 	bool sq_sig_all;
 	enum ibv_qp_state state; /* as last set */
+	/* guest GID index of its path (MODIFY_QP with the AV), -1: none */
+	int32_t av_gid;
 	struct ibv_qp_cap cap;
 	void *ctx;
 	struct be_wq sq, rq;
@@ -150,6 +152,9 @@ struct be_ah {
 	uint32_t pd;
 	uint32_t inflight; /* sends on a host queue that name it */
 	uint64_t last_use; /* be->ah_clock when a send last named it */
+	/* its source GID died (be_gid_kill()): never found again, destroyed
+	 * when the last send naming it is done */
+	bool dead;
 	struct ibv_ah_attr key;
 	struct ibv_ah *ah;
 };
@@ -205,6 +210,13 @@ struct be {
 	int32_t guest_gid[BE_MAX_GIDS];
 	uint8_t gid_raw[BE_MAX_GIDS][16];
 	uint32_t gid_type[BE_MAX_GIDS];
+	/*
+	 * The entry's host slot no longer holds its GID (be_gid_kill()):
+	 * BE_GID_DEAD (found by the worker: the broker still gets it back),
+	 * BE_GID_GONE (the broker said the address went: nothing to give
+	 * back).  0: live.
+	 */
+	uint8_t gid_dead[BE_MAX_GIDS];
 
 	struct wp_counters *st; /* cfg.counters, else own_st */
 	struct wp_counters own_st;
@@ -222,9 +234,31 @@ struct be_srq *be_srq_get(struct be *be, uint32_t srq);
 /* The QP with host QPN qpn (1: GSI), or 0. */
 uint32_t be_qp_by_num(const struct be *be, uint32_t qpn);
 
-/* Host ibv_ah_attr of a guest AV: its guest sgid_index mapped. -EINVAL. */
+/*
+ * Host ibv_ah_attr of a guest AV: its guest sgid_index mapped.  -EINVAL
+ * (no GRH, an index never added), -EADDRNOTAVAIL (its GID is dead).
+ */
 int be_ah_to_host(const struct be *be, const struct be_ah_attr *g,
 		  struct ibv_ah_attr *h);
+
+/* ---- GIDs behind the guest's back (objects.c) ---- */
+enum { BE_GID_DEAD = 1, BE_GID_GONE = 2 };
+/*
+ * Re-reads the host GID table entry guest index gi maps to
+ * (ibv_query_gid_ex, an ioctl): 0 when it still holds the GID the guest
+ * claimed; else the GID is killed (be_gid_kill()) and -EADDRNOTAVAIL.
+ */
+int be_gid_verify(struct be *be, uint32_t gi);
+/*
+ * Host GID index h no longer holds what the guest's entries mapped to it
+ * claimed (how: BE_GID_DEAD or BE_GID_GONE): those entries die (address
+ * vectors naming them are refused), cached AHs with that source are
+ * flushed, and every QP whose path uses it goes to the error state (its
+ * work requests flush; the frontend gets IBV_EVENT_QP_FATAL).
+ */
+void be_gid_kill(struct be *be, int32_t h, uint8_t how);
+/* IBV_EVENT_GID_CHANGE: be_gid_verify() of every live entry. */
+void be_gids_recheck(struct be *be);
 
 /* ---- mr.c ---- */
 /* Deregisters and unmaps MR mr (in use) and drops its PD reference. */
@@ -252,6 +286,9 @@ void be_wq_free(struct be_wq *q);
 void be_wq_drop_ahs(struct be *be, struct be_wq *q);
 /* Host AH cache: destroys the entries of PD pd (all if pd is 0). */
 void be_ah_flush(struct be *be, uint32_t pd);
+/* Host AH cache: drops the entries with host source GID index sgid (those
+ * still named by a send on a host queue die when it completes). */
+void be_ah_flush_sgid(struct be *be, uint8_t sgid);
 /* Cached AHs on PD pd. */
 uint32_t be_ah_count(const struct be *be, uint32_t pd);
 /* The completion channel is readable. */

@@ -65,11 +65,22 @@ static int wq_get(struct be_wq *q)
 	return -1;
 }
 
+/* Destroys cache entry a (no send names it any more). */
+static void ah_drop(struct be *be, struct be_ah *a)
+{
+	ibv_destroy_ah(a->ah);
+	be->pd[a->pd].refs--;
+	memset(a, 0, sizeof(*a));
+}
+
 /* Frees entry k of q, and its hold on an AH cache entry. */
 static void wq_put(struct be *be, struct be_wq *q, uint32_t k)
 {
 	if (q->e[k].ah) {
-		be->ah[q->e[k].ah - 1].inflight--;
+		struct be_ah *a = &be->ah[q->e[k].ah - 1];
+
+		if (!--a->inflight && a->dead)
+			ah_drop(be, a);
 		q->e[k].ah = 0;
 	}
 	q->e[k].used = false;
@@ -142,6 +153,21 @@ void be_ah_flush(struct be *be, uint32_t pd)
 	}
 }
 
+void be_ah_flush_sgid(struct be *be, uint8_t sgid)
+{
+	int i;
+
+	for (i = 0; i < be->attr.max_ah; i++) {
+		struct be_ah *a = &be->ah[i];
+
+		if (!a->used || a->key.grh.sgid_index != sgid)
+			continue;
+		a->dead = true;
+		if (!a->inflight)
+			ah_drop(be, a);
+	}
+}
+
 uint32_t be_ah_count(const struct be *be, uint32_t pd)
 {
 	uint32_t n = 0;
@@ -187,11 +213,16 @@ static int ah_get(struct be *be, uint32_t pd, const struct be_ah_attr *av,
 {
 	struct ibv_ah_attr key;
 	struct be_ah *free_e = NULL;
-	int i;
+	int i, r;
 
-	if (be_ah_to_host(be, av, &key) < 0) {
-		reason_set(why, "address vector names a GID index the guest "
-				"never added");
+	r = be_ah_to_host(be, av, &key);
+	if (r < 0) {
+		reason_set(why, "%s",
+			   r == -EADDRNOTAVAIL
+				   ? "address vector names a GID that is no "
+				     "longer the guest's on the host port"
+				   : "address vector names a GID index the "
+				     "guest never added");
 		return -1;
 	}
 	for (i = 0; i < be->attr.max_ah; i++) {
@@ -202,10 +233,17 @@ static int ah_get(struct be *be, uint32_t pd, const struct be_ah_attr *av,
 				free_e = a;
 			continue;
 		}
-		if (a->pd == pd && !memcmp(&a->key, &key, sizeof(key))) {
+		if (!a->dead && a->pd == pd &&
+		    !memcmp(&a->key, &key, sizeof(key))) {
 			a->last_use = ++be->ah_clock;
 			return i;
 		}
+	}
+	/* a new host AH: its source GID still the guest's right now? */
+	if (be_gid_verify(be, av->sgid_index) < 0) {
+		reason_set(why, "address vector names a GID that is no longer "
+				"the guest's on the host port");
+		return -1;
 	}
 	if (!free_e)
 		free_e = ah_evict(be);

@@ -104,9 +104,11 @@ static void fill_attr(struct be *be)
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = h->local_ca_ack_delay;
 	a->phys_port_cnt = 1;
+	/* an address vector names 8 bits of source GID index: a guest
+	 * entry above 255 could be added and never used */
 	be->gid_tbl_len = MIN(
 		clamp_host(be->cfg.gid_tbl_len, be->hca->port_attr.gid_tbl_len),
-		(uint32_t)BE_MAX_GIDS);
+		(uint32_t)BE_AV_GIDS);
 }
 
 const struct ibv_device_attr *be_device_attr(const struct be *be)
@@ -527,6 +529,7 @@ int be_qp_create(struct be *be, uint32_t want, const struct be_qp_init *in,
 	q->recv_cq = in->recv_cq;
 	q->sq_sig_all = in->sq_sig_all;
 	q->state = IBV_QPS_RESET;
+	q->av_gid = -1;
 	q->ctx = in->ctx;
 	be->pd[in->pd].refs++;
 	be->cq[in->send_cq].refs++;
@@ -544,11 +547,14 @@ fail:
 	return r;
 }
 
-/* Host index of the guest's GID index, or -EINVAL (logged). */
+/* Host index of the guest's GID index: -EINVAL (never added),
+ * -EADDRNOTAVAIL (dead: its host slot holds something else now). */
 static int host_sgid(const struct be *be, uint32_t guest_index)
 {
 	if (guest_index >= be->gid_tbl_len || be->guest_gid[guest_index] < 0)
 		return -EINVAL;
+	if (be->gid_dead[guest_index])
+		return -EADDRNOTAVAIL;
 	return be->guest_gid[guest_index];
 }
 
@@ -560,8 +566,10 @@ int be_ah_to_host(const struct be *be, const struct be_ah_attr *g,
 	if (!g->global)
 		return -EINVAL; /* RoCE: every AV has a GRH */
 	sgid = host_sgid(be, g->sgid_index);
+	if (sgid < 0)
+		return sgid;
 	/* the host's ibv_ah_attr holds 8 bits: refused at GID add */
-	if (sgid < 0 || sgid > UINT8_MAX)
+	if (sgid > UINT8_MAX)
 		return -EINVAL;
 	memset(h, 0, sizeof(*h));
 	h->is_global = 1;
@@ -579,6 +587,8 @@ int be_ah_to_host(const struct be *be, const struct be_ah_attr *g,
 static int attr_to_host(struct be *be, int mask, const struct be_qp_attr *g,
 			struct ibv_qp_attr *h)
 {
+	int r;
+
 	memset(h, 0, sizeof(*h));
 	h->qp_state = g->qp_state;
 	h->cur_qp_state = g->cur_qp_state;
@@ -603,16 +613,36 @@ static int attr_to_host(struct be *be, int mask, const struct be_qp_attr *g,
 	h->rnr_retry = g->rnr_retry;
 	h->rate_limit = g->rate_limit;
 	h->cap = g->cap;
-	if ((mask & IBV_QP_AV) && be_ah_to_host(be, &g->ah_attr, &h->ah_attr)) {
+	if (!(mask & IBV_QP_AV))
+		return 0;
+	r = be_ah_to_host(be, &g->ah_attr, &h->ah_attr);
+	/* the path's source GID, read again from the host's table now */
+	if (r == 0)
+		r = be_gid_verify(be, g->ah_attr.sgid_index);
+	if (r < 0) {
 		be_refused(be,
 			   "MODIFY_QP: the address vector %s (source GID "
 			   "index %u)",
-			   g->ah_attr.global ? "names a GID index never added"
-					     : "has no GRH on a RoCE port",
+			   !g->ah_attr.global ? "has no GRH on a RoCE port"
+			   : r == -EADDRNOTAVAIL
+				   ? "names a GID that is no longer the "
+				     "guest's on the host port"
+				   : "names a GID index never added",
 			   g->ah_attr.sgid_index);
-		return -EINVAL;
+		return r;
 	}
 	return 0;
+}
+
+/* A transition to RTR or RTS on a path whose source GID died: refused. */
+static bool path_dead(const struct be *be, const struct be_qp *q, int mask,
+		      const struct be_qp_attr *attr)
+{
+	if (!(mask & IBV_QP_STATE) || (mask & IBV_QP_AV) || q->av_gid < 0)
+		return false;
+	if (attr->qp_state != IBV_QPS_RTR && attr->qp_state != IBV_QPS_RTS)
+		return false;
+	return be->gid_dead[q->av_gid] || be->guest_gid[q->av_gid] < 0;
 }
 
 int be_qp_modify(struct be *be, uint32_t qp, const struct be_qp_attr *attr,
@@ -632,6 +662,13 @@ int be_qp_modify(struct be *be, uint32_t qp, const struct be_qp_attr *attr,
 			q->qpn, attr->qkey);
 		return -EPERM;
 	}
+	if (path_dead(be, q, mask, attr)) {
+		be_refused(be,
+			   "MODIFY_QP: QP %u: its path's source GID (index "
+			   "%d) is no longer the guest's on the host port",
+			   q->qpn, q->av_gid);
+		return -EADDRNOTAVAIL;
+	}
 	if (q->qp) {
 		ret = attr_to_host(be, mask, attr, &h);
 		if (ret < 0)
@@ -647,6 +684,8 @@ int be_qp_modify(struct be *be, uint32_t qp, const struct be_qp_attr *attr,
 	}
 	if (mask & IBV_QP_STATE)
 		q->state = attr->qp_state;
+	if (mask & IBV_QP_AV)
+		q->av_gid = attr->ah_attr.sgid_index;
 	return 0;
 }
 
@@ -899,7 +938,8 @@ static int gid_held(const struct be *be, const uint8_t gid[16],
 	uint32_t i;
 
 	for (i = 0; i < be->gid_tbl_len; i++)
-		if (be->guest_gid[i] >= 0 && be->gid_type[i] == gid_type &&
+		if (be->guest_gid[i] >= 0 && !be->gid_dead[i] &&
+		    be->gid_type[i] == gid_type &&
 		    !memcmp(be->gid_raw[i], gid, 16))
 			return (int)i;
 	return -1;
@@ -930,8 +970,8 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 			      &why);
 	if (ret < 0) {
 		be->st->gid_errors++;
-		be_refused(be, "ADD_GID: index %u: the broker refused: %s",
-			   index, why.msg);
+		be_refused(be, "ADD_GID: index %u: not granted: %s", index,
+			   why.msg);
 		return ret;
 	}
 	be->st->gid_adds++;
@@ -943,11 +983,15 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 static void release_gid(struct be *be, uint32_t i)
 {
 	struct reason why;
+	uint8_t dead = be->gid_dead[i];
 
 	if (be->guest_gid[i] < 0)
 		return;
 	be->guest_gid[i] = -1;
-	if (!be->cfg.broker || !broker_link_on(be->cfg.broker))
+	be->gid_dead[i] = 0;
+	/* the broker said it is gone: nothing to give back */
+	if (dead == BE_GID_GONE || !be->cfg.broker ||
+	    !broker_link_on(be->cfg.broker))
 		return;
 	if (gid_held(be, be->gid_raw[i], be->gid_type[i]) >= 0)
 		return;
@@ -1018,6 +1062,107 @@ static void release_gids(struct be *be)
 		release_gid(be, i);
 }
 
+/* ---- GIDs that change behind the guest's back ---- */
+
+/*
+ * A guest GID maps to a host GID table slot fixed at claim time.  If the
+ * address leaves the host (removed outside the broker, its netdev gone)
+ * the slot may be reused, by another VM's claim too: a path or an AH on
+ * it would send with another tenant's source GID.  So the slot is read
+ * again when the host says its table changed (IBV_EVENT_GID_CHANGE), when
+ * the broker says the address went (WP_GID_GONE), and before every new
+ * host AH and every MODIFY_QP with an address vector.
+ */
+
+static void qp_to_error(struct be *be, uint32_t h)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct be_qp *q = &be->qp[h];
+	struct be_async_event ev = {
+		.type = IBV_EVENT_QP_FATAL,
+		.obj = BE_OBJ_QP,
+		.handle = h,
+		.ctx = q->ctx,
+	};
+
+	if (q->qp && ibv_modify_qp(q->qp, &a, IBV_QP_STATE))
+		log_warnx("QP %u: cannot move it to the error state", q->qpn);
+	q->state = IBV_QPS_ERR;
+	if (be->ops->async_event)
+		be->ops->async_event(be->fe, &ev);
+}
+
+void be_gid_kill(struct be *be, int32_t h, uint8_t how)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < be->gid_tbl_len; i++)
+		if (be->guest_gid[i] == h && !be->gid_dead[i]) {
+			be->gid_dead[i] = how;
+			n++;
+		}
+	if (!n)
+		return;
+	if (h >= 0 && h <= UINT8_MAX && be->ah && be->pd)
+		be_ah_flush_sgid(be, (uint8_t)h);
+	for (i = 1; be->qp && i <= be->cfg.qp_handles; i++) {
+		struct be_qp *q = &be->qp[i];
+
+		if (!q->used || q->av_gid < 0 || !be->gid_dead[q->av_gid] ||
+		    be->guest_gid[q->av_gid] != h || q->state == IBV_QPS_ERR)
+			continue;
+		qp_to_error(be, i);
+	}
+	log_peer_warnx("GID: host GID index %d no longer holds the guest's "
+		       "GID (%s): %u guest entries dead, their AHs flushed, "
+		       "their QPs in the error state",
+		       h,
+		       how == BE_GID_GONE ? "the broker says its address went"
+					  : "the host's table changed",
+		       n);
+}
+
+int be_gid_verify(struct be *be, uint32_t gi)
+{
+	struct ibv_gid_entry ent;
+	int32_t h;
+	int r;
+
+	if (gi >= be->gid_tbl_len || be->guest_gid[gi] < 0)
+		return -EINVAL;
+	if (be->gid_dead[gi])
+		return -EADDRNOTAVAIL;
+	h = be->guest_gid[gi];
+	r = ibv_query_gid_ex(be->hca->ctx, be->hca->port, (uint32_t)h, &ent, 0);
+	if (r == 0 && ent.gid_type == be->gid_type[gi] &&
+	    !memcmp(ent.gid.raw, be->gid_raw[gi], 16))
+		return 0;
+	/* ENODATA: the slot is empty now; anything else: not ours */
+	be_gid_kill(be, h, BE_GID_DEAD);
+	return -EADDRNOTAVAIL;
+}
+
+void be_gids_recheck(struct be *be)
+{
+	uint32_t i;
+
+	for (i = 0; i < be->gid_tbl_len; i++)
+		if (be->guest_gid[i] >= 0 && !be->gid_dead[i])
+			be_gid_verify(be, i);
+}
+
+/* WP_GID_GONE from the broker (broker_link's callback). */
+static void gid_gone(void *arg, const uint8_t gid[16])
+{
+	struct be *be = arg;
+	uint32_t i;
+
+	for (i = 0; i < be->gid_tbl_len; i++)
+		if (be->guest_gid[i] >= 0 && !be->gid_dead[i] &&
+		    !memcmp(be->gid_raw[i], gid, 16))
+			be_gid_kill(be, be->guest_gid[i], BE_GID_GONE);
+}
+
 /* ---- host asynchronous events ---- */
 
 /* Our handle of the object an event names; 0 when it is not ours. */
@@ -1086,6 +1231,8 @@ static void async_ready(void *arg)
 		event_object(be, &e, &ev);
 		/* ack before the callback: it may destroy the object */
 		ibv_ack_async_event(&e);
+		if (ev.type == IBV_EVENT_GID_CHANGE && ev.handle)
+			be_gids_recheck(be);
 		be->async_events++;
 		be->st->async_events++;
 		if (!ev.handle)
@@ -1172,6 +1319,10 @@ void be_destroy(struct be *be)
 		return;
 	if (be->cfg.mux && be->cfg.mux->be == be)
 		be->cfg.mux->be = NULL; /* MADs for us are dropped from now */
+	if (be->cfg.broker && be->cfg.broker->gid_gone_arg == be) {
+		be->cfg.broker->on_gid_gone = NULL;
+		be->cfg.broker->gid_gone_arg = NULL;
+	}
 	if (be->async_events)
 		log_info("%llu host async events on this guest's objects",
 			 (unsigned long long)be->async_events);
@@ -1269,6 +1420,10 @@ int be_create(const struct be_cfg *cfg, const struct dev_env *env,
 	}
 	if (cfg->mux)
 		cfg->mux->be = be; /* the one connected backend gets the MADs */
+	if (cfg->broker) {	   /* and the broker's word on its GIDs */
+		cfg->broker->on_gid_gone = gid_gone;
+		cfg->broker->gid_gone_arg = be;
+	}
 	*ret_be = be;
 	return 0;
 }

@@ -148,6 +148,11 @@ enum ibv_wc_status qp1_send(struct be *be, uint32_t h,
 			"added");
 		goto fail;
 	}
+	if (be->gid_dead[av->sgid_index]) {
+		reason_set(why, "the address vector names a GID that is no "
+				"longer the guest's on the host port");
+		goto fail;
+	}
 	if (w->ud.remote_qpn > MP_QPN_MAX) {
 		reason_set(why, "remote QPN of more than 24 bits");
 		goto fail;
@@ -221,7 +226,8 @@ static int guest_gid_of(const struct be *be, const uint8_t gid[16])
 	int i, found = -1;
 
 	for (i = 0; i < (int)be->gid_tbl_len; i++) {
-		if (be->guest_gid[i] < 0 || memcmp(be->gid_raw[i], gid, 16))
+		if (be->guest_gid[i] < 0 || be->gid_dead[i] ||
+		    memcmp(be->gid_raw[i], gid, 16))
 			continue;
 		if (be->gid_type[i] == IBV_GID_TYPE_ROCE_V2)
 			return i;

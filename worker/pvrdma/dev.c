@@ -529,8 +529,9 @@ static int fn_create(struct pci_fn *fn, const struct dev_env *env,
 	/* QP handles index the driver's and provider's u16 tables. */
 	if (bc.lim.max_qp > 0xffff)
 		bc.lim.max_qp = 0xffff;
-	if (bc.gid_tbl_len == 0 || bc.gid_tbl_len > BE_MAX_GIDS)
-		bc.gid_tbl_len = BE_MAX_GIDS;
+	/* the AV's gid_index is a u8: never offer an index it cannot name */
+	if (bc.gid_tbl_len == 0 || bc.gid_tbl_len > BE_AV_GIDS)
+		bc.gid_tbl_len = BE_AV_GIDS;
 	d->gid_tbl_len = bc.gid_tbl_len;
 	r = be_create(&bc, env, &pvrdma_be_ops, d, &d->be);
 	if (r < 0) {

@@ -155,7 +155,8 @@ void pvrdma_caps_encode(const struct pvrdma_caps_in *in,
 	caps->max_srq_sge =
 		pow2_floor(min_u32(a->max_srq_sge, max_sge_in_page()));
 	caps->max_uar = in->max_uar;
-	caps->gid_tbl_len = in->gid_tbl_len;
+	/* struct pvrdma_av's gid_index is a u8 */
+	caps->gid_tbl_len = min_u32(in->gid_tbl_len, 256);
 	caps->max_pkeys = 1;
 	caps->local_ca_ack_delay = a->local_ca_ack_delay;
 	caps->phys_port_cnt = 1;

@@ -19,7 +19,7 @@ struct pvrdma_cfg {
 	/*
 	 * The backend's configuration; the function lowers lim.max_qp so
 	 * that QP handles fit the driver's tables (below 65536) and sets
-	 * gid_tbl_len if it is 0.
+	 * gid_tbl_len to BE_AV_GIDS (256) if it is 0 or more.
 	 */
 	struct be_cfg be;
 	bool busy_poll;

@@ -24,11 +24,12 @@ PROTOCOLS = {
         11: ("reload-reply", 260, 1), 13: ("error-reply", 260, 1),
         14: ("stats", 72, 2), 15: ("stats-reply", 504, 1),
     }),
-    "worker": (2, {
+    "worker": (3, {
         2: ("hello", 80, 1), 4: ("gid-add", 24, 1),
         5: ("gid-add-reply", 176, 2), 6: ("gid-del", 24, 1),
         7: ("gid-del-reply", 176, 2), 8: ("stats", 8, 2),
         9: ("stats-reply", 160, 1), 10: ("mux-channel", 8, 2),
+        11: ("gid-gone", 24, 2),
     }),
     "mux": (1, {
         2: ("hello", 0, 1), 3: ("hello-reply", 264, 2),

@@ -22,7 +22,7 @@ import struct
 import sys
 import time
 
-VERSION = 2
+VERSION = 3  # RDMAGATE_WORKER_PROTO_VERSION, common/worker_proto.h
 HELLO, GID_ADD, GID_ADD_REPLY, STATS, STATS_REPLY = 2, 4, 5, 8, 9
 ROCE_V1, ROCE_V2 = 1, 2
 

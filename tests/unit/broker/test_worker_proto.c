@@ -87,6 +87,20 @@ static void test_round_trips(void **state)
 	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, &why), 0);
 	assert_int_equal(out.u.mux_channel.mux_worker_id, 3);
 	assert_int_equal(wp_type_info(WP_MUX_CHANNEL)->from, WP_FROM_BROKER);
+
+	/* version 3: the broker tells a worker a granted address went */
+	wp_init(&m, WP_GID_GONE);
+	m.u.gid.gid_type = WP_GID_ROCE_V2;
+	memcpy(m.u.gid.gid, v6gid, 16);
+	assert_int_equal(wp_decode(buf, wire(&m, buf), &out, &why), 0);
+	assert_memory_equal(out.u.gid.gid, v6gid, 16);
+	assert_string_equal(wp_type_name(WP_GID_GONE), "GID_GONE");
+	assert_int_equal(wp_type_info(WP_GID_GONE)->from, WP_FROM_BROKER);
+	assert_int_equal(wp_type_info(WP_GID_GONE)->fds, 0);
+	assert_int_equal(out.h.version, 3);
+	/* its GID is checked as GID_ADD's */
+	memset(m.u.gid.gid, 0, 16);
+	refused(buf, wire(&m, buf), -EINVAL, "unspecified");
 }
 
 static void test_framing(void **state)

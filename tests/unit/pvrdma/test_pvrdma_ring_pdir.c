@@ -179,7 +179,8 @@ static void test_pdir_bad_entries_refused(void **state)
 					  &p, &why),
 			 -EFAULT);
 	dir = fake_ram_pdir(&r, 0, 1, 2, 2);
-	/* CVE-2021-3582: a table outside guest memory */
+	/* a table outside guest memory (CVE-2021-3582 is an MR page run
+	 * past a region's end: unit test backend-mr-edge) */
 	fake_ram_put64(&r, dir, fake_ram_gpa(1000));
 	assert_int_equal(pvrdma_pdir_walk(dir, 2, 8, &ram_ops, &r, &p, &why),
 			 -EFAULT);

@@ -6,7 +6,8 @@
  * destroyed (a host AH must outlive the work requests that name it), and
  * a QP's destruction lets go of its sends' entries.  The backend runs on
  * a fake host (post and poll through a fake context's ops table;
- * ibv_create_ah() and ibv_destroy_ah() wrapped at link time).
+ * ibv_create_ah(), ibv_destroy_ah() and the GID query wrapped at link
+ * time).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,14 +22,14 @@
 #include "common/log.h"
 #include "common/probes.h"
 #include "worker/backend/be_impl.h"
+#include "fake_host.h"
 
 #define MAX_AH 2
 
 static struct {
 	unsigned int created, destroyed, live;
 	uint8_t last_dgid; /* dgid[15] of the last AH created */
-	uint64_t q[16];	   /* wr_ids posted, oldest first */
-	unsigned int qn, completions;
+	unsigned int completions;
 } hw;
 
 struct ibv_ah *__wrap_ibv_create_ah(struct ibv_pd *pd,
@@ -51,32 +52,12 @@ int __wrap_ibv_destroy_ah(struct ibv_ah *ah)
 	return 0;
 }
 
-static int fk_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-			struct ibv_send_wr **bad)
+/* The host's GID table: every slot holds what the guest claimed (zeros). */
+static int fake_gid_at(uint32_t index, struct ibv_gid_entry *e)
 {
-	(void)qp;
-	(void)bad;
-	for (; wr; wr = wr->next) {
-		assert_non_null(wr->wr.ud.ah);
-		hw.q[hw.qn++] = wr->wr_id;
-	}
+	(void)index;
+	(void)e;
 	return 0;
-}
-
-static int fk_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
-{
-	int n = 0;
-
-	(void)cq;
-	while (n < num_entries && hw.qn > 0) {
-		memset(&wc[n], 0, sizeof(wc[n]));
-		wc[n].wr_id = hw.q[0];
-		wc[n].opcode = IBV_WC_SEND;
-		wc[n].qp_num = 0x101;
-		memmove(hw.q, hw.q + 1, --hw.qn * sizeof(hw.q[0]));
-		n++;
-	}
-	return n;
 }
 
 static void fe_completion(void *fe, const struct be_wc *wc)
@@ -107,8 +88,8 @@ static int setup(void **state)
 	uint32_t i;
 
 	assert_non_null(f);
-	f->ctx.ops.post_send = fk_post_send;
-	f->ctx.ops.poll_cq = fk_poll_cq;
+	f->ctx.ops.post_send = fake_post_send;
+	f->ctx.ops.poll_cq = fake_poll_cq;
 	f->hqp.context = &f->ctx;
 	f->hcq.context = &f->ctx;
 	f->hca.port = 1;
@@ -140,6 +121,7 @@ static int setup(void **state)
 	q->cap.max_send_sge = 1;
 	assert_int_equal(be_wq_init(&q->sq, 8, false), 0);
 	memset(&hw, 0, sizeof(hw));
+	fake_sq_n = 0;
 	log_init("test", LOG_LVL_ERR);
 	*state = f;
 	return 0;
@@ -180,7 +162,7 @@ static enum ibv_wc_status send_to(struct fix *f, uint8_t peer)
 
 static void complete_all(struct fix *f)
 {
-	unsigned int n = hw.qn;
+	unsigned int n = fake_sq_n;
 
 	assert_int_equal(be_cq_poll(&f->be, 1, 16), (int)n);
 }
@@ -229,7 +211,7 @@ static void test_destroyed_qp_releases_its_entries(void **state)
 	for (i = 0; i < MAX_AH; i++)
 		assert_int_equal(f->ah[i].inflight, 0);
 	assert_int_equal(f->qp[1].sq.count, 0);
-	hw.qn = 0; /* their completions never come */
+	fake_sq_n = 0; /* their completions never come */
 	assert_int_equal(send_to(f, 'C'), IBV_WC_SUCCESS);
 	assert_int_equal(hw.destroyed, 1);
 }

@@ -8,6 +8,8 @@
 #    exchange RC traffic on their claimed GIDs; DEL (the guest leaving)
 #    removes the address;
 #  - a second VM claiming the first VM's address is refused;
+#  - an address removed outside the broker under traffic: the broker
+#    forgets it and tells the worker, whose guest's QP fails at once;
 #  - kill -9 of a worker mid-traffic: its addresses and cgroup are gone
 #    within a second, and the other VMs' traffic loses no completion;
 #  - the broker restarted under traffic: the traffic continues, and the new
@@ -132,6 +134,42 @@ check "and from the GID table" not has_gid rxe0 "$(gid_of "$A")"
 out=$(ctl stats --vm a --json)
 check "stats: a granted 1 GID, its guest posted sends and saw completions" \
 	test "$(jq '.[0] | .gid_adds >= 1 and .sends >= 300 and .completions >= 300' <<<"$out")" = true
+
+# ---- an address removed behind the broker's back (issue 26 item 7) --------
+# a's address leaves veth0 without the broker (ip addr del) while a and b
+# run RC traffic on it: the broker forgets it and tells worker a, which
+# kills its GID (the QP to the error state): a's guest fails at once
+# instead of sending from a slot another VM's claim could take next.
+guest a 18620 "$A" 100000 &
+ga=$!
+wait_for 30 tcp_listening 18620
+guest b 18620 "$B" 100000 127.0.0.1 &
+gb=$!
+PIDS="$ga $gb"
+check "a and b run traffic" wait_for 30 eval 'grep -q "^addr $B\$" "$T/state/workers/b.state"'
+sleep 1
+ip addr del "$A/32" dev veth0
+check "the broker saw $A removed outside it and told worker a" \
+	wait_for 10 grep -q "^broker: warning: vm a: $A was removed from ifindex [0-9]* outside the broker; forgotten, the worker told\$" "$T/broker1.log"
+check "worker a: the address left the host" \
+	wait_for 10 grep -q "worker/a: .*address $A left the host" "$T/broker1.log"
+check "worker a: its GID is dead, its QP in the error state" \
+	wait_for 10 grep -q "worker/a: .*GID: host GID index [0-9]* no longer holds the guest's GID (the broker says its address went)" "$T/broker1.log"
+check "a's guest failed at once (its QP in error), not after 100000 round trips" \
+	wait_for 20 not kill -0 "$ga"
+wait "$ga"
+rc=$?
+check "(with an error: exit $rc; $(tail -n 1 "$T/a.guest"))" test "$rc" != 0
+check "the state record no longer lists $A" \
+	wait_for 5 not grep -q "^addr $A\$" "$T/state/workers/a.state"
+# b's guest (under timeout, in the function's subshell) ends too
+for st in /proc/[0-9]*/stat; do
+	read -r cpid _ _ ppid _ < "$st" 2>/dev/null || continue
+	[ "$ppid" = "$gb" ] && kill "$cpid" 2>/dev/null
+done
+wait "$gb" 2>/dev/null
+PIDS=
+check "b's guest left: $B removed" wait_for 20 not on_netdev veth1 "$B"
 
 # ---- kill -9 mid-traffic --------------------------------------------------
 t_cd=${EPOCHREALTIME/./}
