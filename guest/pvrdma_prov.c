@@ -187,6 +187,11 @@ static int pv_open(struct gv_context *ctx, const char *socket,
 	return 0;
 }
 
+struct vfio_user_client *gv_pvrdma_client(struct gv_context *ctx)
+{
+	return ctx->ops == &gv_pvrdma_ops && pv(ctx) ? &pv(ctx)->drv.vc : NULL;
+}
+
 static void pv_close(struct gv_context *ctx)
 {
 	struct pv_ctx *p = pv(ctx);

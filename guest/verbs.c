@@ -180,7 +180,16 @@ int gv_layout_ram(struct gv_context *ctx, const struct gv_opts *o)
 				    gv_round_up(data, GV_PAGE), GUEST_PAGE_4K);
 	if (slot < 0)
 		return slot;
-	ctx->data_slot = (unsigned int)slot;
+	return gv_set_data_slot(ctx, (unsigned int)slot);
+}
+
+int gv_set_data_slot(struct gv_context *ctx, unsigned int slot)
+{
+	const struct guest_ram *ram = ctx->ram;
+
+	if (slot >= ram->nslots)
+		return -EINVAL;
+	ctx->data_slot = slot;
 	ctx->data_fd = ram->blocks[ram->slots[slot].block].fd;
 	ctx->data_off = ram->slots[slot].offset;
 	return 0;

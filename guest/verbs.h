@@ -53,6 +53,7 @@ struct gv_opts {
 };
 
 struct gv_buf;
+struct vfio_user_client;
 struct gv_transport_ops;
 
 /* What the device reports, whichever the transport (IB meanings). */
@@ -291,8 +292,20 @@ int gv_query_gid(struct gv_context *ctx, uint16_t index, uint8_t ret_gid[16]);
  */
 void *gv_alloc_buf(struct gv_context *ctx, size_t size, unsigned int flags);
 void gv_free_buf(struct gv_context *ctx, void *addr);
+/*
+ * gv_alloc_buf() takes pages from guest RAM slot `slot` from now on (a
+ * slot the caller added to ctx->ram, to map and unmap it on its own).
+ * 0 or -EINVAL.
+ */
+int gv_set_data_slot(struct gv_context *ctx, unsigned int slot);
 /* Guest-physical address of a byte of a gv_alloc_buf() buffer, or 0. */
 uint64_t gv_buf_gpa(struct gv_context *ctx, const void *addr);
+/*
+ * PVRDMA only: the context's vfio-user connection, for tests that play
+ * the VMM's part too (DMA_UNMAP, a read-only DMA_MAP, DEVICE_RESET);
+ * NULL on another transport.
+ */
+struct vfio_user_client *gv_pvrdma_client(struct gv_context *ctx);
 
 int gv_alloc_pd(struct gv_context *ctx, struct gv_pd **ret_pd);
 int gv_dealloc_pd(struct gv_pd *pd);

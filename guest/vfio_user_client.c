@@ -353,6 +353,14 @@ int vfio_user_client_init(struct vfio_user_client *c)
 int vfio_user_client_dma_map(struct vfio_user_client *c,
 			     const struct guest_ram *ram, unsigned int slot)
 {
+	return vfio_user_client_dma_map_flags(
+		c, ram, slot, VFIO_USER_DMA_F_READ | VFIO_USER_DMA_F_WRITE);
+}
+
+int vfio_user_client_dma_map_flags(struct vfio_user_client *c,
+				   const struct guest_ram *ram,
+				   unsigned int slot, uint32_t flags)
+{
 	const struct guest_slot *s;
 	struct vfio_user_dma_map m;
 	int fd;
@@ -363,7 +371,7 @@ int vfio_user_client_dma_map(struct vfio_user_client *c,
 	fd = ram->blocks[s->block].fd;
 	m = (struct vfio_user_dma_map){
 		.argsz = sizeof(m),
-		.flags = VFIO_USER_DMA_F_READ | VFIO_USER_DMA_F_WRITE,
+		.flags = flags,
 		.offset = s->offset,
 		.addr = s->gpa,
 		.size = s->size,

@@ -111,6 +111,13 @@ int vfio_user_client_version(struct vfio_user_client *c, const char *json);
 /* DMA_MAP of one guest RAM slot (its memfd, offset, GPA) read-write. */
 int vfio_user_client_dma_map(struct vfio_user_client *c,
 			     const struct guest_ram *ram, unsigned int slot);
+/*
+ * The same with DMA_MAP's `flags` (VFIO_USER_DMA_F_READ alone: read-only,
+ * as QEMU maps ROM; tests of the VMM's DMA contract).
+ */
+int vfio_user_client_dma_map_flags(struct vfio_user_client *c,
+				   const struct guest_ram *ram,
+				   unsigned int slot, uint32_t flags);
 /* DMA_MAP of every slot. */
 int vfio_user_client_map_ram(struct vfio_user_client *c,
 			     const struct guest_ram *ram);

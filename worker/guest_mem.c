@@ -232,8 +232,7 @@ static int map_region(struct gm_region *g, int fd, struct reason *why)
 	g->page_size = align;
 	start = g->mmap_offset & ~(align - 1);
 	end = (g->mmap_offset + g->size + align - 1) & ~(align - 1);
-	p = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		 (off_t)start);
+	p = mmap(NULL, end - start, g->prot, MAP_SHARED, fd, (off_t)start);
 	if (p == MAP_FAILED) {
 		return reason_fail(why, -errno, "mmap of the region failed");
 	}
@@ -255,17 +254,30 @@ static int map_region(struct gm_region *g, int fd, struct reason *why)
 	return 0;
 }
 
-int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
-		  int fd, struct reason *why)
+int gm_add_region_prot(struct guest_mem *gm,
+		       const struct vhost_user_mem_region *r, int fd, int prot,
+		       struct reason *why)
 {
 	struct gm_region g = {
 		.gpa = r->guest_phys_addr,
 		.size = r->memory_size,
 		.uva = r->userspace_addr,
 		.mmap_offset = r->mmap_offset,
+		.prot = prot,
 	};
 	int ret;
 
+	/*
+	 * The device reads every ring it writes (indices): a write-only
+	 * region has no use, and x86 cannot map one without read access.
+	 */
+	if (prot != PROT_READ && prot != (PROT_READ | PROT_WRITE))
+		return reason_fail(why, -EINVAL, "%s",
+				   prot & PROT_WRITE
+					   ? "a write-only region (no read "
+					     "access) is not supported"
+					   : "a region with neither read nor "
+					     "write access");
 	ret = gm_check_region(gm, r, why);
 	if (ret < 0)
 		return ret;
@@ -281,6 +293,12 @@ int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
 	}
 	gm->regions[gm->nregions++] = g;
 	return 0;
+}
+
+int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
+		  int fd, struct reason *why)
+{
+	return gm_add_region_prot(gm, r, fd, PROT_READ | PROT_WRITE, why);
 }
 
 int gm_remove_region(struct guest_mem *gm,
@@ -330,29 +348,35 @@ const struct gm_region *gm_find_gpa(const struct guest_mem *gm, uint64_t gpa,
 }
 
 static void *to_host(const struct guest_mem *gm, uint64_t addr, uint64_t len,
-		     bool by_uva)
+		     bool by_uva, bool write)
 {
 	const struct gm_region *g;
 	uint64_t off;
 
 	g = find(gm, addr, by_uva, &off);
-	if (!g || len > g->size - off)
+	if (!g || len > g->size - off || (write && !gm_region_writable(g)))
 		return NULL;
 	return g->host + off;
 }
 
 void *gm_gpa_to_host(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
 {
-	return to_host(gm, gpa, len, false);
+	return to_host(gm, gpa, len, false, false);
+}
+
+void *gm_gpa_to_host_w(const struct guest_mem *gm, uint64_t gpa, uint64_t len)
+{
+	return to_host(gm, gpa, len, false, true);
 }
 
 void *gm_uva_to_host(const struct guest_mem *gm, uint64_t uva, uint64_t len)
 {
-	return to_host(gm, uva, len, true);
+	return to_host(gm, uva, len, true, false);
 }
 
-int gm_gpa_to_iov(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
-		  struct iovec *iov, unsigned int max, unsigned int *n)
+static int to_iov(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
+		  struct iovec *iov, unsigned int max, unsigned int *n,
+		  bool write)
 {
 	unsigned int k = *n;
 
@@ -363,6 +387,8 @@ int gm_gpa_to_iov(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 		g = find(gm, gpa, false, &off);
 		if (!g)
 			return -EFAULT;
+		if (write && !gm_region_writable(g))
+			return -EACCES;
 		if (k >= max)
 			return -ENOBUFS;
 		chunk = g->size - off < len ? g->size - off : len;
@@ -376,4 +402,16 @@ int gm_gpa_to_iov(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 	}
 	*n = k;
 	return 0;
+}
+
+int gm_gpa_to_iov(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
+		  struct iovec *iov, unsigned int max, unsigned int *n)
+{
+	return to_iov(gm, gpa, len, iov, max, n, false);
+}
+
+int gm_gpa_to_iov_w(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
+		    struct iovec *iov, unsigned int max, unsigned int *n)
+{
+	return to_iov(gm, gpa, len, iov, max, n, true);
 }

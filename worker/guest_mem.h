@@ -6,8 +6,11 @@
  *
  * Every translation checks the whole [addr, addr + len) range against one
  * region (or, for gm_gpa_to_iov(), a run of GPA-contiguous regions); nothing
- * outside a mapping is ever returned.  Not thread-safe; the worker is
- * single-threaded.
+ * outside a mapping is ever returned.  A region carries its protection
+ * (prot): vhost-user regions are always read-write, a vfio-user DMA region
+ * may be read-only (QEMU maps ROM so) and is then mapped PROT_READ; every
+ * translation for a device write (the _w forms) refuses it.  Not
+ * thread-safe; the worker is single-threaded.
  */
 #ifndef RDMAGATE_WORKER_GUEST_MEM_H
 #define RDMAGATE_WORKER_GUEST_MEM_H
@@ -15,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 
 #include "common/reason.h"
@@ -39,7 +43,14 @@ struct gm_region {
 	size_t map_len;
 	int fd;		    /* our O_CLOEXEC dup of the region's fd */
 	uint64_t page_size; /* mapping granule: 2 MiB on hugetlbfs */
+	int prot; /* PROT_READ, or PROT_READ | PROT_WRITE; as mapped */
 };
+
+/* Whether the device (or the HCA) may write into region g. */
+static inline bool gm_region_writable(const struct gm_region *g)
+{
+	return g->prot & PROT_WRITE;
+}
 
 struct guest_mem {
 	unsigned int nregions;
@@ -110,6 +121,15 @@ int gm_check_region(const struct guest_mem *gm,
  */
 int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
 		  int fd, struct reason *why);
+/*
+ * The same with the region's protection: PROT_READ (mapped read-only,
+ * never written through any translation) or PROT_READ | PROT_WRITE.
+ * Anything else (no access, write-only) is refused with -EINVAL.
+ * gm_add_region() is this with PROT_READ | PROT_WRITE.
+ */
+int gm_add_region_prot(struct guest_mem *gm,
+		       const struct vhost_user_mem_region *r, int fd, int prot,
+		       struct reason *why);
 
 /*
  * Removes and unmaps the region with r's GPA, size and UVA (its mmap_offset
@@ -122,8 +142,13 @@ int gm_remove_region(struct guest_mem *gm,
 const struct gm_region *gm_find_gpa(const struct guest_mem *gm, uint64_t gpa,
 				    uint64_t *ret_off);
 
-/* Host pointer for [gpa, gpa + len) if it lies in one region, else NULL. */
+/*
+ * Host pointer for [gpa, gpa + len) if it lies in one region, else NULL:
+ * for the device to read.  gm_gpa_to_host_w(): for the device to write,
+ * also NULL when that region is read-only.
+ */
 void *gm_gpa_to_host(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
+void *gm_gpa_to_host_w(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
 /* Same for a frontend (VMM) virtual address range (vring addresses). */
 void *gm_uva_to_host(const struct guest_mem *gm, uint64_t uva, uint64_t len);
 
@@ -133,8 +158,12 @@ void *gm_uva_to_host(const struct guest_mem *gm, uint64_t uva, uint64_t len);
  * no region (including address overflow), -ENOBUFS if more than max iovecs
  * would be needed.  On failure *n and iov[*n..] are unchanged in meaning
  * (entries past *n may have been written).  len 0 appends nothing.
+ * gm_gpa_to_iov_w(): the device writes the range; -EACCES if a byte of it
+ * is in a read-only region.
  */
 int gm_gpa_to_iov(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 		  struct iovec *iov, unsigned int max, unsigned int *n);
+int gm_gpa_to_iov_w(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
+		    struct iovec *iov, unsigned int max, unsigned int *n);
 
 #endif

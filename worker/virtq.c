@@ -135,7 +135,11 @@ static int add_buf(struct vq *vq, struct vq_elem *e, const struct vring_desc *d)
 	/* Each len < 2^32 and at most 2 * VQ_MAX_SIZE of them: no overflow. */
 	if (e->out_len + e->in_len + d->len > VQ_MAX_CHAIN_BYTES)
 		return violation(vq, "chain describes more than 4 GiB");
-	ret = gm_gpa_to_iov(vq->mem, d->addr, d->len, e->iov, VQ_MAX_IOV, &n);
+	/* vhost-user regions are read-write; a device-writable one must be */
+	ret = wr ? gm_gpa_to_iov_w(vq->mem, d->addr, d->len, e->iov, VQ_MAX_IOV,
+				   &n)
+		 : gm_gpa_to_iov(vq->mem, d->addr, d->len, e->iov, VQ_MAX_IOV,
+				 &n);
 	if (ret == -ENOBUFS)
 		return violation(vq, "chain needs more than %u host buffers",
 				 VQ_MAX_IOV);

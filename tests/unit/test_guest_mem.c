@@ -242,6 +242,94 @@ static void test_iov_wrapping_past_2_pow_64_is_refused(void **state)
 	gm_clear(&gm);
 }
 
+static int add_prot(struct guest_mem *gm, uint64_t gpa, int fd, int prot,
+		    struct reason *why)
+{
+	struct vhost_user_mem_region r = { gpa, K64, 0x5000000 + gpa, gpa };
+
+	return gm_add_region_prot(gm, &r, fd, prot, why);
+}
+
+/* A write through p dies of SIGSEGV (in a child): the page is read-only. */
+static bool write_faults(uint8_t *p)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL); /* not cmocka's handler */
+		*(volatile uint8_t *)p = 1;
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+
+/*
+ * The VMM's DMA contract: a read-only region is mapped PROT_READ (even
+ * from a read-only fd), translates for reading, never for writing.
+ */
+static void test_read_only_region_is_never_written(void **state)
+{
+	struct guest_mem gm;
+	struct iovec iov[4];
+	struct reason why;
+	unsigned int n = 0;
+	char path[64];
+	int rofd;
+
+	gm_init(&gm);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", ram.fd);
+	rofd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(rofd >= 0);
+	assert_int_equal(add_prot(&gm, 0, ram.fd, PROT_READ | PROT_WRITE, &why),
+			 0);
+	/* a read-write mapping of a read-only fd is impossible */
+	assert_int_equal(add_prot(&gm, K64, rofd, PROT_READ | PROT_WRITE, &why),
+			 -EACCES);
+	assert_int_equal(add_prot(&gm, K64, rofd, PROT_READ, &why), 0);
+	assert_int_equal(gm.regions[0].prot, PROT_READ | PROT_WRITE);
+	assert_int_equal(gm.regions[1].prot, PROT_READ);
+	ram.map[K64 + 3] = 0x5a;
+	assert_int_equal(*(uint8_t *)gm_gpa_to_host(&gm, K64 + 3, 1), 0x5a);
+	assert_null(gm_gpa_to_host_w(&gm, K64 + 3, 1));
+	assert_non_null(gm_gpa_to_host_w(&gm, K64 - 1, 1));
+	/* the VMM's pages are not writable in the worker at all */
+	assert_true(write_faults(gm_gpa_to_host(&gm, K64, 1)));
+	assert_false(write_faults(gm_gpa_to_host(&gm, 0, 1)));
+	/* across both: readable, not writable */
+	assert_int_equal(gm_gpa_to_iov(&gm, K64 - 16, 32, iov, 4, &n), 0);
+	assert_int_equal(n, 2);
+	n = 0;
+	assert_int_equal(gm_gpa_to_iov_w(&gm, K64 - 16, 32, iov, 4, &n),
+			 -EACCES);
+	assert_int_equal(n, 0);
+	assert_int_equal(gm_gpa_to_iov_w(&gm, K64 - 16, 16, iov, 4, &n), 0);
+	assert_int_equal(n, 1);
+	gm_clear(&gm);
+	close(rofd);
+}
+
+static void test_region_without_read_access_refused(void **state)
+{
+	struct guest_mem gm;
+	struct reason why;
+
+	gm_init(&gm);
+	assert_int_equal(add_prot(&gm, 0, ram.fd, 0, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "neither read nor write"));
+	assert_int_equal(add_prot(&gm, 0, ram.fd, PROT_WRITE, &why), -EINVAL);
+	assert_non_null(strstr(why.msg, "write-only"));
+	assert_int_equal(add_prot(&gm, 0, ram.fd, PROT_READ | PROT_EXEC, &why),
+			 -EINVAL);
+	assert_int_equal(gm.nregions, 0);
+	/* vhost-user's regions: always read-write */
+	assert_int_equal(add(&gm, 0, K64, 0x1000000, 0, &why), 0);
+	assert_int_equal(gm.regions[0].prot, PROT_READ | PROT_WRITE);
+	gm_clear(&gm);
+}
+
 static void test_remove_region_unmaps_only_that_one(void **state)
 {
 	struct vhost_user_mem_region r = { K64, K64, 0x3000000, 0 };
@@ -493,6 +581,8 @@ int main(void)
 		cmocka_unit_test(test_shrunk_file_is_survived_and_counted),
 		cmocka_unit_test(test_many_guards_and_a_shrink_under_the_last),
 		cmocka_unit_test(test_sigbus_elsewhere_still_kills),
+		cmocka_unit_test(test_read_only_region_is_never_written),
+		cmocka_unit_test(test_region_without_read_access_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

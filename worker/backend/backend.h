@@ -217,6 +217,16 @@ void be_reset(struct be *be);
  * when there is none.  Registered MRs keep their own mappings.
  */
 void be_set_mem(struct be *be, const struct guest_mem *gm);
+/*
+ * Guest memory [gpa, gpa + size) is going away (DMA_UNMAP; size may run
+ * to the end of the address space: bus mastering off): deregisters the
+ * host MR of every user MR and every DMA MR part that covers a byte of
+ * it, so that neither peers (rkeys) nor local work requests (lkeys) reach
+ * it, and drops their mappings.  The guest's handles stay valid but dead:
+ * SGEs with their keys complete with LOC_PROT_ERR, DEREG_MR frees them.
+ * Call it while the memory is still mapped.  Returns the MRs revoked.
+ */
+unsigned int be_mem_revoke(struct be *be, uint64_t gpa, uint64_t size);
 
 /* The process's counters the backend counts into (frontends too). */
 struct wp_counters *be_counters(struct be *be);
@@ -278,12 +288,13 @@ struct be_mr_info {
 
 /*
  * The DMA MR of PD pd: all of guest RAM with iova = GPA, one host MR per
- * guest memory region behind one virtual lkey (SGEs with it are mapped to
- * the region's host key in be_post_*).  An unknown PD is -EINVAL here and
- * in be_mr_reg() (an invalid argument of the registration).  Registered for
+ * writable guest memory region behind one virtual lkey (SGEs with it are
+ * mapped to the region's host key in be_post_*; read-only regions have no
+ * part: SGEs there complete with LOC_PROT_ERR).  An unknown PD is -EINVAL here
+ * and in be_mr_reg() (an invalid argument of the registration).  Registered for
  * LOCAL access only whatever `access` asks (remote bits are dropped: a live
  * rkey for all of guest RAM would let any peer read it), rkey 0.  One per PD
- * (-EEXIST); -EFAULT without guest memory.
+ * (-EEXIST); -EFAULT without (writable) guest memory.
  */
 int be_mr_reg_dma(struct be *be, uint32_t pd, unsigned int access,
 		  struct be_mr_info *ret);

@@ -53,9 +53,16 @@ struct be_pd {
 struct be_map {
 	void *reserve; /* the PROT_NONE reservation holding the mapping */
 	size_t reserve_len;
-	struct ibv_mr *mr;
-	uint64_t gpa; /* DMA MR parts: the region's GPA range */
+	struct ibv_mr *mr; /* NULL: a DMA MR part revoked (be_mem_revoke) */
+	uint64_t gpa;	   /* DMA MR parts: the region's GPA range */
 	uint64_t len;
+	/* DMA MR parts: IBV_ACCESS_* as registered (LOCAL_WRITE or none) */
+	unsigned int access;
+};
+
+/* A GPA range an MR covers (its runs), to know what an unmap revokes. */
+struct be_gpa_run {
+	uint64_t gpa, len;
 };
 
 struct be_mr {
@@ -70,12 +77,21 @@ struct be_mr {
 	 * pages it pinned).
 	 */
 	bool fast;
+	/*
+	 * Its guest memory was unmapped (be_mem_revoke): the host MR is
+	 * deregistered, its mappings gone; the handle stays until DEREG_MR
+	 * and every SGE with its lkey is refused (LOC_PROT_ERR).
+	 */
+	bool dead;
 	uint32_t pd;
 	unsigned int access; /* IBV_ACCESS_* as registered */
 	uint32_t lkey, rkey;
 	uint64_t iova;	    /* user MR: where maps[0].mr starts */
 	unsigned int nmaps; /* 1 for a user MR; one per region for DMA */
 	uint32_t mappings;  /* charged to be->mappings */
+	/* a user MR's GPA runs (malloc'd, nruns of them) */
+	struct be_gpa_run *runs;
+	uint32_t nruns;
 	/*
 	 * One per guest memory region for the DMA MR: as many as the largest
 	 * table a frontend may fill (vfio-user raises its own to
@@ -204,6 +220,7 @@ struct be {
 	uint64_t ah_clock;  /* sends through the AH cache, for its LRU */
 	uint32_t qp_count, srq_count;
 	uint32_t mappings;     /* host mappings held by MRs (BE_MAX_MAPPINGS) */
+	uint32_t dead_mrs;     /* user MRs revoked, not yet deregistered */
 	struct be_batch batch; /* staged work requests (datapath.c) */
 
 	/* the guest GID table: host index or -1, and the GID as given */
@@ -265,10 +282,12 @@ void be_gids_recheck(struct be *be);
 void be_mr_free(struct be *be, uint32_t mr);
 /*
  * An SGE with the DMA MR's virtual lkey: the host lkey of the region part
- * holding [addr, addr + len), or -EFAULT.  Other lkeys: -ENOENT.
+ * holding [addr, addr + len), or -EFAULT (no part holds it, its part was
+ * revoked, or write and the part is read-only).  An lkey of a revoked
+ * user MR on pd: -EFAULT.  Other lkeys: -ENOENT.
  */
 int be_dma_lkey(const struct be *be, uint32_t pd, uint32_t lkey, uint64_t addr,
-		uint32_t len, uint32_t *ret_lkey);
+		uint32_t len, bool write, uint32_t *ret_lkey);
 /*
  * The host address of [addr, addr + len) under lkey on PD pd (a user MR:
  * an IOVA range; the DMA MR: a GPA inside one guest RAM region), or NULL.

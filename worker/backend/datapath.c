@@ -305,16 +305,21 @@ static bool send_opcode_ok(enum ibv_wr_opcode op, enum be_qp_type t)
 	}
 }
 
-/* Host SGEs of the frontend's: DMA-MR keys become per-region host keys. */
+/*
+ * Host SGEs of the frontend's: DMA-MR keys become per-region host keys.
+ * write: the HCA writes through them (a receive, RDMA READ, atomics).
+ * -EFAULT for an SGE outside the DMA MR's live parts, writing a read-only
+ * one, or with a revoked MR's key.
+ */
 static int map_sges(const struct be *be, uint32_t pd, const struct be_sge *in,
-		    uint32_t n, struct ibv_sge *out)
+		    uint32_t n, bool write, struct ibv_sge *out)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
 		uint32_t lkey = in[i].lkey;
 		int ret = be_dma_lkey(be, pd, lkey, in[i].addr, in[i].length,
-				      &lkey);
+				      write, &lkey);
 
 		if (ret == -EFAULT)
 			return ret;
@@ -324,6 +329,10 @@ static int map_sges(const struct be *be, uint32_t pd, const struct be_sge *in,
 	}
 	return 0;
 }
+
+#define BAD_SGE                                                                \
+	"an SGE is outside the DMA MR's guest RAM (or writes a read-only "     \
+	"region), or names an MR whose guest memory was unmapped"
 
 #define SEND_FLAGS                                                             \
 	(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_FENCE |             \
@@ -632,10 +641,12 @@ static enum ibv_wc_status stage_send(struct be *be, uint32_t h, struct be_qp *q,
 		sge[0].lkey = 0;
 		wr->num_sge = w->inline_len ? 1 : 0;
 	} else {
-		if (map_sges(be, q->pd, w->sge, w->num_sge, sge) < 0) {
-			reason_set(why,
-				   "an SGE with the DMA key is not inside one "
-				   "guest RAM region");
+		if (map_sges(be, q->pd, w->sge, w->num_sge,
+			     w->opcode == IBV_WR_RDMA_READ ||
+				     w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+				     w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD,
+			     sge) < 0) {
+			reason_set(why, "%s", BAD_SGE);
 			return IBV_WC_LOC_PROT_ERR;
 		}
 		wr->num_sge = (int)w->num_sge;
@@ -799,12 +810,9 @@ static enum be_post post_recv(struct be *be, enum be_wr_kind kind, uint32_t h,
 				    ret_status);
 	}
 	i = batch_slot(be, kind, h, gen, 0);
-	if (map_sges(be, pd, w->sge, w->num_sge, b->sge[i]) < 0) {
+	if (map_sges(be, pd, w->sge, w->num_sge, true, b->sge[i]) < 0) {
 		wq_put(be, rq, (uint32_t)k);
-		reason_set(
-			why,
-			"an SGE with the DMA key is not inside one guest RAM "
-			"region");
+		reason_set(why, "%s", BAD_SGE);
 		return recv_refused(be, q ? q->qpn : 0, w, IBV_WC_LOC_PROT_ERR,
 				    ret_status);
 	}

@@ -5,9 +5,16 @@
  * user MR's guest pages are mapped, run by run, from the guest's memory
  * fds into one contiguous host range; either with ibv_reg_mr_iova(iova =
  * the guest's address).  The DMA MR registers each guest RAM region with
- * iova = its GPA, for local access.
+ * iova = its GPA, for local access (the writable regions only).
+ *
+ * The VMM's DMA contract (docs/vfio-user.md): a read-only region is never
+ * registered with write access (a user MR asking for any is refused, the
+ * DMA MR has no part over it), and a region the VMM takes back
+ * (DMA_UNMAP, bus mastering off) is revoked first: every host MR over it
+ * is deregistered (be_mem_revoke).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -15,6 +22,11 @@
 #include "worker/backend/be_impl.h"
 
 #define HUGE_2M (2ull << 20)
+
+/* Access that lets the HCA write into the MR's memory. */
+#define WRITE_ACCESS                                                           \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
+	 IBV_ACCESS_REMOTE_ATOMIC)
 
 /* ---- host mappings ---- */
 
@@ -59,11 +71,13 @@ static int huge_aligned(const struct gm_region *g, uint64_t gpa, uint64_t foff,
 /*
  * Maps guest RAM [gpa, gpa + len) at host address `at` (inside a
  * reservation) with MAP_FIXED from the regions' fds, one mapping per
- * region crossed. Hugetlb regions need 2 MiB-aligned file offsets,
- * lengths and host addresses. 0 or -errno (logged).
+ * region crossed, with each region's protection. Hugetlb regions need
+ * 2 MiB-aligned file offsets, lengths and host addresses; write (the MR
+ * asks for write access): no region may be read-only (-EACCES). 0 or
+ * -errno (logged).
  */
 static int map_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
-		   uint8_t *at)
+		   uint8_t *at, bool write)
 {
 	while (len > 0) {
 		const struct gm_region *g;
@@ -76,12 +90,18 @@ static int map_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len,
 				       (unsigned long long)gpa);
 			return -EFAULT;
 		}
+		if (write && !gm_region_writable(g)) {
+			log_peer_warnx("MR: GPA 0x%llx is in a read-only DMA "
+				       "region; write access refused",
+				       (unsigned long long)gpa);
+			return -EACCES;
+		}
 		chunk = g->size - off < len ? g->size - off : len;
 		foff = g->mmap_offset + off;
 		if (huge_aligned(g, gpa, foff, chunk, (uintptr_t)at) < 0)
 			return -EINVAL;
-		p = mmap(at, chunk, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED, g->fd, (off_t)foff);
+		p = mmap(at, chunk, g->prot, MAP_SHARED | MAP_FIXED, g->fd,
+			 (off_t)foff);
 		if (p == MAP_FAILED) {
 			log_peer_warn("MR: mapping GPA 0x%llx (+0x%llx)",
 				      (unsigned long long)gpa,
@@ -150,7 +170,8 @@ static uint64_t layout_align(const struct guest_mem *gm,
 }
 
 static int map_layout(const struct guest_mem *gm,
-		      const struct rdma_mr_layout *lay, struct be_map *m)
+		      const struct rdma_mr_layout *lay, bool write,
+		      struct be_map *m)
 {
 	uint64_t bytes = (uint64_t)lay->npages * RDMA_MR_PAGE_SIZE;
 	uint64_t align = layout_align(gm, lay);
@@ -166,7 +187,8 @@ static int map_layout(const struct guest_mem *gm,
 			      (uint64_t)r->first_page * RDMA_MR_PAGE_SIZE;
 
 		ret = map_gpa(gm, r->gpa,
-			      (uint64_t)r->npages * RDMA_MR_PAGE_SIZE, at);
+			      (uint64_t)r->npages * RDMA_MR_PAGE_SIZE, at,
+			      write);
 		if (ret < 0)
 			return ret;
 	}
@@ -237,6 +259,13 @@ static int reg_in_region(struct be *be, struct ibv_pd *pd,
 	g = gm_find_gpa(be->mem, r->gpa, &off);
 	if (!g || bytes > g->size - off)
 		return 0; /* crosses regions, or not RAM: map_gpa() says */
+	if ((access & WRITE_ACCESS) && !gm_region_writable(g)) {
+		be_refused(be,
+			   "REG_MR: GPA 0x%llx is in a read-only DMA region; "
+			   "write access 0x%x refused",
+			   (unsigned long long)r->gpa, access & WRITE_ACCESS);
+		return -EACCES;
+	}
 	ret = huge_aligned(g, r->gpa, g->mmap_offset + off, bytes,
 			   (uintptr_t)(g->host + off));
 	if (ret < 0)
@@ -254,6 +283,30 @@ static int reg_in_region(struct be *be, struct ibv_pd *pd,
 	return 1;
 }
 
+/*
+ * The GPA ranges of a registered user MR, for be_mem_revoke(): the one
+ * range on a region's mapping (fast), else the layout's runs.  0 or
+ * -ENOMEM (*ret is then untouched).
+ */
+static int keep_runs(const struct rdma_mr_layout *lay, const struct be_map *m,
+		     bool fast, struct be_gpa_run **ret)
+{
+	uint32_t i, n = fast ? 1 : lay->nruns;
+	struct be_gpa_run *runs = calloc(n, sizeof(*runs));
+
+	if (!runs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		runs[i] = fast ? (struct be_gpa_run){ m->gpa, m->len }
+			       : (struct be_gpa_run){
+					 lay->runs[i].gpa,
+					 (uint64_t)lay->runs[i].npages *
+						 RDMA_MR_PAGE_SIZE
+				 };
+	*ret = runs;
+	return 0;
+}
+
 #define REMOTE_ACCESS                                                          \
 	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |                    \
 	 IBV_ACCESS_REMOTE_ATOMIC)
@@ -264,6 +317,7 @@ int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
 	      unsigned int access, struct be_mr_info *ret)
 {
 	struct be_map m = { 0 };
+	struct be_gpa_run *runs = NULL;
 	struct be_mr *mr;
 	struct be_pd *pd;
 	uint32_t mrn, need;
@@ -310,7 +364,7 @@ int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
 			   lay->nruns, need, be->mappings, BE_MAX_MAPPINGS);
 		return -ENOMEM;
 	}
-	r = map_layout(be->mem, lay, &m);
+	r = map_layout(be->mem, lay, access & WRITE_ACCESS, &m);
 	if (r < 0)
 		goto fail;
 	host = (uint8_t *)m.reserve + (lay->start & (RDMA_MR_PAGE_SIZE - 1));
@@ -323,6 +377,9 @@ int be_mr_reg(struct be *be, uint32_t pdh, const struct rdma_mr_layout *lay,
 		goto fail;
 	}
 done:
+	r = keep_runs(lay, &m, need == 0, &runs);
+	if (r < 0)
+		goto fail;
 	log_debug("REG_MR: mr %u, %llu bytes at iova 0x%llx in %u runs%s, "
 		  "lkey 0x%x",
 		  mrn, (unsigned long long)lay->length,
@@ -339,6 +396,8 @@ done:
 	mr->iova = lay->virt_addr; /* QP1 copies by it */
 	mr->nmaps = 1;
 	mr->maps[0] = m;
+	mr->runs = runs;
+	mr->nruns = need ? lay->nruns : 1;
 	mr->mappings = need;
 	be->mappings += need;
 	pd->refs++;
@@ -349,13 +408,57 @@ fail:
 	return r;
 }
 
+/*
+ * One part of a DMA MR: region g mapped into its own reservation and
+ * registered with iova = its GPA.  0 or -errno (logged); *m is then for
+ * map_release().
+ */
+static int dma_part(struct ibv_pd *pd, const struct guest_mem *gm,
+		    const struct gm_region *g, unsigned int access,
+		    struct be_map *m)
+{
+	int r;
+
+	m->gpa = g->gpa;
+	m->len = g->size;
+	m->access = access;
+	m->reserve = reserve(g->size, g->page_size, &m->reserve_len);
+	r = m->reserve ? map_gpa(gm, g->gpa, g->size, m->reserve, false)
+		       : -ENOMEM;
+	if (r == 0)
+		r = map_finish(m, g->page_size);
+	if (r < 0)
+		return r;
+	m->mr = ibv_reg_mr_iova(pd, m->reserve, g->size, g->gpa, (int)access);
+	if (!m->mr) {
+		r = -(errno ? errno : EIO);
+		log_peer_warn("GET_DMA_MR: registering guest RAM at 0x%llx "
+			      "(+0x%llx)",
+			      (unsigned long long)g->gpa,
+			      (unsigned long long)g->size);
+		return r;
+	}
+	return 0;
+}
+
+/* The live part whose host key is the DMA MR's virtual lkey, if any. */
+static bool dma_key_live(const struct be_mr *mr)
+{
+	unsigned int i;
+
+	for (i = 0; i < mr->nmaps; i++)
+		if (mr->maps[i].mr && mr->maps[i].mr->lkey == mr->lkey)
+			return true;
+	return false;
+}
+
 int be_mr_reg_dma(struct be *be, uint32_t pdh, unsigned int access,
 		  struct be_mr_info *ret)
 {
 	struct be_mr *mr;
 	struct be_pd *pd;
 	uint32_t mrn, i;
-	int r;
+	int r = 0;
 
 	pd = be_pd_get(be, pdh);
 	if (!pd)
@@ -385,38 +488,33 @@ int be_mr_reg_dma(struct be *be, uint32_t pdh, unsigned int access,
 	access &= IBV_ACCESS_LOCAL_WRITE;
 	mr = &be->mr[mrn];
 	memset(mr, 0, sizeof(*mr));
-	for (i = 0; i < be->mem->nregions; i++) {
+	/*
+	 * A read-only region (ROM) gets no part: the HCA must not write it,
+	 * and a read-only registration of a read-only shared mapping fails
+	 * on kernels before 6.2 anyway (ib_umem_get pins with FOLL_WRITE |
+	 * FOLL_FORCE).  SGEs there complete with LOC_PROT_ERR.
+	 */
+	for (i = 0; i < be->mem->nregions && r == 0; i++) {
 		const struct gm_region *g = &be->mem->regions[i];
-		struct be_map *m = &mr->maps[i];
 
-		mr->nmaps = i + 1;
-		m->gpa = g->gpa;
-		m->len = g->size;
-		m->reserve = reserve(g->size, g->page_size, &m->reserve_len);
-		r = m->reserve ? map_gpa(be->mem, g->gpa, g->size, m->reserve)
-			       : -ENOMEM;
-		if (r == 0)
-			r = map_finish(m, g->page_size);
-		if (r < 0)
-			goto fail;
-		m->mr = ibv_reg_mr_iova(pd->pd, m->reserve, g->size, g->gpa,
-					(int)access);
-		if (!m->mr) {
-			r = -(errno ? errno : EIO);
-			log_peer_warn(
-				"GET_DMA_MR: registering guest RAM at 0x%llx "
-				"(+0x%llx)",
-				(unsigned long long)g->gpa,
-				(unsigned long long)g->size);
-			goto fail;
-		}
+		if (!gm_region_writable(g))
+			continue;
+		r = dma_part(pd->pd, be->mem, g, access,
+			     &mr->maps[mr->nmaps++]);
+		/* The virtual DMA lkey is the first part's: a real key. */
+		if (r == 0 && !mr->lkey)
+			mr->lkey = mr->maps[mr->nmaps - 1].mr->lkey;
 	}
+	if (r == 0 && !mr->nmaps) {
+		be_refused(be, "GET_DMA_MR: no writable guest RAM to register");
+		r = -EFAULT;
+	}
+	if (r < 0)
+		goto fail;
 	mr->used = true;
 	mr->dma = true;
 	mr->pd = pdh;
 	mr->access = access;
-	/* The virtual DMA lkey is the first part's: a real, unique key. */
-	mr->lkey = mr->maps[0].mr->lkey;
 	mr->rkey = 0;
 	pd->dma_mr = mrn;
 	pd->refs++;
@@ -436,6 +534,9 @@ void be_mr_free(struct be *be, uint32_t mrn)
 
 	for (i = 0; i < mr->nmaps; i++)
 		map_release(&mr->maps[i]);
+	free(mr->runs);
+	if (mr->dead)
+		be->dead_mrs--;
 	if (mr->dma && be->pd[mr->pd].dma_mr == mrn)
 		be->pd[mr->pd].dma_mr = 0;
 	be->mappings -= mr->mappings;
@@ -453,26 +554,77 @@ int be_mr_dereg(struct be *be, uint32_t mrn)
 	return 0;
 }
 
+/*
+ * Whether user MRs on PD pd with lkey are dead (revoked) or live.  A
+ * revoked MR's host key is free again: the host may give it to a new MR.
+ */
+static bool user_lkey(const struct be *be, uint32_t pd, uint32_t lkey,
+		      bool dead)
+{
+	uint32_t i;
+
+	for (i = 1; i <= (uint32_t)be->attr.max_mr; i++) {
+		const struct be_mr *mr = &be->mr[i];
+
+		if (mr->used && !mr->dma && mr->dead == dead && mr->pd == pd &&
+		    mr->lkey == lkey)
+			return true;
+	}
+	return false;
+}
+
 int be_dma_lkey(const struct be *be, uint32_t pd, uint32_t lkey, uint64_t addr,
-		uint32_t len, uint32_t *ret_lkey)
+		uint32_t len, bool write, uint32_t *ret_lkey)
 {
 	const struct be_mr *mr;
 	uint32_t mrn = be->pd[pd].dma_mr;
 	unsigned int i;
 
-	if (!mrn || be->mr[mrn].lkey != lkey)
+	mr = mrn ? &be->mr[mrn] : NULL;
+	/* the virtual key is a part's: revoked, it may be a new MR's */
+	if (!mr || mr->lkey != lkey ||
+	    (!dma_key_live(mr) && user_lkey(be, pd, lkey, false))) {
+		/* no scan on the data path unless something was revoked */
+		if (be->dead_mrs && user_lkey(be, pd, lkey, true) &&
+		    !user_lkey(be, pd, lkey, false))
+			return -EFAULT;
 		return -ENOENT;
-	mr = &be->mr[mrn];
+	}
 	for (i = 0; i < mr->nmaps; i++) {
 		const struct be_map *m = &mr->maps[i];
 
-		if (addr >= m->gpa && addr - m->gpa < m->len &&
-		    len <= m->len - (addr - m->gpa)) {
-			*ret_lkey = m->mr->lkey;
-			return 0;
-		}
+		if (!m->mr || addr < m->gpa || addr - m->gpa >= m->len ||
+		    len > m->len - (addr - m->gpa))
+			continue;
+		if (write && !(m->access & IBV_ACCESS_LOCAL_WRITE))
+			return -EFAULT; /* registered without LOCAL_WRITE */
+		*ret_lkey = m->mr->lkey;
+		return 0;
 	}
 	return -EFAULT;
+}
+
+/* Host address of [addr, addr + len) in part m of mr, or NULL. */
+static uint8_t *part_host(const struct be *be, const struct be_mr *mr,
+			  const struct be_map *m, uint64_t addr, uint32_t len,
+			  bool write)
+{
+	uint64_t base = mr->dma ? m->gpa : mr->iova;
+	uint64_t size = mr->dma ? m->len : m->mr->length;
+	uint8_t *host =
+		mr->dma ? (uint8_t *)m->reserve : (uint8_t *)m->mr->addr;
+
+	if (addr < base || addr - base > size || len > size - (addr - base))
+		return NULL;
+	if (write && !(m->access & IBV_ACCESS_LOCAL_WRITE) && mr->dma)
+		return NULL; /* a DMA MR registered without LOCAL_WRITE */
+	if (!mr->fast)
+		return host + (addr - base);
+	/* on a region's mapping: through today's table */
+	if (!be->mem)
+		return NULL;
+	return write ? gm_gpa_to_host_w(be->mem, m->gpa + (addr - base), len)
+		     : gm_gpa_to_host(be->mem, m->gpa + (addr - base), len);
 }
 
 uint8_t *be_sge_host(const struct be *be, uint32_t pd, uint32_t lkey,
@@ -483,30 +635,93 @@ uint8_t *be_sge_host(const struct be *be, uint32_t pd, uint32_t lkey,
 
 	for (i = 1; i <= (uint32_t)be->attr.max_mr; i++) {
 		const struct be_mr *mr = &be->mr[i];
+		uint8_t *host;
 
-		if (!mr->used || mr->pd != pd || mr->lkey != lkey)
+		/*
+		 * A revoked MR has no memory; its key (or a DMA MR's, when
+		 * part 0 was revoked) may be a newer MR's: look on.
+		 */
+		if (!mr->used || mr->dead || mr->pd != pd || mr->lkey != lkey)
 			continue;
 		if (write && !(mr->access & IBV_ACCESS_LOCAL_WRITE))
-			return NULL;
+			continue;
 		for (k = 0; k < mr->nmaps; k++) {
-			const struct be_map *m = &mr->maps[k];
-			uint64_t base = mr->dma ? m->gpa : mr->iova;
-			uint64_t size = mr->dma ? m->len : m->mr->length;
-			uint8_t *host = mr->dma ? (uint8_t *)m->reserve
-						: (uint8_t *)m->mr->addr;
-
-			if (addr < base || addr - base > size ||
-			    len > size - (addr - base))
-				continue;
-			if (!mr->fast)
-				return host + (addr - base);
-			/* on a region's mapping: through today's table */
-			return be->mem ? gm_gpa_to_host(be->mem,
-							m->gpa + (addr - base),
-							len)
-				       : NULL;
+			if (!mr->maps[k].mr)
+				continue; /* a revoked DMA MR part */
+			host = part_host(be, mr, &mr->maps[k], addr, len,
+					 write);
+			if (host)
+				return host;
 		}
-		return NULL;
 	}
 	return NULL;
+}
+
+/* [a, a + alen) and [b, b + blen) intersect (ends saturate, no wrap). */
+static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	uint64_t aend = a + alen < a ? UINT64_MAX : a + alen;
+	uint64_t bend = b + blen < b ? UINT64_MAX : b + blen;
+
+	return a < bend && b < aend;
+}
+
+/* Revokes what of MR mrn covers [gpa, gpa + size); true if anything. */
+static bool revoke_mr(struct be *be, uint32_t mrn, uint64_t gpa, uint64_t size)
+{
+	struct be_mr *mr = &be->mr[mrn];
+	bool hit = false;
+	uint32_t k;
+
+	if (mr->dma) {
+		for (k = 0; k < mr->nmaps; k++) {
+			struct be_map *m = &mr->maps[k];
+
+			if (m->mr && overlaps(m->gpa, m->len, gpa, size)) {
+				map_release(m); /* deregisters, unmaps */
+				hit = true;
+			}
+		}
+		return hit;
+	}
+	for (k = 0; k < mr->nruns && !hit; k++)
+		hit = overlaps(mr->runs[k].gpa, mr->runs[k].len, gpa, size);
+	if (!hit)
+		return false;
+	map_release(&mr->maps[0]);
+	free(mr->runs);
+	mr->runs = NULL;
+	mr->nruns = 0;
+	be->mappings -= mr->mappings;
+	mr->mappings = 0;
+	mr->dead = true;
+	be->dead_mrs++;
+	return true;
+}
+
+unsigned int be_mem_revoke(struct be *be, uint64_t gpa, uint64_t size)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	if (!be)
+		return 0;
+	for (i = 1; i <= (uint32_t)be->attr.max_mr; i++) {
+		struct be_mr *mr = &be->mr[i];
+
+		if (!mr->used || mr->dead || !revoke_mr(be, i, gpa, size))
+			continue;
+		n++;
+		log_debug("MR %u (lkey 0x%x) revoked: its guest memory at "
+			  "0x%llx (+0x%llx) went away",
+			  i, mr->lkey, (unsigned long long)gpa,
+			  (unsigned long long)size);
+	}
+	/* the guest (bus mastering) or the VMM can repeat it: limited */
+	if (n)
+		log_peer_info("guest memory at 0x%llx (+0x%llx) went away: "
+			      "%u memory registration%s revoked",
+			      (unsigned long long)gpa, (unsigned long long)size,
+			      n, n == 1 ? "" : "s");
+	return n;
 }

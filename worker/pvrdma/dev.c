@@ -12,19 +12,21 @@
 #include "common/log.h"
 #include "worker/pvrdma/dev.h"
 
-void *pvrdma_dma_ptr(struct pvrdma_dev *d, uint64_t gpa, size_t len)
+void *pvrdma_dma_ptr(struct pvrdma_dev *d, uint64_t gpa, size_t len, bool write)
 {
 	const struct guest_mem *gm = pci_fn_mem(d->fn);
 
 	/* No DMA while the guest has not enabled bus mastering. */
 	if (!gm || !pci_fn_bus_master(d->fn))
 		return NULL;
-	return gm_gpa_to_host(gm, gpa, len);
+	/* never into a region the VMM mapped read-only (ROM) */
+	return write ? gm_gpa_to_host_w(gm, gpa, len)
+		     : gm_gpa_to_host(gm, gpa, len);
 }
 
 int pvrdma_dma_read(struct pvrdma_dev *d, uint64_t gpa, void *buf, size_t len)
 {
-	void *p = pvrdma_dma_ptr(d, gpa, len);
+	void *p = pvrdma_dma_ptr(d, gpa, len, false);
 
 	if (!p)
 		return -EFAULT;
@@ -35,7 +37,7 @@ int pvrdma_dma_read(struct pvrdma_dev *d, uint64_t gpa, void *buf, size_t len)
 int pvrdma_dma_write(struct pvrdma_dev *d, uint64_t gpa, const void *buf,
 		     size_t len)
 {
-	void *p = pvrdma_dma_ptr(d, gpa, len);
+	void *p = pvrdma_dma_ptr(d, gpa, len, true);
 
 	if (!p)
 		return -EFAULT;
@@ -48,19 +50,26 @@ static int dma_read_cb(void *ctx, uint64_t gpa, void *buf, size_t len)
 	return pvrdma_dma_read(ctx, gpa, buf, len);
 }
 
-/* Every page of a ring must be guest memory now, not at first use. */
-static int check_ring_pages(struct pvrdma_dev *d, const struct pvrdma_pages *p)
+/*
+ * Every page of a ring must be guest memory now, not at first use, and
+ * writable where the device writes: the state page (page 0: the device
+ * stores its index there) of every ring, every page of a ring it
+ * produces into.
+ */
+static int check_ring_pages(struct pvrdma_dev *d, const struct pvrdma_pages *p,
+			    enum pvrdma_pages_use use)
 {
 	uint32_t i;
 
 	for (i = 0; i < p->n; i++)
-		if (!pvrdma_dma_ptr(d, p->gpa[i], PVRDMA_PAGE_SIZE))
+		if (!pvrdma_dma_ptr(d, p->gpa[i], PVRDMA_PAGE_SIZE,
+				    i == 0 || use == PVRDMA_PAGES_RING_OUT))
 			return -EFAULT;
 	return 0;
 }
 
 int pvrdma_map_pages(struct pvrdma_dev *d, uint64_t pdir, uint32_t npages,
-		     uint32_t max, const char *what, bool ring,
+		     uint32_t max, const char *what, enum pvrdma_pages_use use,
 		     struct pvrdma_pages *ret)
 {
 	static const struct pvrdma_pdir_ops ops = { .read_gpa = dma_read_cb };
@@ -73,8 +82,9 @@ int pvrdma_map_pages(struct pvrdma_dev *d, uint64_t pdir, uint32_t npages,
 			       why.msg);
 		return r;
 	}
-	if (ring && check_ring_pages(d, ret) < 0) {
-		log_peer_warnx("pvrdma: %s: a ring page is not guest memory",
+	if (use != PVRDMA_PAGES_MR && check_ring_pages(d, ret, use) < 0) {
+		log_peer_warnx("pvrdma: %s: a ring page is not guest memory "
+			       "(or is read-only where the device writes)",
 			       what);
 		pvrdma_pages_release(ret);
 		return -EFAULT;
@@ -112,14 +122,16 @@ static void dev_ring(struct pvrdma_ring_map *r, const struct pvrdma_pages *p,
 	r->esize = esize;
 }
 
-/* The slots must be guest memory now (CVE-2021-3582: short mappings). */
+/*
+ * The slots must be guest memory now (CVE-2021-3582: short mappings), the
+ * response slot writable (the device writes every answer there).
+ */
 static int check_slots(struct pvrdma_dev *d, const struct pvrdma_dsr_info *i)
 {
-	union pvrdma_cmd_req req;
-	union pvrdma_cmd_resp resp;
-
-	if (pvrdma_dma_read(d, i->cmd_slot_dma, &req, sizeof(req)) < 0 ||
-	    pvrdma_dma_read(d, i->resp_slot_dma, &resp, sizeof(resp)) < 0)
+	if (!pvrdma_dma_ptr(d, i->cmd_slot_dma, sizeof(union pvrdma_cmd_req),
+			    false) ||
+	    !pvrdma_dma_ptr(d, i->resp_slot_dma, sizeof(union pvrdma_cmd_resp),
+			    true))
 		return -EFAULT;
 	return 0;
 }
@@ -148,17 +160,17 @@ static int load_dsr(struct pvrdma_dev *d, uint64_t gpa)
 	r = check_slots(d, &info);
 	if (r < 0) {
 		log_peer_warnx("pvrdma: DSR command/response slot not in guest "
-			       "memory");
+			       "memory (or the response slot is read-only)");
 		return r;
 	}
 	r = pvrdma_map_pages(d, info.async.pdir_dma, info.async.num_pages,
-			     PVRDMA_DEV_RING_MAX_PAGES, "async ring", true,
-			     &d->async_pages);
+			     PVRDMA_DEV_RING_MAX_PAGES, "async ring",
+			     PVRDMA_PAGES_RING_OUT, &d->async_pages);
 	if (r < 0)
 		return r;
 	r = pvrdma_map_pages(d, info.cqn.pdir_dma, info.cqn.num_pages,
 			     PVRDMA_DEV_RING_MAX_PAGES, "CQ notification ring",
-			     true, &d->cqn_pages);
+			     PVRDMA_PAGES_RING_OUT, &d->cqn_pages);
 	if (r < 0) {
 		pvrdma_pages_release(&d->async_pages);
 		return r;
@@ -343,13 +355,45 @@ static void fn_reset(void *priv)
 	reset_device(priv, true);
 }
 
-static void fn_dma_changed(void *priv, uint64_t gpa, uint64_t size)
+static void fn_dma_map(void *priv, uint64_t gpa, uint64_t size)
 {
 	struct pvrdma_dev *d = priv;
 
 	(void)gpa;
 	(void)size;
 	be_set_mem(d->be, pci_fn_mem(d->fn));
+}
+
+/*
+ * The VMM takes [gpa, gpa + size) back: the HCA must not reach it either
+ * (peers' rkeys, local lkeys), so every MR over it is revoked before the
+ * region is unmapped.  The device's own rings and slots are reached by GPA
+ * per access and simply stop translating.
+ */
+static void fn_dma_unmap(void *priv, uint64_t gpa, uint64_t size)
+{
+	struct pvrdma_dev *d = priv;
+
+	be_mem_revoke(d->be, gpa, size);
+	be_set_mem(d->be, pci_fn_mem(d->fn));
+}
+
+/*
+ * Bus mastering off: no DMA at all.  The device's own accesses stop
+ * (pvrdma_dma_ptr, pvrdma_raise check the bit); the HCA's are revoked as
+ * for an unmap of all guest memory: every MR is deregistered (dead until
+ * the guest deregisters it or resets the device), so no peer or local
+ * work request reaches guest memory, and work requests complete in error.
+ * Turning it on again revives nothing: the driver resets or re-registers
+ * (Linux's vmw_pvrdma clears it only when it has finished with the
+ * device: remove, shutdown, a failed probe).
+ */
+static void fn_bus_master(void *priv, bool on)
+{
+	struct pvrdma_dev *d = priv;
+
+	if (!on)
+		be_mem_revoke(d->be, 0, UINT64_MAX);
 }
 
 static bool fn_wants_poll(void *priv)
@@ -576,8 +620,9 @@ const struct pci_fn_ops pvrdma_fn_ops = {
 	.bar_read = fn_bar_read,
 	.bar_write = fn_bar_write,
 	.reset = fn_reset,
-	.dma_map = fn_dma_changed,
-	.dma_unmap = fn_dma_changed,
+	.dma_map = fn_dma_map,
+	.dma_unmap = fn_dma_unmap,
+	.bus_master = fn_bus_master,
 	.wants_poll = fn_wants_poll,
 	.poll = fn_poll,
 	.bar_shm = fn_bar_shm,

@@ -143,21 +143,29 @@ struct pvrdma_dev {
 /* dev.c: guest memory and interrupts */
 /*
  * Host view of [gpa, gpa + len) in one DMA region, or NULL (also while bus
- * mastering is off); valid until the next DMA region change.
+ * mastering is off, and for a write into a read-only region); valid until
+ * the next DMA region change.  write: the device stores through it.
  */
-void *pvrdma_dma_ptr(struct pvrdma_dev *d, uint64_t gpa, size_t len);
+void *pvrdma_dma_ptr(struct pvrdma_dev *d, uint64_t gpa, size_t len,
+		     bool write);
 int pvrdma_dma_read(struct pvrdma_dev *d, uint64_t gpa, void *buf, size_t len);
 int pvrdma_dma_write(struct pvrdma_dev *d, uint64_t gpa, const void *buf,
 		     size_t len);
 /* Raises `vector` unless the guest masked interrupts (IMR). */
 void pvrdma_raise(struct pvrdma_dev *d, unsigned int vector);
+/* What a page directory's pages are for (what the device does there). */
+enum pvrdma_pages_use {
+	PVRDMA_PAGES_MR,       /* the backend checks them when it maps them */
+	PVRDMA_PAGES_RING_IN,  /* the guest produces (SQ, RQ, SRQ) */
+	PVRDMA_PAGES_RING_OUT, /* the device produces (CQ, async, CQN) */
+};
 /*
  * Walks a directory of npages (<= max) pages into *ret, logging why not;
- * a ring's pages must all be guest memory (an MR's are the backend's to
- * check when it maps them).
+ * a ring's pages must all be guest memory, its state page (page 0) and
+ * every page of a RING_OUT writable.
  */
 int pvrdma_map_pages(struct pvrdma_dev *d, uint64_t pdir, uint32_t npages,
-		     uint32_t max, const char *what, bool ring,
+		     uint32_t max, const char *what, enum pvrdma_pages_use use,
 		     struct pvrdma_pages *ret);
 
 /* dev_cmd.c */

@@ -165,7 +165,7 @@ static int reg_user_mr(struct pvrdma_dev *d,
 	int r;
 
 	r = pvrdma_map_pages(d, m->pdir_dma, m->nchunks, d->lim.max_mr_pages,
-			     "MR", false, &pages);
+			     "MR", PVRDMA_PAGES_MR, &pages);
 	if (r < 0)
 		return r;
 	r = rdma_mr_layout_from_pages(pages.gpa, pages.n, m->start, m->length,
@@ -229,7 +229,7 @@ static int cmd_create_cq(struct pvrdma_dev *d, const union pvrdma_cmd_req *c,
 	if (!cq)
 		return -ENOMEM;
 	r = pvrdma_map_pages(d, q->pdir_dma, q->nchunks, d->lim.max_ring_pages,
-			     "CQ", true, &cq->pages);
+			     "CQ", PVRDMA_PAGES_RING_OUT, &cq->pages);
 	if (r < 0)
 		goto fail;
 	cq->ring = (struct pvrdma_ring_map){ &cq->pages,
@@ -352,7 +352,8 @@ static int cmd_create_qp(struct pvrdma_dev *d, const union pvrdma_cmd_req *c,
 	if (!qp)
 		return -ENOMEM;
 	r = pvrdma_map_pages(d, q->pdir_dma, q->total_chunks,
-			     d->lim.max_ring_pages, "QP", true, &qp->pages);
+			     d->lim.max_ring_pages, "QP", PVRDMA_PAGES_RING_IN,
+			     &qp->pages);
 	if (r < 0)
 		goto fail;
 	qp_rings(qp, q);
@@ -582,7 +583,7 @@ static int cmd_create_srq(struct pvrdma_dev *d, const union pvrdma_cmd_req *c,
 	if (!srq)
 		return -ENOMEM;
 	r = pvrdma_map_pages(d, s->pdir_dma, s->nchunks, d->lim.max_ring_pages,
-			     "SRQ", true, &srq->pages);
+			     "SRQ", PVRDMA_PAGES_RING_IN, &srq->pages);
 	if (r < 0)
 		goto fail;
 	srq->ring = (struct pvrdma_ring_map){

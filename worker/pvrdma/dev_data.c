@@ -23,20 +23,22 @@
 /* ---- rings in guest memory ---- */
 
 static uint32_t *index_ptr(struct pvrdma_dev *d,
-			   const struct pvrdma_ring_map *r, bool tail)
+			   const struct pvrdma_ring_map *r, bool tail,
+			   bool write)
 {
 	if (!r->pages || !r->pages->n)
 		return NULL;
 	return pvrdma_dma_ptr(d,
 			      r->pages->gpa[0] + r->state_off + (tail ? 0 : 4),
-			      sizeof(uint32_t));
+			      sizeof(uint32_t), write);
 }
 
 int pvrdma_ring_state_read(struct pvrdma_dev *d,
 			   const struct pvrdma_ring_map *r, uint32_t *ret_tail,
 			   uint32_t *ret_head)
 {
-	uint32_t *t = index_ptr(d, r, true), *h = index_ptr(d, r, false);
+	uint32_t *t = index_ptr(d, r, true, false);
+	uint32_t *h = index_ptr(d, r, false, false);
 
 	if (!t || !h)
 		return -EFAULT;
@@ -49,7 +51,7 @@ int pvrdma_ring_index_store(struct pvrdma_dev *d,
 			    const struct pvrdma_ring_map *r, bool tail,
 			    uint32_t val)
 {
-	uint32_t *p = index_ptr(d, r, tail);
+	uint32_t *p = index_ptr(d, r, tail, true);
 
 	if (!p)
 		return -EFAULT;

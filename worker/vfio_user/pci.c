@@ -455,6 +455,9 @@ static int cfg_rw(struct pci_fn *fn, uint64_t off, uint8_t *buf, uint32_t count,
 			(uint8_t)((fn->cfg[off + i] & ~m) | (buf[i] & m));
 	}
 	bars_normalize(fn);
+	if ((old_cmd ^ cfg16(fn, PCI_COMMAND)) & PCI_COMMAND_MASTER &&
+	    fn->ops->bus_master)
+		fn->ops->bus_master(fn->priv, pci_fn_bus_master(fn));
 	if (old_cmd != cfg16(fn, PCI_COMMAND) ||
 	    old_msix != cfg16(fn, MSIX_CTRL))
 		flush_pending(fn);
@@ -762,6 +765,13 @@ out:
 /* ---- DMA regions -----------------------------------------------------------
  */
 
+/* DMA_MAP's access flags as mmap() protection (gm_add_region_prot). */
+static int dma_prot(uint32_t flags)
+{
+	return (flags & VFIO_USER_DMA_F_READ ? PROT_READ : 0) |
+	       (flags & VFIO_USER_DMA_F_WRITE ? PROT_WRITE : 0);
+}
+
 int pci_fn_dma_map(struct pci_fn *fn, const struct vfio_user_dma_map *m, int fd,
 		   struct reason *why)
 {
@@ -788,7 +798,8 @@ int pci_fn_dma_map(struct pci_fn *fn, const struct vfio_user_dma_map *m, int fd,
 		reason_set(why, "address, size or offset not 4 KiB aligned");
 		return -EINVAL;
 	}
-	ret = gm_add_region(&fn->mem, &r, fd, why);
+	/* a read-only region (QEMU's ROM) is mapped and kept read-only */
+	ret = gm_add_region_prot(&fn->mem, &r, fd, dma_prot(m->flags), why);
 	if (ret < 0)
 		return ret;
 	if (fn->ops->dma_map)

@@ -99,8 +99,19 @@ struct pci_fn_ops {
 	void (*reset)(void *priv);
 	/* Optional: a DMA region [gpa, gpa + size) was added. */
 	void (*dma_map)(void *priv, uint64_t gpa, uint64_t size);
-	/* Optional: it is about to be removed: forget pointers into it. */
+	/*
+	 * Optional: it is about to be removed: forget pointers into it, and
+	 * revoke every other access to it (memory registrations: the HCA
+	 * must not reach it once the VMM has taken it back).
+	 */
 	void (*dma_unmap)(void *priv, uint64_t gpa, uint64_t size);
+	/*
+	 * Optional: the guest set (on) or cleared bus mastering in the
+	 * command register.  Cleared: the function must stop all DMA into
+	 * guest memory at once, its own and any it delegated (an HCA's).
+	 * Not called for DEVICE_RESET (reset() is, with the register 0).
+	 */
+	void (*bus_master)(void *priv, bool on);
 	/*
 	 * Optional busy polling, as for vhost-user devices: while
 	 * wants_poll() is true the loop does not sleep and calls poll().

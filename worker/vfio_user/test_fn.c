@@ -18,8 +18,9 @@
 struct test_fn {
 	struct pci_fn *fn;
 	uint8_t regs[TFN_BAR0_SIZE];
-	uint32_t maps;	 /* DMA regions mapped now */
-	uint32_t resets; /* reset() calls */
+	uint32_t maps;	     /* DMA regions mapped now */
+	uint32_t resets;     /* reset() calls */
+	uint32_t master_off; /* bus_master(false) calls */
 	uint8_t bounce[TFN_DMA_MAX];
 };
 
@@ -88,6 +89,12 @@ static void tfn_dma_unmap(void *priv, uint64_t gpa, uint64_t size)
 	((struct test_fn *)priv)->maps--;
 }
 
+static void tfn_bus_master(void *priv, bool on)
+{
+	if (!on)
+		((struct test_fn *)priv)->master_off++;
+}
+
 static int tfn_bar_read(void *priv, unsigned int bar, uint64_t off,
 			unsigned int size, uint64_t *ret_val)
 {
@@ -98,6 +105,7 @@ static int tfn_bar_read(void *priv, unsigned int bar, uint64_t off,
 		return -EINVAL;
 	put32(t->regs + TFN_REG_MAPS, t->maps);
 	put32(t->regs + TFN_REG_RESETS, t->resets);
+	put32(t->regs + TFN_REG_MASTER_OFF, t->master_off);
 	memcpy(&v, t->regs + off, size);
 	*ret_val = v;
 	return 0;
@@ -126,7 +134,7 @@ static int dma_copy(struct test_fn *t)
 	}
 	n = 0;
 	if (ret == 0)
-		ret = gm_gpa_to_iov(gm, dst, len, iov, GM_TABLE_REGIONS, &n);
+		ret = gm_gpa_to_iov_w(gm, dst, len, iov, GM_TABLE_REGIONS, &n);
 	for (i = 0, done = 0; ret == 0 && i < n; i++) {
 		memcpy(iov[i].iov_base, t->bounce + done, iov[i].iov_len);
 		done += iov[i].iov_len;
@@ -188,4 +196,5 @@ const struct pci_fn_ops pci_test_fn_ops = {
 	.reset = tfn_reset,
 	.dma_map = tfn_dma_map,
 	.dma_unmap = tfn_dma_unmap,
+	.bus_master = tfn_bus_master,
 };

@@ -24,17 +24,18 @@
 #define TFN_DMA_MAX   65536u
 
 /* BAR0 registers (little-endian). */
-#define TFN_REG_MAGIC	0x00 /* RO 32 */
-#define TFN_REG_VERSION 0x04 /* RO 32 */
-#define TFN_REG_SCRATCH 0x08 /* RW, 16 bytes: 0x08..0x17 */
-#define TFN_REG_RAISE	0x18 /* WO 32: raise MSI-X vector N */
-#define TFN_REG_STATUS	0x1c /* RO 32: -errno of the last RAISE/DMA_GO */
-#define TFN_REG_DMA_SRC 0x20 /* RW 64: guest-physical source */
-#define TFN_REG_DMA_DST 0x28 /* RW 64: guest-physical destination */
-#define TFN_REG_DMA_LEN 0x30 /* RW 32: bytes, <= TFN_DMA_MAX */
-#define TFN_REG_DMA_GO	0x34 /* WO 32: copy, then raise DMA_VEC */
-#define TFN_REG_DMA_VEC 0x38 /* RW 32: vector raised after a copy */
-#define TFN_REG_MAPS	0x40 /* RO 32: DMA regions mapped (callbacks) */
-#define TFN_REG_RESETS	0x44 /* RO 32: device resets seen */
+#define TFN_REG_MAGIC	   0x00 /* RO 32 */
+#define TFN_REG_VERSION	   0x04 /* RO 32 */
+#define TFN_REG_SCRATCH	   0x08 /* RW, 16 bytes: 0x08..0x17 */
+#define TFN_REG_RAISE	   0x18 /* WO 32: raise MSI-X vector N */
+#define TFN_REG_STATUS	   0x1c /* RO 32: -errno of the last RAISE/DMA_GO */
+#define TFN_REG_DMA_SRC	   0x20 /* RW 64: guest-physical source */
+#define TFN_REG_DMA_DST	   0x28 /* RW 64: guest-physical destination */
+#define TFN_REG_DMA_LEN	   0x30 /* RW 32: bytes, <= TFN_DMA_MAX */
+#define TFN_REG_DMA_GO	   0x34 /* WO 32: copy, then raise DMA_VEC */
+#define TFN_REG_DMA_VEC	   0x38 /* RW 32: vector raised after a copy */
+#define TFN_REG_MAPS	   0x40 /* RO 32: DMA regions mapped (callbacks) */
+#define TFN_REG_RESETS	   0x44 /* RO 32: device resets seen */
+#define TFN_REG_MASTER_OFF 0x48 /* RO 32: bus mastering cleared (callbacks) */
 
 #endif

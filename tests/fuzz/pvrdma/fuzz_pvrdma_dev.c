@@ -143,8 +143,11 @@ static void run(struct h *h, const uint8_t *p, size_t n)
 			break;
 		default: /* bus mastering, reset */
 			take(&p, &n, b, 1);
-			if (b[0] & 1)
+			if (b[0] & 1) {
 				h->fn.bus_master = !h->fn.bus_master;
+				pvrdma_fn_ops.bus_master(h->priv,
+							 h->fn.bus_master);
+			}
 			if (b[0] & 2)
 				pvrdma_fn_ops.reset(h->priv);
 			if (b[0] & 4)

@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/pci_regs.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -309,6 +311,80 @@ static int dma_map_refuses_bad_regions(struct worker *w)
 	CHECK(maps == i);
 	close(fd);
 	close(efd);
+	return 0;
+}
+
+/* DMA_MAP of [gpa, gpa + 64 KiB) at offset off of fd with flags. */
+static int map_flags(struct vfio_user_client *c, uint64_t gpa, uint64_t off,
+		     int fd, uint32_t flags)
+{
+	struct vfio_user_dma_map m = { .argsz = sizeof(m),
+				       .flags = flags,
+				       .offset = off,
+				       .addr = gpa,
+				       .size = 0x10000 };
+
+	return vfio_user_client_call(c, VFIO_USER_DMA_MAP, &m, sizeof(m), &fd,
+				     1, NULL, 0, NULL);
+}
+
+/*
+ * The VMM's DMA contract: a region mapped read-only (QEMU's ROM; here
+ * even from an O_RDONLY fd) is read but never written by the device, a
+ * region with neither flag or write-only is refused, and clearing bus
+ * mastering stops the device's DMA (and reaches the function).
+ */
+static int read_only_dma_region_is_never_written(struct worker *w)
+{
+	const uint32_t rw = VFIO_USER_DMA_F_READ | VFIO_USER_DMA_F_WRITE;
+	int fd = memfd_create("vt-rom", MFD_CLOEXEC), rofd;
+	uint32_t status, offs;
+	char path[64], got[4];
+	CLIENT(c);
+
+	CHECK(fd >= 0 && ftruncate(fd, 1 << 20) == 0);
+	CHECK(pwrite(fd, "ROM!", 4, 0x100) == 4);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rofd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(rofd >= 0);
+	CHECK_OK(vt_connect(&c, w));
+	worker_log_mark(w);
+	CHECK_REFUSED(&c, map_flags(&c, 0x100000, 0, fd, 0), EINVAL);
+	{
+		const char *const needles[] = { "neither read nor write",
+						NULL };
+
+		CHECK(worker_log_waitv(w, H_TIMEOUT_MS, needles));
+	}
+	CHECK_REFUSED(&c, map_flags(&c, 0x100000, 0, fd, VFIO_USER_DMA_F_WRITE),
+		      EINVAL);
+	{
+		const char *const needles[] = { "write-only", NULL };
+
+		CHECK(worker_log_waitv(w, H_TIMEOUT_MS, needles));
+	}
+	/* ROM at 0x100000 from the read-only fd, RAM at 0x200000 */
+	CHECK_OK(map_flags(&c, 0x100000, 0, rofd, VFIO_USER_DMA_F_READ));
+	CHECK_OK(map_flags(&c, 0x200000, 0x10000, fd, rw));
+	CHECK_OK(vfio_user_client_cfg_write(
+		&c, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER));
+	CHECK_OK(vt_dma_copy(&c, 0x100100, 0x200200, 4, &status));
+	CHECK(status == 0);
+	CHECK(pread(fd, got, 4, 0x10200) == 4 && !memcmp(got, "ROM!", 4));
+	/* the guest points the device's output at ROM: refused */
+	CHECK(pwrite(fd, "ram!", 4, 0x10300) == 4);
+	CHECK_OK(vt_dma_copy(&c, 0x200300, 0x100400, 4, &status));
+	CHECK(status == EACCES);
+	CHECK(pread(fd, got, 4, 0x400) == 4 && !memcmp(got, "\0\0\0\0", 4));
+	/* bus mastering off: the function hears of it, no more DMA */
+	CHECK_OK(vfio_user_client_cfg_write(&c, PCI_COMMAND, 2,
+					    PCI_COMMAND_MEMORY));
+	CHECK_OK(vt_reg(&c, TFN_REG_MASTER_OFF, &offs));
+	CHECK(offs == 1);
+	CHECK_OK(vt_dma_copy(&c, 0x100100, 0x200200, 4, &status));
+	CHECK(status == EPERM);
+	close(rofd);
+	close(fd);
 	return 0;
 }
 
@@ -657,6 +733,8 @@ static const struct h_case cases[] = {
 	{ "version-is-checked", version_is_checked },
 	{ "dma-map-refuses-bad-regions", dma_map_refuses_bad_regions },
 	{ "dma-unmap-refuses-bad-ranges", dma_unmap_refuses_bad_ranges },
+	{ "read-only-dma-region-is-never-written",
+	  read_only_dma_region_is_never_written },
 	{ "region-accesses-are-bounded", region_accesses_are_bounded },
 	{ "set-irqs-refuses-bad-requests", set_irqs_refuses_bad_requests },
 	{ "client-that-never-reads-is-dropped",

@@ -105,6 +105,15 @@ void be_set_mem(struct be *be, const struct guest_mem *gm)
 	(void)gm;
 }
 
+/* Counts the call; MRs stay (what the real one revokes is its own). */
+unsigned int be_mem_revoke(struct be *be, uint64_t gpa, uint64_t size)
+{
+	be->revokes++;
+	be->revoke_gpa = gpa;
+	be->revoke_size = size;
+	return 0;
+}
+
 const struct ibv_device_attr *be_device_attr(const struct be *be)
 {
 	return &be->attr;
@@ -443,6 +452,7 @@ void fake_fn_init(struct pci_fn *fn, struct fake_ram *ram)
 	fn->gm.regions[0].size = ram->pages * PVRDMA_PAGE_SIZE;
 	fn->gm.regions[0].host = ram->mem;
 	fn->gm.regions[0].fd = -1;
+	fn->gm.regions[0].prot = PROT_READ | PROT_WRITE;
 	fn->bus_master = true;
 }
 

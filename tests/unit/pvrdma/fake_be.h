@@ -40,6 +40,9 @@ struct be {
 	int gid_add_result;	     /* 0, BE_PENDING or -errno */
 	enum be_post post_result;
 	enum ibv_wc_status post_status;
+	/* be_mem_revoke() calls, and the last one's range */
+	unsigned int revokes;
+	uint64_t revoke_gpa, revoke_size;
 };
 
 /* The backend the device made last (the tests' handle on it). */

@@ -1391,6 +1391,132 @@ static void test_unquiesce_clears_an_earlier_error(void **state)
 	assert_int_equal(rd(PVRDMA_REG_ERR), 0);
 }
 
+/* ---- the VMM's DMA contract (issue 26 items 1 and 2) ---- */
+
+/* Pages from here on are a second DMA region the VMM mapped read-only. */
+#define P_ROM 48
+
+static void rom_tail(void)
+{
+	struct gm_region *ram0 = &T.fn.gm.regions[0],
+			 *rom = &T.fn.gm.regions[1];
+
+	*rom = *ram0;
+	ram0->size = P_ROM * PVRDMA_PAGE_SIZE;
+	rom->gpa = fake_ram_gpa(P_ROM);
+	rom->size = (P_TOTAL - P_ROM) * PVRDMA_PAGE_SIZE;
+	rom->host = ram(P_ROM, 0);
+	rom->prot = PROT_READ;
+	T.fn.gm.nregions = 2;
+}
+
+static bool rom_untouched(void)
+{
+	static const uint8_t zero[PVRDMA_PAGE_SIZE];
+	unsigned int i;
+
+	for (i = P_ROM; i < P_TOTAL; i++)
+		if (memcmp(ram(i, 0), zero, sizeof(zero)))
+			return false;
+	return true;
+}
+
+/* A response slot in ROM: the DSR is refused, nothing written there. */
+static void test_dma_response_slot_in_rom_refused(void **state)
+{
+	struct pvrdma_device_shared_region *d = ram(P_DSR, 0);
+
+	(void)state;
+	rom_tail();
+	write_dsr();
+	d->resp_slot_dma = fake_ram_gpa(P_ROM);
+	set_dsr();
+	assert_int_equal(rd(PVRDMA_REG_ERR), EFAULT);
+	wr(PVRDMA_REG_CTL, PVRDMA_DEVICE_CTL_ACTIVATE);
+	assert_int_not_equal(rd(PVRDMA_REG_ERR), 0);
+	/* nor the async ring, which the device produces into */
+	write_dsr();
+	d->async_ring_pages.pdir_dma =
+		fake_ram_pdir(&T.ram, P_ASYNC, P_ASYNC + 1, P_ROM, 4);
+	set_dsr();
+	assert_int_equal(rd(PVRDMA_REG_ERR), EFAULT);
+	assert_true(rom_untouched());
+	probe();
+	assert_true(rom_untouched());
+}
+
+/*
+ * Rings: a CQ (the device produces CQEs) may not have a page in ROM; a
+ * QP's SQ and RQ pages may (the device only reads them), its state page
+ * (the device stores cons_head there) may not.
+ */
+static void test_dma_rings_in_rom(void **state)
+{
+	union pvrdma_cmd_req req;
+	union pvrdma_cmd_resp resp;
+	uint32_t err, pd, cq, live;
+
+	(void)state;
+	rom_tail();
+	probe();
+	pd = create_pd();
+	live = fake_be_live(fake_be_last);
+	memset(&req, 0, sizeof(req));
+	req.hdr.cmd = PVRDMA_CMD_CREATE_CQ;
+	req.create_cq.cqe = 64;
+	req.create_cq.nchunks = 2;
+	req.create_cq.pdir_dma =
+		fake_ram_pdir(&T.ram, P_CQ, P_CQ + 1, P_ROM, 2);
+	assert_int_equal(cmd(&req, &resp), EFAULT);
+	assert_int_equal(resp.hdr.err, EFAULT);
+	assert_int_equal(fake_be_live(fake_be_last), live);
+	cq = create_cq(P_CQ, &err);
+	assert_int_equal(err, 0);
+	/* state page in ROM */
+	qp_req(&req, P_QP, pd, cq);
+	req.create_qp.pdir_dma =
+		fake_ram_pdir(&T.ram, P_QP, P_QP + 1, P_ROM, 3);
+	assert_int_equal(cmd(&req, &resp), EFAULT);
+	assert_int_equal(fake_be_live(fake_be_last), live + 1);
+	/* state page in RAM, SQ and RQ pages in ROM: accepted */
+	qp_req(&req, P_QP, pd, cq);
+	fake_ram_put64(&T.ram, fake_ram_gpa(P_QP + 1), fake_ram_gpa(P_QP + 2));
+	fake_ram_put64(&T.ram, fake_ram_gpa(P_QP + 1) + 8, fake_ram_gpa(P_ROM));
+	fake_ram_put64(&T.ram, fake_ram_gpa(P_QP + 1) + 16,
+		       fake_ram_gpa(P_ROM + 1));
+	assert_int_equal(cmd(&req, &resp), 0);
+	assert_int_equal(fake_be_live(fake_be_last), live + 2);
+	assert_true(rom_untouched());
+}
+
+/*
+ * DMA_UNMAP revokes the backend's registrations over the range before it
+ * goes; clearing bus mastering revokes all of them.
+ */
+static void test_dma_unmap_and_bus_master_off_revoke(void **state)
+{
+	(void)state;
+	probe();
+	create_pd();
+	pvrdma_fn_ops.dma_unmap(T.priv, fake_ram_gpa(P_ROM), 0x10000);
+	assert_int_equal(fake_be_last->revokes, 1);
+	assert_int_equal(fake_be_last->revoke_gpa, fake_ram_gpa(P_ROM));
+	assert_int_equal(fake_be_last->revoke_size, 0x10000);
+	T.fn.bus_master = true;
+	pvrdma_fn_ops.bus_master(T.priv, true);
+	assert_int_equal(fake_be_last->revokes, 1);
+	T.fn.bus_master = false;
+	pvrdma_fn_ops.bus_master(T.priv, false);
+	assert_int_equal(fake_be_last->revokes, 2);
+	assert_int_equal(fake_be_last->revoke_gpa, 0);
+	assert_int_equal(fake_be_last->revoke_size, UINT64_MAX);
+	/* and the device's own DMA stops: no answer is written */
+	memset(ram(P_RESP, 0), 0xee, 8);
+	wr(PVRDMA_REG_REQUEST, 0);
+	assert_int_equal(*(uint8_t *)ram(P_RESP, 0), 0xee);
+	T.fn.bus_master = true;
+}
+
 #ifdef PVRDMA_TEST_CMD_HOLE
 /*
  * Built with dev_cmd_hole.c: DESTROY_SRQ decodes but has no handler.  It
@@ -1451,6 +1577,9 @@ int main(void)
 		DEV_TEST(test_shm_unread_cq_is_notified_again),
 		DEV_TEST(test_shm_unmapped_client_is_exact),
 		DEV_TEST(test_shm_idle_timeout),
+		DEV_TEST(test_dma_response_slot_in_rom_refused),
+		DEV_TEST(test_dma_rings_in_rom),
+		DEV_TEST(test_dma_unmap_and_bus_master_off_revoke),
 	};
 #endif
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -682,6 +682,17 @@ static int dma_map(struct fix *f, uint64_t addr, uint64_t size, uint64_t offset,
 	return -(int)f->res.reply.hdr.error_no;
 }
 
+static int dma_map_flags(struct fix *f, uint64_t addr, uint64_t size,
+			 uint32_t flags)
+{
+	/* every region at file offset addr - 1 MiB: distinct pages */
+	struct vfio_user_dma_map m = { 32, flags, addr - 0x100000, addr, size };
+	int fd = fcntl(f->ram.fd, F_DUPFD_CLOEXEC, 0);
+
+	send_cmd(f, VFIO_USER_DMA_MAP, 0, &m, sizeof(m), &fd, 1);
+	return -(int)f->res.reply.hdr.error_no;
+}
+
 static int dma_unmap(struct fix *f, uint64_t addr, uint64_t size,
 		     uint32_t flags)
 {
@@ -725,6 +736,61 @@ static void test_dma(void **state)
 	assert_int_equal(dma_unmap(f, 0, 0, VFIO_USER_DMA_UNMAP_F_ALL), 0);
 	assert_int_equal(gm->nregions, 0);
 	assert_int_equal(rd32(f, 0, TFN_REG_MAPS), 0);
+}
+
+/* Copies len bytes from src to dst with the test function's engine. */
+static int32_t dma_copy(struct fix *f, uint64_t src, uint64_t dst, uint32_t len)
+{
+	wr32(f, 0, TFN_REG_DMA_SRC, (uint32_t)src);
+	wr32(f, 0, TFN_REG_DMA_SRC + 4, (uint32_t)(src >> 32));
+	wr32(f, 0, TFN_REG_DMA_DST, (uint32_t)dst);
+	wr32(f, 0, TFN_REG_DMA_DST + 4, (uint32_t)(dst >> 32));
+	wr32(f, 0, TFN_REG_DMA_LEN, len);
+	wr32(f, 0, TFN_REG_DMA_GO, 1);
+	return -(int32_t)rd32(f, 0, TFN_REG_STATUS);
+}
+
+/*
+ * The VMM's DMA contract: DMA_MAP's READ/WRITE flags are kept, a
+ * read-only region is never written (the device's write fails), a region
+ * with neither flag is refused; clearing bus mastering reaches the device.
+ */
+static void test_dma_read_only(void **state)
+{
+	struct fix *f = *state;
+	const struct guest_mem *gm = pci_fn_mem(&f->dev->fn);
+
+	assert_int_equal(dma_map_flags(f, 0x100000, 0x10000, 0), -EINVAL);
+	log_capture_expect(&f->lc, "neither read nor write");
+	assert_int_equal(
+		dma_map_flags(f, 0x100000, 0x10000, VFIO_USER_DMA_F_WRITE),
+		-EINVAL);
+	log_capture_expect(&f->lc, "write-only");
+	assert_int_equal(gm->nregions, 0);
+	/* ROM at 0x100000 (file offset 0), RAM at 0x110000 (0x10000) */
+	assert_int_equal(
+		dma_map_flags(f, 0x100000, 0x10000, VFIO_USER_DMA_F_READ), 0);
+	assert_int_equal(
+		dma_map_flags(f, 0x110000, 0x10000,
+			      VFIO_USER_DMA_F_READ | VFIO_USER_DMA_F_WRITE),
+		0);
+	assert_int_equal(gm->regions[0].prot, PROT_READ);
+	assert_int_equal(gm->regions[1].prot, PROT_READ | PROT_WRITE);
+	wr32(f, 7, PCI_COMMAND, PCI_COMMAND_MASTER | PCI_COMMAND_MEMORY);
+	/* reading ROM is fine; writing it is refused, nothing written */
+	memcpy(f->ram.map + 0x100, "rom!", 4);
+	assert_int_equal(dma_copy(f, 0x100100, 0x110200, 4), 0);
+	assert_memory_equal(f->ram.map + 0x10200, "rom!", 4);
+	memcpy(f->ram.map + 0x10300, "ram!", 4);
+	assert_int_equal(dma_copy(f, 0x110300, 0x100400, 4), -EACCES);
+	assert_int_equal(f->ram.map[0x400], 0);
+	/* bus mastering off: the device is told (once), no more DMA */
+	assert_int_equal(rd32(f, 0, TFN_REG_MASTER_OFF), 0);
+	wr32(f, 7, PCI_COMMAND, PCI_COMMAND_MEMORY);
+	assert_int_equal(rd32(f, 0, TFN_REG_MASTER_OFF), 1);
+	wr32(f, 7, PCI_COMMAND, PCI_COMMAND_MEMORY);
+	assert_int_equal(rd32(f, 0, TFN_REG_MASTER_OFF), 1);
+	assert_int_equal(dma_copy(f, 0x100100, 0x110200, 4), -EPERM);
 }
 
 /* ---- reset ----------------------------------------------------------------
@@ -813,6 +879,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_set_irqs_eventfds_only,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dma, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dma_read_only, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_reset, setup, teardown),
 		cmocka_unit_test(test_ops_check),
 	};

@@ -19,9 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #include "common/clock.h"
+#include "guest/vfio_user_client.h"
 #include "guest/verbs.h"
 
 #define GIDX	  1
@@ -621,6 +623,212 @@ static void test_event(struct guest *a, struct gv_qp *qa, struct guest *b,
 		  UINT32_MAX, qa->qp_num);
 }
 
+/* ---- the VMM's DMA contract (PVRDMA over vfio-user only) ---- */
+
+#define ROM_GPA	 (8ull << 30) /* a slot of A's the test maps itself */
+#define ROM_SIZE (4ull << 20)
+#define XBUF	 (64 * 1024)
+
+/* The running kernel is older than major.minor. */
+static bool kernel_before(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma < major || (ma == major && mi < minor);
+}
+
+/* Host MRs of the worker with pid (rdma res show mr), or -1. */
+static int host_mrs(const char *pid)
+{
+	char line[512], want[32];
+	FILE *f;
+	int n = 0;
+
+	if (!pid)
+		return -1;
+	snprintf(want, sizeof(want), " pid %s ", pid);
+	f = popen("rdma res show mr 2>/dev/null", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, want))
+			n++;
+	if (pclose(f) != 0) {
+		printf("# rdma res show mr failed: host MRs not counted\n");
+		return -1;
+	}
+	return n;
+}
+
+/* Posts a one-SGE send work request on qp; expects `status` on scq. */
+static void send_expect(struct gv_qp *qp, struct gv_cq *scq, uint32_t opcode,
+			struct gv_sge sge, uint64_t raddr, uint32_t rkey,
+			uint32_t status, const char *what)
+{
+	struct gv_send_wr wr = { .wr_id = 0xdead0000 | opcode,
+				 .sg_list = &sge,
+				 .num_sge = 1,
+				 .opcode = opcode };
+	struct gv_wc wc;
+	int r;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	r = gv_post_send(qp, &wr, NULL);
+	r = r ? r : poll_one(scq, &wc);
+	check(!r && wc.wr_id == wr.wr_id && wc.status == status,
+	      "%s: completion status %u (%s), want %u (%s)", what,
+	      r ? 0 : wc.status, r ? strerror(-r) : gv_wc_status_str(wc.status),
+	      status, gv_wc_status_str(status));
+}
+
+/*
+ * A's slot at ROM_GPA holds a fast-path MR (contiguous), a remapped one
+ * (scattered) and a part of A's DMA MR.  After the VMM's DMA_UNMAP of it,
+ * the worker has deregistered all three host MRs: A's WRs with the old
+ * lkeys complete with LOC_PROT_ERR and B's RDMA WRITE with the old rkey
+ * fails.  Mapped again read-only (ROM), a writable MR over it is refused
+ * and a read-only one serves B's RDMA READ.
+ */
+static void test_dma_contract(struct guest *a, struct gv_qp *qa,
+			      struct guest *b, struct gv_qp *qb)
+{
+	struct vfio_user_client *c = gv_pvrdma_client(a->ctx);
+	const char *pid = getenv("RG_WORKER_A_PID");
+	unsigned int old = a->ctx->data_slot;
+	struct gv_mr *mx, *my, *dma, *rom;
+	uint8_t *x, *y, before[12];
+	int slot, r, n0, n1;
+
+	slot = guest_ram_add_region(a->ctx->ram, ROM_GPA, ROM_SIZE,
+				    GUEST_PAGE_4K);
+	r = slot < 0 ? slot : vfio_user_client_dma_map(c, a->ctx->ram, slot);
+	r = r ? r : gv_set_data_slot(a->ctx, (unsigned int)slot);
+	if (r)
+		die("DMA_MAP of A's extra slot", r);
+	x = gv_alloc_buf(a->ctx, XBUF, GV_BUF_CONTIGUOUS);
+	y = gv_alloc_buf(a->ctx, XBUF, GV_BUF_SCATTER);
+	gv_set_data_slot(a->ctx, old);
+	if (!x || !y)
+		die("gv_alloc_buf in A's extra slot", -ENOMEM);
+	fill(x, XBUF, 9);
+	if ((r = gv_reg_mr(a->pd, x, XBUF, ACCESS_ALL, &mx)) ||
+	    (r = gv_reg_mr(a->pd, y, XBUF, ACCESS_ALL, &my)) ||
+	    (r = gv_get_dma_mr(a->pd, VIRTIO_RDMA_ACCESS_LOCAL_WRITE, &dma)))
+		die("MRs in A's extra slot", r);
+	send_expect(qb, b->scq, VIRTIO_RDMA_WR_RDMA_WRITE,
+		    (struct gv_sge){ (uintptr_t)b->buf, 100, b->mr->lkey },
+		    (uintptr_t)x + 1000, mx->rkey, VIRTIO_RDMA_WC_SUCCESS,
+		    "B's RDMA WRITE into A's MR before the unmap");
+	check(!memcmp(x + 1000, b->buf, 100), "B's bytes are in A's MR");
+	n0 = host_mrs(pid);
+	r = vfio_user_client_dma_unmap(c, ROM_GPA, ROM_SIZE, 0);
+	check(!r, "the VMM unmaps A's slot at %#llx (%s)",
+	      (unsigned long long)ROM_GPA, strerror(-r));
+	n1 = host_mrs(pid);
+	check(n0 < 0 || n1 == n0 - 3,
+	      "worker A's host MRs: %d before the unmap, %d after (3 revoked)",
+	      n0, n1);
+	send_expect(qa, a->scq, VIRTIO_RDMA_WR_SEND,
+		    (struct gv_sge){ (uintptr_t)x, 100, mx->lkey }, 0, 0,
+		    VIRTIO_RDMA_WC_LOC_PROT_ERR,
+		    "A's SEND with the unmapped fast-path MR's lkey");
+	send_expect(qa, a->scq, VIRTIO_RDMA_WR_SEND,
+		    (struct gv_sge){ (uintptr_t)y, 100, my->lkey }, 0, 0,
+		    VIRTIO_RDMA_WC_LOC_PROT_ERR,
+		    "A's SEND with the unmapped remapped MR's lkey");
+	send_expect(qa, a->scq, VIRTIO_RDMA_WR_SEND,
+		    (struct gv_sge){ ROM_GPA, 100, dma->lkey }, 0, 0,
+		    VIRTIO_RDMA_WC_LOC_PROT_ERR,
+		    "A's SEND through the DMA MR from the unmapped slot");
+	/* the DMA MR's other parts still work */
+	r = post_recv1(qb, NULL, 0xd4b, b, 0, 100);
+	send_expect(
+		qa, a->scq, VIRTIO_RDMA_WR_SEND,
+		(struct gv_sge){ gv_buf_gpa(a->ctx, a->buf), 100, dma->lkey },
+		0, 0, VIRTIO_RDMA_WC_SUCCESS,
+		"A's SEND through the DMA MR from a slot still mapped");
+	expect_wc(b->rcq, "B receives it", 0xd4b, VIRTIO_RDMA_WC_RECV, 100,
+		  qb->qp_num);
+	/* the same pages back as ROM: no writable MR over them */
+	r = vfio_user_client_dma_map_flags(c, a->ctx->ram, (unsigned int)slot,
+					   VFIO_USER_DMA_F_READ);
+	check(!r, "the VMM maps the slot again read-only (%s)", strerror(-r));
+	r = gv_reg_mr(a->pd, x, XBUF,
+		      VIRTIO_RDMA_ACCESS_LOCAL_WRITE |
+			      VIRTIO_RDMA_ACCESS_REMOTE_WRITE,
+		      &rom);
+	check(r < 0, "a writable MR over the read-only region is refused (%s)",
+	      strerror(-r));
+	/* the DMA MR leaves read-only regions out */
+	r = gv_dereg_mr(dma);
+	r = r ? r : gv_get_dma_mr(a->pd, VIRTIO_RDMA_ACCESS_LOCAL_WRITE, &dma);
+	check(!r, "a new DMA MR with the read-only slot mapped (%s)",
+	      strerror(-r));
+	send_expect(qa, a->scq, VIRTIO_RDMA_WR_SEND,
+		    (struct gv_sge){ ROM_GPA, 100, dma->lkey }, 0, 0,
+		    VIRTIO_RDMA_WC_LOC_PROT_ERR,
+		    "A's SEND through the DMA MR from the read-only slot");
+	/*
+	 * A read-only MR over it: kernels before 6.2 pin every MR's pages
+	 * with FOLL_WRITE | FOLL_FORCE (ib_umem_get), which a read-only
+	 * shared mapping refuses: a clean EFAULT there.
+	 */
+	r = gv_reg_mr(a->pd, x, XBUF, VIRTIO_RDMA_ACCESS_REMOTE_READ, &rom);
+	if (kernel_before(6, 2))
+		check(r < 0,
+		      "a read-only MR over it is refused by this kernel "
+		      "(before 6.2: ib_umem_get pins for writing) (%s)",
+		      strerror(-r));
+	else
+		check(!r, "a read-only MR over it is registered (%s)",
+		      strerror(-r));
+	if (!r) {
+		memset(b->buf + 5000, 0, 2000);
+		send_expect(qb, b->scq, VIRTIO_RDMA_WR_RDMA_READ,
+			    (struct gv_sge){ (uintptr_t)b->buf + 5000, 2000,
+					     b->mr->lkey },
+			    (uintptr_t)x + 2000, rom->rkey,
+			    VIRTIO_RDMA_WC_SUCCESS,
+			    "B's RDMA READ of the read-only MR");
+		check(!memcmp(b->buf + 5000, x + 2000, 2000),
+		      "B read A's 2000 bytes");
+	}
+	/* last (B's QP breaks): the old rkey is gone from the HCA */
+	memcpy(b->buf + 9000, "not-allowed!", 12);
+	memcpy(before, x + 3000, sizeof(before));
+	send_expect(
+		qb, b->scq, VIRTIO_RDMA_WR_RDMA_WRITE,
+		(struct gv_sge){ (uintptr_t)b->buf + 9000, 12, b->mr->lkey },
+		(uintptr_t)x + 3000, mx->rkey, VIRTIO_RDMA_WC_REM_ACCESS_ERR,
+		"B's RDMA WRITE with the unmapped MR's old rkey");
+	check(!memcmp(x + 3000, before, sizeof(before)),
+	      "A's memory is untouched");
+	check(!gv_dereg_mr(mx) && !gv_dereg_mr(my) && !gv_dereg_mr(dma),
+	      "the dead MRs deregister cleanly");
+}
+
+/* After a device reset no host MR of worker A is left. */
+static void test_reset_revokes(struct guest *a)
+{
+	const char *pid = getenv("RG_WORKER_A_PID");
+	struct gv_mr *mr, *dma;
+	int n0, n1, r;
+
+	r = gv_reg_mr(a->pd, a->buf, BUF_SIZE, ACCESS_ALL, &mr);
+	r = r ? r : gv_get_dma_mr(a->pd, VIRTIO_RDMA_ACCESS_LOCAL_WRITE, &dma);
+	check(!r, "A registers an MR and a DMA MR again (%s)", strerror(-r));
+	n0 = host_mrs(pid);
+	r = vfio_user_client_reset(gv_pvrdma_client(a->ctx));
+	n1 = host_mrs(pid);
+	check(!r && (n0 < 0 || (n0 > 0 && n1 == 0)),
+	      "DEVICE_RESET: worker A's host MRs %d before, %d after (%s)", n0,
+	      n1, strerror(-r));
+}
+
 /* "pvrdma,virtio-rdma": guest A's transport, then guest B's. */
 static int parse_transports(const char *arg, struct guest *a, struct guest *b)
 {
@@ -674,9 +882,13 @@ int main(int argc, char **argv)
 	test_event(&a, qa, &b, qb);
 	test_ud(&a, &b);
 	test_srq(&a, &b);
+	if (a.transport == GV_TRANSPORT_PVRDMA)
+		test_dma_contract(&a, qa, &b, qb);
 	check(!gv_destroy_qp(qa) && !gv_destroy_qp(qb) && !gv_dereg_mr(a.mr) &&
 		      !gv_dereg_mr(b.mr),
 	      "teardown: QPs destroyed, MRs deregistered");
+	if (a.transport == GV_TRANSPORT_PVRDMA)
+		test_reset_revokes(&a);
 	gv_close(a.ctx);
 	gv_close(b.ctx);
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
