@@ -220,7 +220,7 @@ static int release(struct broker_link *bl, const uint8_t gid[16],
 }
 
 int broker_link_gid(struct broker_link *bl, uint32_t type,
-		    const uint8_t gid[16], uint32_t gid_type,
+		    const uint8_t gid[16], uint32_t gid_type, bool keep,
 		    uint32_t *host_index, struct reason *why)
 {
 	uint64_t deadline = mono_ms() + BROKER_LINK_GID_TIMEOUT_MS;
@@ -253,7 +253,7 @@ int broker_link_gid(struct broker_link *bl, uint32_t type,
 		if (now >= deadline) {
 			/* given up: what the broker may still grant goes
 			 * back (it removes an address it is adding) */
-			if (sent && bl->cfd >= 0)
+			if (sent && bl->cfd >= 0 && !keep)
 				send_request(bl, WP_GID_DEL, gid, gid_type);
 			return reason_fail(
 				why, -ETIMEDOUT,

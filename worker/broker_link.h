@@ -20,11 +20,13 @@
  * How long a GID claim holds the worker (its one thread: every ring and
  * completion of the guest waits meanwhile) for the broker's answer.  The
  * broker answers a refusal at once and a grant when the GID is listed
- * (tens of ms); past this the claim is given up: GID_DEL goes to the
- * broker (which removes the address if it added it) and the guest's
- * command fails with ETIMEDOUT.
+ * (tens of ms), and waits at most 2 s for the kernel to list it, so this
+ * is longer; past it the claim is given up: GID_DEL goes to the broker
+ * (which removes the address if it added it, unless the worker holds it
+ * for the other GID type already) and the guest's command fails with
+ * ETIMEDOUT.
  */
-#define BROKER_LINK_GID_TIMEOUT_MS 1000
+#define BROKER_LINK_GID_TIMEOUT_MS 2500
 /*
  * Claims (GID_ADD) one VM may make: a burst of BROKER_LINK_CLAIM_BURST,
  * then one per BROKER_LINK_CLAIM_EVERY_MS (a token bucket).  With the
@@ -85,14 +87,16 @@ void broker_link_readable(struct broker_link *bl);
  * Asks the broker for a GID (type WP_GID_ADD), waiting up to
  * BROKER_LINK_GID_TIMEOUT_MS (the guest's control command waits with it;
  * a broker that restarts meanwhile is accepted and asked again; on the
- * timeout the claim is released with a GID_DEL), or releases one
+ * timeout the claim is released with a GID_DEL unless `keep`: the
+ * address is granted already, for a GID of the other type, and must stay
+ * (issue 29 item 3)), or releases one
  * (WP_GID_DEL) without waiting: its answer is read, and a refusal logged,
  * from the loop.  Returns 0 with the host index for ADD, or -errno with
  * why: the broker's reason, -EAGAIN (the VM's claim rate, see
  * BROKER_LINK_CLAIM_BURST), -ETIMEDOUT, -ENOTCONN.
  */
 int broker_link_gid(struct broker_link *bl, uint32_t type,
-		    const uint8_t gid[16], uint32_t gid_type,
+		    const uint8_t gid[16], uint32_t gid_type, bool keep,
 		    uint32_t *host_index, struct reason *why);
 
 /* Takes a claim token at now_ms: true, or false when the bucket is empty

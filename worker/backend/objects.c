@@ -945,6 +945,18 @@ static int gid_held(const struct be *be, const uint8_t gid[16],
 	return -1;
 }
 
+/* Whether a live guest GID of any type holds this address. */
+static bool addr_held(const struct be *be, const uint8_t gid[16])
+{
+	uint32_t i;
+
+	for (i = 0; i < be->gid_tbl_len; i++)
+		if (be->guest_gid[i] >= 0 && !be->gid_dead[i] &&
+		    !memcmp(be->gid_raw[i], gid, 16))
+			return true;
+	return false;
+}
+
 /* The broker's answer for a guest GID, or the host's table standalone. */
 static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 		     uint32_t gid_type)
@@ -966,8 +978,8 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 	i = gid_held(be, gid, gid_type);
 	if (i >= 0)
 		return be->guest_gid[i];
-	ret = broker_link_gid(be->cfg.broker, WP_GID_ADD, gid, gid_type, &host,
-			      &why);
+	ret = broker_link_gid(be->cfg.broker, WP_GID_ADD, gid, gid_type,
+			      addr_held(be, gid), &host, &why);
 	if (ret < 0) {
 		be->st->gid_errors++;
 		be_refused(be, "ADD_GID: index %u: not granted: %s", index,
@@ -996,7 +1008,7 @@ static void release_gid(struct be *be, uint32_t i)
 	if (gid_held(be, be->gid_raw[i], be->gid_type[i]) >= 0)
 		return;
 	if (broker_link_gid(be->cfg.broker, WP_GID_DEL, be->gid_raw[i],
-			    be->gid_type[i], NULL, &why) < 0)
+			    be->gid_type[i], false, NULL, &why) < 0)
 		log_peer_warnx("DEL_GID: index %u: the broker: %s", i, why.msg);
 }
 

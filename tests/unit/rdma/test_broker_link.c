@@ -96,7 +96,7 @@ static void test_claim_gives_up_and_gives_back(void **state)
 	struct wp_msg m;
 
 	assert_int_equal(
-		broker_link_gid(&f->bl, WP_GID_ADD, gid, 2, &host, &why),
+		broker_link_gid(&f->bl, WP_GID_ADD, gid, 2, false, &host, &why),
 		-ETIMEDOUT);
 	took = mono_ms() - t0;
 	assert_true(took >= BROKER_LINK_GID_TIMEOUT_MS);
@@ -119,7 +119,8 @@ static void test_release_does_not_wait(void **state)
 	struct wp_msg m;
 
 	assert_int_equal(
-		broker_link_gid(&f->bl, WP_GID_DEL, gid, 2, NULL, &why), 0);
+		broker_link_gid(&f->bl, WP_GID_DEL, gid, 2, false, NULL, &why),
+		0);
 	assert_true(mono_ms() - t0 < 100);
 	assert_int_equal(next_request(f, &m), WP_GID_DEL);
 	/* and a claim right after is answered as usual */
@@ -128,7 +129,7 @@ static void test_release_does_not_wait(void **state)
 		uint32_t host = 0;
 
 		assert_int_equal(broker_link_gid(&f->bl, WP_GID_ADD, gid, 2,
-						 &host, &why),
+						 false, &host, &why),
 				 0);
 		assert_int_equal(host, 5);
 	}
@@ -145,7 +146,7 @@ static void test_claims_metered(void **state)
 	for (i = 1; i <= BROKER_LINK_CLAIM_BURST; i++) {
 		answer(f, i, i);
 		assert_int_equal(broker_link_gid(&f->bl, WP_GID_ADD, gid, 2,
-						 &host, &why),
+						 false, &host, &why),
 				 0);
 		assert_int_equal(host, i);
 	}
@@ -153,14 +154,15 @@ static void test_claims_metered(void **state)
 		;
 	/* then refused at once, without a word to the broker */
 	assert_int_equal(
-		broker_link_gid(&f->bl, WP_GID_ADD, gid, 2, &host, &why),
+		broker_link_gid(&f->bl, WP_GID_ADD, gid, 2, false, &host, &why),
 		-EAGAIN);
 	if (!strstr(why.msg, "limited"))
 		fail_msg("refused for another reason: %s", why.msg);
 	assert_int_equal(next_request(f, &m), 0);
 	/* releases are not metered */
 	assert_int_equal(
-		broker_link_gid(&f->bl, WP_GID_DEL, gid, 2, NULL, &why), 0);
+		broker_link_gid(&f->bl, WP_GID_DEL, gid, 2, false, NULL, &why),
+		0);
 }
 
 /* The bucket on a clock of the test's own. */
