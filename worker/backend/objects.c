@@ -931,7 +931,10 @@ int be_srq_destroy(struct be *be, uint32_t srq)
 
 /* ---- guest GIDs ---- */
 
-/* The guest index holding this GID already, or -1. */
+/* gid_held()'s type for "the address, whatever its GID type" */
+#define GID_TYPE_ANY UINT32_MAX
+
+/* The guest index holding this GID already (of gid_type), or -1. */
 static int gid_held(const struct be *be, const uint8_t gid[16],
 		    uint32_t gid_type)
 {
@@ -939,22 +942,10 @@ static int gid_held(const struct be *be, const uint8_t gid[16],
 
 	for (i = 0; i < be->gid_tbl_len; i++)
 		if (be->guest_gid[i] >= 0 && !be->gid_dead[i] &&
-		    be->gid_type[i] == gid_type &&
+		    (gid_type == GID_TYPE_ANY || be->gid_type[i] == gid_type) &&
 		    !memcmp(be->gid_raw[i], gid, 16))
 			return (int)i;
 	return -1;
-}
-
-/* Whether a live guest GID of any type holds this address. */
-static bool addr_held(const struct be *be, const uint8_t gid[16])
-{
-	uint32_t i;
-
-	for (i = 0; i < be->gid_tbl_len; i++)
-		if (be->guest_gid[i] >= 0 && !be->gid_dead[i] &&
-		    !memcmp(be->gid_raw[i], gid, 16))
-			return true;
-	return false;
 }
 
 /* The broker's answer for a guest GID, or the host's table standalone. */
@@ -979,7 +970,8 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 	if (i >= 0)
 		return be->guest_gid[i];
 	ret = broker_link_gid(be->cfg.broker, WP_GID_ADD, gid, gid_type,
-			      addr_held(be, gid), &host, &why);
+			      gid_held(be, gid, GID_TYPE_ANY) >= 0, &host,
+			      &why);
 	if (ret < 0) {
 		be->st->gid_errors++;
 		be_refused(be, "ADD_GID: index %u: not granted: %s", index,
