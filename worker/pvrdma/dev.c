@@ -521,7 +521,7 @@ static void log_stats(const struct pvrdma_dev *d)
 		 "SRQ %llu, other %llu), %llu CQEs (%llu notifications "
 		 "not needed), %llu CQ overflows, "
 		 "%llu WQEs refused, %llu events (%llu dropped), %llu "
-		 "interrupts",
+		 "interrupts, longest polled-CQ wait %llu us",
 		 (unsigned long long)s->commands,
 		 (unsigned long long)s->command_errors,
 		 (unsigned long long)s->doorbells,
@@ -537,7 +537,8 @@ static void log_stats(const struct pvrdma_dev *d)
 		 (unsigned long long)s->wqe_refused,
 		 (unsigned long long)s->events,
 		 (unsigned long long)s->events_dropped,
-		 (unsigned long long)s->irqs);
+		 (unsigned long long)s->irqs,
+		 (unsigned long long)(s->poller_wait_max_ns / 1000));
 }
 
 static void fn_destroy(void *priv)

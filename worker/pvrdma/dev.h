@@ -57,6 +57,13 @@ struct pvrdma_cq {
 	bool poller;
 	uint8_t polls;
 	uint8_t saved_run;
+	/*
+	 * How long this guest takes to read a CQE it was not notified of:
+	 * written_ns is when the held-back CQE was written, read_ns a
+	 * decaying maximum of the times it took (dev_data.c, poller_wait()).
+	 */
+	uint64_t written_ns;
+	uint64_t read_ns;
 };
 
 struct pvrdma_qp {
@@ -96,6 +103,8 @@ struct pvrdma_stats {
 	uint64_t db[PVRDMA_DB_KINDS];
 	/* notifications held back and then not needed (shared doorbells) */
 	uint64_t notifies_saved;
+	/* the longest wait a polled CQ's notification was given, in ns */
+	uint64_t poller_wait_max_ns;
 };
 
 struct pvrdma_dev {

@@ -146,6 +146,8 @@ static void notify_cq(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 	cq->notified = true;
 	cq->notified_head = head;
 	cq->notified_ns = mono_ns();
+	/* it covers a held-back one: the next CQE is held back anew */
+	cq->deferred = false;
 	pvrdma_raise(d, PVRDMA_INTR_VECTOR_CQ);
 }
 
@@ -154,22 +156,50 @@ static void notify_cq(struct pvrdma_dev *d, struct pvrdma_cq *cq)
  * notification is held back: a guest that busy-polls the CQ reads the CQE
  * meanwhile and needs no interrupt (in a nested TCG guest one interrupt
  * costs it milliseconds, more than any polling); a guest that waits for an
- * event gets it that much later.  NOTIFY_DEFER_NS at first; a CQ the
+ * event gets it that much later.  NOTIFY_DEFER_NS at first.  A CQ the
  * guest is seen polling (two CQ POLL stores since the last CQE, or
- * POLLER_AFTER notifications in a row not needed) waits POLLER_DEFER_NS
- * (a slow guest's poll loop; the first interrupts of a storm make it
- * slower); one that is needed after all, or an ARM the device sees, makes
- * it NOTIFY_DEFER_NS again.  The loop wakes when the first is due
- * (poll_timeout_ns).
+ * POLLER_AFTER notifications in a row not needed) waits longer: learned
+ * from the guest itself, POLLER_WAIT_MULT times the longest it recently
+ * took to read a CQE it was not notified of (poller_wait()), within
+ * [POLLER_WAIT_MIN_NS, POLLER_WAIT_MAX_NS].  A guest whose poll loop
+ * reads a CQE within microseconds (KVM) waits the minimum; a nested TCG
+ * guest, whose loop can stall for milliseconds, waits past its own stalls
+ * instead of taking an interrupt storm that slows it further.  What an
+ * application that polls and then arms (its ARM lost under a POLL) pays
+ * is bounded by the same multiple of its own polling time.  A notification
+ * that is needed after all, or an ARM the device sees, makes the CQ
+ * unpolled again (NOTIFY_DEFER_NS); what was learned of the guest stays.
+ * The loop wakes when the first is due (poll_timeout_ns).
  */
-#define NOTIFY_DEFER_NS (100ull * 1000)
-#define POLLER_DEFER_NS (5ull * 1000 * 1000)
-#define POLLER_AFTER	4
-#define POLLER_POLLS	2
+#define NOTIFY_DEFER_NS	   (100ull * 1000)
+#define POLLER_WAIT_MIN_NS (200ull * 1000)
+#define POLLER_WAIT_MAX_NS (50ull * 1000 * 1000)
+#define POLLER_WAIT_MULT   4
+/* read_ns 0 (none read unnotified yet) counts as this: 4 ms at first */
+#define POLLER_READ_INIT_NS (1000ull * 1000)
+/* read_ns loses 1/READ_DECAY of itself at each new time taken */
+#define READ_DECAY   16
+#define POLLER_AFTER 4
+#define POLLER_POLLS 2
+
+static uint64_t poller_wait(struct pvrdma_dev *d, const struct pvrdma_cq *cq)
+{
+	uint64_t w = POLLER_WAIT_MULT *
+		     (cq->read_ns ? cq->read_ns : POLLER_READ_INIT_NS);
+
+	if (w < POLLER_WAIT_MIN_NS)
+		w = POLLER_WAIT_MIN_NS;
+	if (w > POLLER_WAIT_MAX_NS)
+		w = POLLER_WAIT_MAX_NS;
+	if (w > d->stats.poller_wait_max_ns)
+		d->stats.poller_wait_max_ns = w;
+	return w;
+}
 
 static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 {
 	uint32_t tail, head;
+	uint64_t now;
 
 	if (cq->armed || !pvrdma_uar_shared(d)) {
 		notify_cq(d, cq);
@@ -178,18 +208,28 @@ static void cqe_written(struct pvrdma_dev *d, struct pvrdma_cq *cq)
 	if (cq->deferred ||
 	    pvrdma_ring_state_read(d, &cq->ring, &tail, &head) < 0)
 		return;
+	now = mono_ns();
 	cq->deferred = true;
 	cq->deferred_head = head;
-	cq->due_ns =
-		mono_ns() + (cq->poller ? POLLER_DEFER_NS : NOTIFY_DEFER_NS);
+	cq->written_ns = now;
+	cq->due_ns = now + (cq->poller ? poller_wait(d, cq) : NOTIFY_DEFER_NS);
 	if (!d->deferred_any || cq->due_ns < d->deferred_due_ns)
 		d->deferred_due_ns = cq->due_ns;
 	d->deferred_any = true;
 }
 
-/* A held-back notification was not needed: the guest read the CQE. */
-static void deferred_saved(struct pvrdma_dev *d, struct pvrdma_cq *cq)
+/*
+ * A held-back notification was not needed: the guest read the CQE, which
+ * took it now - written_ns (to the loop's look, 50 us while warm).
+ */
+static void deferred_saved(struct pvrdma_dev *d, struct pvrdma_cq *cq,
+			   uint64_t now)
 {
+	uint64_t took = now - cq->written_ns;
+
+	cq->read_ns -= cq->read_ns / READ_DECAY;
+	if (took > cq->read_ns)
+		cq->read_ns = took;
 	cq->deferred = false;
 	d->stats.notifies_saved++;
 	if (cq->saved_run < POLLER_AFTER)
@@ -226,7 +266,7 @@ static void flush_deferred(struct pvrdma_dev *d)
 			continue;
 		if (pvrdma_ring_state_read(d, &cq->ring, &tail, &head) == 0 &&
 		    head != cq->deferred_head) {
-			deferred_saved(d, cq);
+			deferred_saved(d, cq, now);
 		} else if (now >= cq->due_ns || cq->armed) {
 			deferred_due(d, cq);
 		} else {
@@ -646,7 +686,8 @@ static void renotify_unread(struct pvrdma_dev *d)
 	for (h = 0; h < d->ncqs; h++) {
 		struct pvrdma_cq *cq = d->cqs[h];
 
-		if (!cq || !cq_has_unread(d, cq) ||
+		/* a held-back notification is flush_deferred()'s to send */
+		if (!cq || cq->deferred || !cq_has_unread(d, cq) ||
 		    (cq->notified && now - cq->notified_ns < RENOTIFY_NS))
 			continue;
 		cq->notified = false;
