@@ -39,7 +39,9 @@ int rt_map_open_pinned(const char *dir, const char *name, size_t ksz,
 	if (fd < 0) {
 		ret = -errno;
 		return reason_fail(why, ret, "%s: %s%s", path, strerror(-ret),
-				   ret == -EPERM ? " (needs CAP_BPF)" : "");
+				   ret == -EPERM || ret == -EACCES
+					   ? " (the maps are root's)"
+					   : "");
 	}
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0) {

@@ -33,8 +33,9 @@ struct rt_hist_ent {
  * Opens the map pinned at dir/name read-only and checks that it has the
  * layout this program was built with (keys of ksz, values of vsz bytes).
  * Returns its fd (close-on-exec) or -errno with why: -ENOENT when nothing
- * is pinned there (the tracer is not running), -EPERM without CAP_BPF,
- * -EPROTO for another layout.
+ * is pinned there (the tracer is not running), -EACCES or -EPERM for a
+ * caller other than root (the pins are 0600, bpf(2) needs CAP_BPF), -EPROTO
+ * for another layout.
  */
 int rt_map_open_pinned(const char *dir, const char *name, size_t ksz,
 		       size_t vsz, struct reason *why);
