@@ -17,8 +17,10 @@ BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 TRACE=$5 PF=$6 HOOKS=$7
 . "$(dirname "$0")/../../lib.sh"
 
 needs_root_hooks "spawning workers, BPF" "the echo test device"
-PROMTOOL=$(command -v promtool) ||
-	skip_all "needs promtool to parse the exposition (Debian's prometheus package: ./dev installs it)"
+# ./dev unpacks promtool from Debian's prometheus .deb into the VM cache
+PROMTOOL=${RDMAGATE_VM_CACHE:-/var/tmp/rdmagate-vm}/promtool/usr/bin/promtool
+[ -x "$PROMTOOL" ] || PROMTOOL=$(command -v promtool) ||
+	skip_all "needs promtool to parse the exposition (./dev fetches it from Debian's prometheus package)"
 command -v jq > /dev/null || skip_all "needs jq to read JSON"
 
 broker_env prom
