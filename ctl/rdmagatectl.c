@@ -18,6 +18,7 @@
 #include "common/cleanup.h"
 #include "common/ctl_client.h"
 #include "config.h"
+#include "ctl/prom.h"
 #include "policy/policy.h"
 
 static const char *control_path = RDMAGATE_CTL_DEFAULT_SOCKET;
@@ -38,7 +39,10 @@ static void usage(FILE *f)
 #endif
 		"  stop --vm NAME\n"
 		"  list [--json]\n"
-		"  stats [--vm NAME] [--json]   (the workers' counters)\n"
+		"  stats [--vm NAME] [--json | --prometheus [--pin-dir DIR]]\n"
+		"        (the workers' counters; --prometheus: with the "
+		"tracer's\n"
+		"        latency histograms, for node_exporter)\n"
 		"  reload\n"
 		"  policy check [--strict] FILE   (no broker needed)\n"
 		"  --control PATH   the broker's socket "
@@ -353,17 +357,130 @@ static void print_stats(const struct bp_stats_reply *r, bool json, bool first)
 	printf("}");
 }
 
+/*
+ * Every reply to the STATS request m (one per worker), in a new array the
+ * caller frees.  Exits with the broker's refusal or a broken answer.
+ */
+static size_t fetch_stats(struct bp_msg *m, struct bp_stats_reply **ret)
+{
+	_cleanup_free_ struct bp_stats_reply *r = NULL;
+	uint32_t i, total = 1;
+	size_t cap = 0;
+	struct ctl_conn conn;
+
+	connect_broker(&conn);
+	CTL_DIE(ctl_send, &conn, m);
+	for (i = 0; i < total; i++) {
+		CTL_DIE(ctl_recv, &conn, BP_STATS_REPLY, m);
+		if (m->u.stats_reply.st.status)
+			exit(report(&m->u.stats_reply.st));
+		if (m->u.stats_reply.index != i)
+			die("the broker's answer is out of order");
+		total = m->u.stats_reply.total;
+		if (!total)
+			break;
+		if (i == cap) { /* grows with what arrives, not with total */
+			struct bp_stats_reply *n;
+
+			cap = cap ? 2 * cap : 16;
+			n = reallocarray(r, cap, sizeof(*r));
+			if (!n)
+				die("out of memory");
+			r = n;
+		}
+		r[i] = m->u.stats_reply;
+	}
+	ctl_close(&conn);
+	*ret = TAKE_PTR(r);
+	return total;
+}
+
+/*
+ * The tracer's histograms pinned in dir (only VM vm's when vm is not ""),
+ * in a new array the caller frees; or none, and why in note.  Not there is
+ * not an error: the tracer is not running.
+ */
+static size_t read_hists(const char *dir, const char *vm,
+			 struct rt_hist_ent **ret, char *note, size_t size)
+{
+	struct rt_hist_ent *h = NULL;
+	struct reason why;
+	size_t n = 0, i, kept = 0;
+	int fd;
+
+	fd = rt_map_open_pinned(dir, "hists", sizeof(struct rt_hist_key),
+				sizeof(struct rt_hist), &why);
+	if (fd == -ENOENT) {
+		snprintf(note, size,
+			 "no latency histograms: rdmagate-trace's maps are not "
+			 "pinned in %s (the tracer is not running)",
+			 dir);
+	} else if (fd < 0) {
+		fprintf(stderr, "rdmagatectl: warning: %s\n", why.msg);
+		snprintf(note, size, "no latency histograms: %s", why.msg);
+	} else if (rt_map_dump(fd, sizeof(struct rt_hist_key),
+			       sizeof(struct rt_hist), RT_MAX_HISTS,
+			       (void **)&h, &n) < 0) {
+		die("out of memory");
+	}
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < n; i++)
+		if (!vm[0] || !strncmp(h[i].k.vm, vm, RT_VM_LEN))
+			h[kept++] = h[i];
+	if (kept) /* h is NULL without the maps */
+		qsort(h, kept, sizeof(*h), rt_cmp_hist);
+	*ret = h;
+	return kept;
+}
+
+/*
+ * stats --prometheus: the whole exposition is made in memory and written
+ * only once everything was read, so a failure prints nothing on stdout
+ * (a textfile collector's file is never cut short).
+ */
+static int stats_prometheus(struct bp_msg *m, const char *pin_dir)
+{
+	_cleanup_free_ struct bp_stats_reply *w = NULL;
+	_cleanup_free_ struct rt_hist_ent *h = NULL;
+	_cleanup_free_ char *buf = NULL;
+	struct prom_input in = { 0 };
+	char note[REASON_LEN + 128] = "", vm[BP_VM_SIZE];
+	size_t len = 0;
+	FILE *f;
+
+	memcpy(vm, m->u.stats.vm, sizeof(vm)); /* m takes the replies */
+	in.n_workers = fetch_stats(m, &w);
+	in.workers = w;
+	in.n_hists = read_hists(pin_dir, vm, &h, note, sizeof(note));
+	in.hists = h;
+	in.trace_note = note[0] ? note : NULL;
+	f = open_memstream(&buf, &len);
+	if (!f || prom_write(f, &in) < 0 || fclose(f) != 0)
+		die("out of memory");
+	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
+		die("writing the metrics: %s", strerror(errno));
+	return 0;
+}
+
+#define STATS_USAGE                                                            \
+	"usage: rdmagatectl stats [--vm NAME] [--json | --prometheus "         \
+	"[--pin-dir DIR]]"
+
 static int cmd_stats(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "vm", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", no_argument, NULL, 'P' },
+		{ "pin-dir", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint32_t i, total = 1;
-	bool json = false;
-	struct ctl_conn conn;
+	_cleanup_free_ struct bp_stats_reply *w = NULL;
+	const char *pin_dir = NULL;
+	bool json = false, prom = false;
 	struct bp_msg m;
+	size_t i, n;
 	int c;
 
 	bp_init(&m, BP_STATS);
@@ -373,28 +490,24 @@ static int cmd_stats(int argc, char **argv)
 				  "--vm");
 		else if (c == 'j')
 			json = true;
+		else if (c == 'P')
+			prom = true;
+		else if (c == 'd')
+			pin_dir = optarg;
 		else
-			die("usage: rdmagatectl stats [--vm NAME] [--json]");
+			die(STATS_USAGE);
 	}
-	if (optind != argc)
-		die("usage: rdmagatectl stats [--vm NAME] [--json]");
-	connect_broker(&conn);
-	CTL_DIE(ctl_send, &conn, &m);
+	if (optind != argc || (json && prom) || (pin_dir && !prom))
+		die(STATS_USAGE);
+	if (prom)
+		return stats_prometheus(&m, pin_dir ? pin_dir : RT_PIN_DIR);
+	n = fetch_stats(&m, &w);
 	if (json)
 		printf("[");
-	for (i = 0; i < total; i++) {
-		CTL_DIE(ctl_recv, &conn, BP_STATS_REPLY, &m);
-		if (m.u.stats_reply.st.status)
-			return report(&m.u.stats_reply.st);
-		if (m.u.stats_reply.index != i)
-			die("the broker's answer is out of order");
-		total = m.u.stats_reply.total;
-		if (total)
-			print_stats(&m.u.stats_reply, json, i == 0);
-	}
+	for (i = 0; i < n; i++)
+		print_stats(&w[i], json, i == 0);
 	if (json)
-		printf("%s]\n", total ? "\n" : "");
-	ctl_close(&conn);
+		printf("%s]\n", n ? "\n" : "");
 	return 0;
 }
 

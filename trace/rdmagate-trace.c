@@ -25,13 +25,12 @@
 
 #include "common/probes.h"
 #include "config.h"
-#include "worker/virtio_rdma/cmd.h"
+#include "trace/maps.h"
 #include "trace/rdmagate-trace.h"
 #include "rdmagate-trace.skel.h"
 
 #define PROG	    "rdmagate-trace"
 #define BPFFS	    "/sys/fs/bpf"
-#define PIN_DIR	    BPFFS "/rdmagate"
 #define UPROBE_TYPE "/sys/bus/event_source/devices/uprobe/type"
 
 enum role { ROLE_WORKER, ROLE_BROKER, ROLE_MUX, ROLE_COUNT };
@@ -105,7 +104,7 @@ static struct env {
 	int interval;
 	long count;
 	bool json, keep, verbose;
-} env = { .interval = 1, .count = -1, .pin_dir = PIN_DIR };
+} env = { .interval = 1, .count = -1, .pin_dir = RT_PIN_DIR };
 
 static volatile sig_atomic_t exiting;
 
@@ -136,7 +135,7 @@ static const struct argp_option opts[] = {
 	{ "broker", 'B', "PATH", 0, "rdmagate-broker binary to trace", 0 },
 	{ "mux", 'M', "PATH", 0, "rdmagate-mux binary to trace", 0 },
 	{ "pin-dir", 'P', "DIR", 0,
-	  "Pin the maps in DIR, on bpffs (default " PIN_DIR ")", 0 },
+	  "Pin the maps in DIR, on bpffs (default " RT_PIN_DIR ")", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
 	{ 0 },
@@ -431,91 +430,17 @@ static int attach_all(struct rdmagate_trace *skel,
 
 /* ---- output ---- */
 
-static const char *wc_opcode_name(__u32 op)
-{
-	static const char *const names[] = {
-		"SEND",
-		"RDMA_WRITE",
-		"RDMA_READ",
-		"COMP_SWAP",
-		"FETCH_ADD",
-		"BIND_MW",
-		"LOCAL_INV",
-		"TSO",
-		"REG_MR",
-		"MASKED_COMP_SWAP",
-		"MASKED_FETCH_ADD",
-	};
-
-	if (op < sizeof(names) / sizeof(names[0]))
-		return names[op];
-	if (op == 128)
-		return "RECV";
-	if (op == 129)
-		return "RECV_RDMA_WITH_IMM";
-	return "UNKNOWN";
-}
-
+/* The tracer's own output names an unknown code "UNKNOWN" (and gives it). */
 static const char *hist_op_name(const struct rt_hist_key *k)
 {
-	return k->kind == RT_HIST_WR ? wc_opcode_name(k->op)
-				     : rdma_cmd_name(k->op);
-}
+	const char *name = rt_hist_op_name(k);
 
-struct hist_ent {
-	struct rt_hist_key k;
-	struct rt_hist h;
-};
-
-struct vm_ent {
-	struct rt_vm_key k;
-	struct rt_counters c;
-};
-
-static int cmp_vm(const void *a, const void *b)
-{
-	return strncmp(((const struct vm_ent *)a)->k.vm,
-		       ((const struct vm_ent *)b)->k.vm, RT_VM_LEN);
-}
-
-static int cmp_hist(const void *a, const void *b)
-{
-	const struct rt_hist_key *x = &((const struct hist_ent *)a)->k;
-	const struct rt_hist_key *y = &((const struct hist_ent *)b)->k;
-	int c = strncmp(x->vm, y->vm, RT_VM_LEN);
-
-	if (c)
-		return c;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	return x->op < y->op ? -1 : x->op > y->op;
+	return name ? name : "UNKNOWN";
 }
 
 static bool vm_wanted(const char *vm)
 {
 	return !env.vm || strncmp(env.vm, vm, RT_VM_LEN) == 0;
-}
-
-/* Reads every entry of map fd; *ret_n entries of esz bytes. */
-static void *dump_map(int fd, size_t ksz, size_t vsz, size_t max, size_t *ret_n)
-{
-	char *buf = calloc(max, ksz + vsz), *prev = NULL;
-	size_t n = 0;
-
-	if (!buf)
-		return NULL;
-	while (n < max) {
-		char *e = buf + n * (ksz + vsz);
-
-		if (bpf_map_get_next_key(fd, prev, e) < 0)
-			break;
-		prev = e;
-		if (bpf_map_lookup_elem(fd, e, e + ksz) < 0)
-			continue; /* deleted meanwhile: its key is reused */
-		n++;
-	}
-	*ret_n = n;
-	return buf;
 }
 
 static void print_stars(__u64 v, __u64 max, int width)
@@ -526,7 +451,7 @@ static void print_stars(__u64 v, __u64 max, int width)
 		putchar(i < n ? '*' : ' ');
 }
 
-static void print_hist_text(const struct hist_ent *e)
+static void print_hist_text(const struct rt_hist_ent *e)
 {
 	__u64 max = 0;
 	int i, last = -1;
@@ -555,8 +480,8 @@ static void print_hist_text(const struct hist_ent *e)
 	}
 }
 
-static void print_text(const struct vm_ent *vms, size_t nvm,
-		       const struct hist_ent *hs, size_t nh)
+static void print_text(const struct rt_vm_ent *vms, size_t nvm,
+		       const struct rt_hist_ent *hs, size_t nh)
 {
 	char ts[32];
 	time_t t = time(NULL);
@@ -608,7 +533,7 @@ static void json_str(const char *s, size_t max)
 	putchar('"');
 }
 
-static void print_json_hist(const struct hist_ent *e, bool first)
+static void print_json_hist(const struct rt_hist_ent *e, bool first)
 {
 	int i;
 
@@ -623,8 +548,8 @@ static void print_json_hist(const struct hist_ent *e, bool first)
 	printf("]}");
 }
 
-static void print_json(const struct vm_ent *vms, size_t nvm,
-		       const struct hist_ent *hs, size_t nh)
+static void print_json(const struct rt_vm_ent *vms, size_t nvm,
+		       const struct rt_hist_ent *hs, size_t nh)
 {
 	bool firstvm = true;
 	size_t v, i;
@@ -662,22 +587,21 @@ static void print_json(const struct vm_ent *vms, size_t nvm,
 
 static int print_summary(struct rdmagate_trace *skel)
 {
-	struct vm_ent *vms;
-	struct hist_ent *hs;
+	struct rt_vm_ent *vms = NULL;
+	struct rt_hist_ent *hs = NULL;
 	size_t nvm, nh;
 
-	vms = dump_map(bpf_map__fd(skel->maps.counters),
-		       sizeof(struct rt_vm_key), sizeof(struct rt_counters),
-		       RT_MAX_VMS, &nvm);
-	hs = dump_map(bpf_map__fd(skel->maps.hists), sizeof(struct rt_hist_key),
-		      sizeof(struct rt_hist), RT_MAX_HISTS, &nh);
-	if (!vms || !hs) {
+	if (rt_map_dump(bpf_map__fd(skel->maps.counters),
+			sizeof(struct rt_vm_key), sizeof(struct rt_counters),
+			RT_MAX_VMS, (void **)&vms, &nvm) < 0 ||
+	    rt_map_dump(bpf_map__fd(skel->maps.hists),
+			sizeof(struct rt_hist_key), sizeof(struct rt_hist),
+			RT_MAX_HISTS, (void **)&hs, &nh) < 0) {
 		free(vms);
-		free(hs);
 		return -ENOMEM;
 	}
-	qsort(vms, nvm, sizeof(*vms), cmp_vm);
-	qsort(hs, nh, sizeof(*hs), cmp_hist);
+	qsort(vms, nvm, sizeof(*vms), rt_cmp_vm);
+	qsort(hs, nh, sizeof(*hs), rt_cmp_hist);
 	if (env.json)
 		print_json(vms, nvm, hs, nh);
 	else

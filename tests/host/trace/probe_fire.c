@@ -5,6 +5,9 @@
  * wr_ids on the same QPN at the same time; or times one probe in a loop.
  *
  *   probe_fire fire N        vm-a fires each group N times, vm-b 2N times
+ *   probe_fire as VM N       one process as VM (any bytes: a hostile name)
+ *                            posts and completes N writes, then fires
+ *                            every other group N times
  *   probe_fire sema          prints the semaphores (1 when traced)
  *   probe_fire bench N       ns per kick probe, and per ENABLED() check
  *
@@ -129,6 +132,15 @@ static int fire(unsigned long n)
 	return 0;
 }
 
+/* One process as VM vm (cut to the tracer's 31 bytes). */
+static void fire_as(const char *vm, unsigned long n)
+{
+	snprintf(vm_a, sizeof(vm_a), "%s", vm);
+	post_writes(vm_a, n);
+	complete_writes(vm_a, n);
+	fire_rest(vm_a, n);
+}
+
 static void sema(void)
 {
 #define PRINT_SEMA(name) printf("%s=%u\n", #name, rdmagate_##name##_semaphore);
@@ -184,10 +196,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "probe_fire: %s\n", strerror(-ret));
 		return ret < 0;
 	}
+	if (argc == 4 && !strcmp(argv[1], "as")) {
+		fire_as(argv[2], parse_n(argv[3]));
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "bench")) {
 		bench(parse_n(argv[2]));
 		return 0;
 	}
-	fprintf(stderr, "usage: probe_fire fire N | sema | bench N\n");
+	fprintf(stderr,
+		"usage: probe_fire fire N | as VM N | sema | bench N\n");
 	return 2;
 }
