@@ -234,7 +234,9 @@ static void deferred_saved(struct pvrdma_dev *d, struct pvrdma_cq *cq,
 	d->stats.notifies_saved++;
 	if (cq->saved_run < POLLER_AFTER)
 		cq->saved_run++;
-	cq->poller = cq->saved_run >= POLLER_AFTER;
+	/* it makes a CQ polled, never the contrary (CQ POLL stores may have) */
+	if (cq->saved_run >= POLLER_AFTER)
+		cq->poller = true;
 }
 
 /* It was: the guest waits for events on this CQ (or polls too slowly). */

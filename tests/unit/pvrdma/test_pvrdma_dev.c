@@ -1328,6 +1328,31 @@ static void test_shm_polled_cq_wait_is_learned(void **state)
 }
 
 /*
+ * A CQ made polled by its CQ POLL stores stays polled when the guest reads
+ * a held-back CQE in time (a saved notification confirms polling, it never
+ * ends it): the next CQE waits the long wait too, not 100 us.
+ */
+static void test_shm_saved_keeps_polled(void **state)
+{
+	uint32_t *mem, cq, qp;
+	uint64_t t0;
+
+	(void)state;
+	mem = shm_device();
+	probe_pd_cq_qp(&cq, &qp);
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
+	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	send_done(qp, 0x7f);
+	cq_ring(P_CQ)->cons_head = 1;
+	after_defer(); /* read, seen after >= 1 ms: a saved notification */
+	t0 = mono_ns();
+	send_done(qp, 0x80);
+	assert_true(notified_after(1, t0) >= 4000 * 1000);
+}
+
+/*
  * The idle look that re-notifies unread CQs leaves a held-back
  * notification alone: a polled CQ's CQE is not notified at the first idle
  * look after it (a CQ never notified counts as unread for that look).
@@ -1665,6 +1690,7 @@ int main(void)
 		DEV_TEST(test_shm_polled_cq_waits_longer),
 		DEV_TEST(test_shm_polled_cq_wait_is_learned),
 		DEV_TEST(test_shm_idle_look_keeps_held_back),
+		DEV_TEST(test_shm_saved_keeps_polled),
 		DEV_TEST(test_shm_unread_cq_is_notified_again),
 		DEV_TEST(test_shm_unmapped_client_is_exact),
 		DEV_TEST(test_shm_idle_timeout),
