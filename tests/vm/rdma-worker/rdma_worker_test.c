@@ -1598,14 +1598,12 @@ static int t_mem_gone(void)
 	mr_io(&gb, &m, 2 * PAGE, got, sizeof(got), false);
 	CHECK(!memcmp(got, src, sizeof(got)));
 
-	/* the VMM removes the second region: the MR is revoked */
+	/*
+	 * the VMM removes the second region: the MRs with pages there are
+	 * revoked (this one, and B's side MR from t_rc_setup)
+	 */
 	CHECK_EQ(vhost_client_rem_mem_reg(&gb.d.vc, &gb.d.ram, 1), 0);
-	for (int t = 0;
-	     t < 100 && !vt_proc_log_has(&wb, "1 memory "
-					      "registration revoked");
-	     t++)
-		vt_sleep_ms(10);
-	CHECK(vt_proc_log_has(&wb, "1 memory registration revoked"));
+	CHECK(vt_proc_log_has(&wb, "memory registrations revoked"));
 	mr_io(&gb, &m, 2 * PAGE, before, sizeof(before), false);
 	pattern(src, sizeof(src), 12);
 	mr_io(&ga, &sa.mr, 0, src, sizeof(src), true);
