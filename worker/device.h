@@ -19,7 +19,10 @@
  * kicked it (also once right after ring_started(), for buffers made
  * available before); ring_stopped() before its memory goes away
  * (GET_VRING_BASE, reset, new memory table, disconnect).  reset() follows
- * RESET_DEVICE / RESET_OWNER after every ring was stopped.
+ * RESET_DEVICE / RESET_OWNER after every ring was stopped.  mem_gone()
+ * (optional) when guest memory leaves the table (a SET_MEM_TABLE without
+ * it, REM_MEM_REG), before it is unmapped: nothing the device registered
+ * over it may stay usable.
  */
 #ifndef RDMAGATE_WORKER_DEVICE_H
 #define RDMAGATE_WORKER_DEVICE_H
@@ -62,6 +65,7 @@ struct device_ops {
 	void (*ring_kicked)(void *priv, struct vq *vq);
 	void (*ring_stopped)(void *priv, struct vq *vq);
 	void (*reset)(void *priv);
+	void (*mem_gone)(void *priv, uint64_t gpa, uint64_t size);
 	/*
 	 * Optional busy polling: when wants_poll() is true the loop does not
 	 * sleep and calls poll() after every round of events.

@@ -536,6 +536,33 @@ static int h_get_queue_num(struct vu_dev *dev, struct msg *m)
 
 /* ---- handlers: memory ------------------------------------------------- */
 
+/* Whether next maps region g again unchanged (QEMU sends the whole table). */
+static bool mapped_again(const struct guest_mem *next,
+			 const struct gm_region *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < next->nregions; i++) {
+		const struct gm_region *n = &next->regions[i];
+
+		if (n->gpa == g->gpa && n->size == g->size &&
+		    n->uva == g->uva && n->mmap_offset == g->mmap_offset &&
+		    n->prot == g->prot)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Guest memory leaves the table: the device gives up what it registered
+ * over it (its MRs), while the old mapping still exists.
+ */
+static void mem_gone(struct vu_dev *dev, const struct gm_region *g)
+{
+	if (dev->ops->mem_gone)
+		dev->ops->mem_gone(dev->priv, g->gpa, g->size);
+}
+
 static int h_set_mem_table(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_memory *mem = &m->p.memory;
@@ -560,6 +587,9 @@ static int h_set_mem_table(struct vu_dev *dev, struct msg *m)
 	}
 	/* Rings stop while the old mappings still exist. */
 	rings_stop_all(dev);
+	for (i = 0; i < dev->mem.nregions; i++)
+		if (!mapped_again(&next, &dev->mem.regions[i]))
+			mem_gone(dev, &dev->mem.regions[i]);
 	gm_clear(&dev->mem);
 	gm_move(&dev->mem, &next);
 	rings_update(dev, m->name);
@@ -588,8 +618,8 @@ static int h_add_mem_reg(struct vu_dev *dev, struct msg *m)
 	return 0;
 }
 
-static bool has_region(const struct guest_mem *gm,
-		       const struct vhost_user_mem_region *r)
+static const struct gm_region *
+find_region(const struct guest_mem *gm, const struct vhost_user_mem_region *r)
 {
 	unsigned int i;
 
@@ -597,15 +627,16 @@ static bool has_region(const struct guest_mem *gm,
 		if (gm->regions[i].gpa == r->guest_phys_addr &&
 		    gm->regions[i].size == r->memory_size &&
 		    gm->regions[i].uva == r->userspace_addr)
-			return true;
-	return false;
+			return &gm->regions[i];
+	return NULL;
 }
 
 static int h_rem_mem_reg(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_mem_region *r = &m->p.mem_reg.region;
+	const struct gm_region *g = find_region(&dev->mem, r);
 
-	if (!has_region(&dev->mem, r))
+	if (!g)
 		return refuse(dev, m,
 			      "no region at guest 0x%llx size 0x%llx "
 			      "user 0x%llx",
@@ -613,6 +644,7 @@ static int h_rem_mem_reg(struct vu_dev *dev, struct msg *m)
 			      (unsigned long long)r->memory_size,
 			      (unsigned long long)r->userspace_addr);
 	rings_stop_all(dev);
+	mem_gone(dev, g);
 	gm_remove_region(&dev->mem, r);
 	rings_update(dev, m->name);
 	return 0;

@@ -790,6 +790,83 @@ static void test_add_and_remove_mem_region(void **state)
 	expect_log(f, "REM_MEM_REG: no region at guest 0x0");
 }
 
+/* The echo device with a mem_gone() that records its calls. */
+static struct {
+	unsigned int n;
+	uint64_t gpa, size;
+} gone;
+
+static void spy_mem_gone(void *priv, uint64_t gpa, uint64_t size)
+{
+	(void)priv;
+	gone.n++;
+	gone.gpa = gpa;
+	gone.size = size;
+}
+
+static void two_halves(struct fix *f, unsigned int n, uint64_t off1)
+{
+	struct {
+		uint32_t n, pad;
+		struct vhost_user_mem_region r[2];
+	} m = { n,
+		0,
+		{ { 0, RAM_SIZE / 2, UVA, 0 },
+		  { RAM_SIZE / 2, RAM_SIZE / 2, UVA + RAM_SIZE / 2, off1 } } };
+	int fds[2] = { dup(f->ram.fd), dup(f->ram.fd) };
+
+	send_msg(f, VHOST_USER_SET_MEM_TABLE, &m, 8 + n * sizeof(m.r[0]), fds,
+		 n);
+	expect_ok(f);
+}
+
+/*
+ * Memory that leaves the table is reported to the device (its MRs over it
+ * are revoked) before it is unmapped; a region the next SET_MEM_TABLE maps
+ * again unchanged is not, one it maps at another file offset is.
+ */
+static void test_mem_gone_reported(void **state)
+{
+	struct vhost_user_mem_reg_single r = {
+		0,
+		{ RAM_SIZE / 2, RAM_SIZE / 2, UVA + RAM_SIZE / 2, RAM_SIZE / 2 }
+	};
+	struct device_ops spy = echo_device_ops;
+	struct fix *f = *state;
+	int fd;
+
+	vu_dev_free(f->dev);
+	spy.mem_gone = spy_mem_gone;
+	assert_int_equal(vu_dev_new(&spy, &host, f, &f->dev), 0);
+	memset(&gone, 0, sizeof(gone));
+	negotiate(f, ALL_FEATURES, VU_PROTOCOL_FEATURES);
+	two_halves(f, 2, RAM_SIZE / 2);
+	assert_int_equal(gone.n, 0);
+	two_halves(f, 2, RAM_SIZE / 2); /* QEMU sends it all again */
+	assert_int_equal(gone.n, 0);
+	two_halves(f, 1, 0);
+	assert_int_equal(gone.n, 1);
+	assert_int_equal(gone.gpa, RAM_SIZE / 2);
+	assert_int_equal(gone.size, RAM_SIZE / 2);
+	two_halves(f, 2, RAM_SIZE / 2);
+	two_halves(f, 2, 0); /* the same range, other memory behind it */
+	assert_int_equal(gone.n, 2);
+	assert_int_equal(gone.gpa, RAM_SIZE / 2);
+	two_halves(f, 1, 0);
+	assert_int_equal(gone.n, 3);
+	fd = dup(f->ram.fd);
+	send_msg(f, VHOST_USER_ADD_MEM_REG, &r, sizeof(r), &fd, 1);
+	expect_ok(f);
+	send_msg(f, VHOST_USER_REM_MEM_REG, &r, sizeof(r), NULL, 0);
+	expect_ok(f);
+	assert_int_equal(gone.n, 4);
+	assert_int_equal(gone.gpa, RAM_SIZE / 2);
+	assert_int_equal(gone.size, RAM_SIZE / 2);
+	vu_dev_free(f->dev);
+	assert_int_equal(gone.n, 4);
+	assert_int_equal(vu_dev_new(&echo_device_ops, &host, f, &f->dev), 0);
+}
+
 static void test_ring_without_kick_fd_is_polled(void **state)
 {
 	struct vhost_user_vring_addr a = { 6,	       0,	    UVA + DESC,
@@ -1019,6 +1096,7 @@ int main(void)
 		T(test_guest_ring_violation_sets_needs_reset),
 		T(test_new_mem_table_restarts_running_rings),
 		T(test_add_and_remove_mem_region),
+		T(test_mem_gone_reported),
 		T(test_ring_without_kick_fd_is_polled),
 		T(test_violation_logging_is_rate_limited_per_vm),
 		T(test_full_blocking_call_pipe_does_not_block),

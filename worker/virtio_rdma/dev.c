@@ -994,6 +994,14 @@ static void rdma_poll(void *priv)
 	vr_notify_flush(d);
 }
 
+/* Guest memory left the VMM's table: its MRs are revoked (be_mem_revoke). */
+static void rdma_mem_gone(void *priv, uint64_t gpa, uint64_t size)
+{
+	struct vrdma *d = priv;
+
+	be_mem_revoke(d->be, gpa, size);
+}
+
 const struct device_ops rdma_device_ops = {
 	.name = "virtio-rdma",
 	.features = (1ull << VIRTIO_F_VERSION_1) |
@@ -1010,6 +1018,7 @@ const struct device_ops rdma_device_ops = {
 	.ring_kicked = rdma_kicked,
 	.ring_stopped = rdma_stopped,
 	.reset = rdma_reset,
+	.mem_gone = rdma_mem_gone,
 	.wants_poll = rdma_wants_poll,
 	.poll = rdma_poll,
 };

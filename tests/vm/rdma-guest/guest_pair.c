@@ -14,6 +14,7 @@
  * PVRDMA guest can talk to a virtio-rdma one).
  */
 #include <arpa/inet.h>
+#include <linux/pci_regs.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -811,6 +812,39 @@ static void test_dma_contract(struct guest *a, struct gv_qp *qa,
 	      "the dead MRs deregister cleanly");
 }
 
+/*
+ * The guest's driver (or the VMM) turns bus mastering off: the device
+ * may not reach guest memory any more, so every host MR of worker A is
+ * deregistered at once; the guest's handles stay, dead, and deregister
+ * cleanly once mastering is back on.
+ */
+static void test_bus_master_revokes(struct guest *a)
+{
+	struct vfio_user_client *c = gv_pvrdma_client(a->ctx);
+	const char *pid = getenv("RG_WORKER_A_PID");
+	struct gv_mr *mr, *dma;
+	uint64_t cmd = 0;
+	int n0, n1, r;
+
+	r = gv_reg_mr(a->pd, a->buf, BUF_SIZE, ACCESS_ALL, &mr);
+	r = r ? r : gv_get_dma_mr(a->pd, VIRTIO_RDMA_ACCESS_LOCAL_WRITE, &dma);
+	r = r ? r : vfio_user_client_cfg_read(c, PCI_COMMAND, 2, &cmd);
+	check(!r && (cmd & PCI_COMMAND_MASTER),
+	      "A registers an MR and a DMA MR; bus mastering is on (%s)",
+	      strerror(-r));
+	n0 = host_mrs(pid);
+	r = vfio_user_client_cfg_write(c, PCI_COMMAND, 2,
+				       cmd & ~(uint64_t)PCI_COMMAND_MASTER);
+	n1 = host_mrs(pid);
+	check(!r && (n0 < 0 || (n0 > 0 && n1 == 0)),
+	      "bus master off: worker A's host MRs %d before, %d after (%s)",
+	      n0, n1, strerror(-r));
+	r = vfio_user_client_cfg_write(c, PCI_COMMAND, 2, cmd);
+	check(!r && !gv_dereg_mr(mr) && !gv_dereg_mr(dma),
+	      "bus master on again: the dead MRs deregister cleanly (%s)",
+	      strerror(-r));
+}
+
 /* After a device reset no host MR of worker A is left. */
 static void test_reset_revokes(struct guest *a)
 {
@@ -887,8 +921,10 @@ int main(int argc, char **argv)
 	check(!gv_destroy_qp(qa) && !gv_destroy_qp(qb) && !gv_dereg_mr(a.mr) &&
 		      !gv_dereg_mr(b.mr),
 	      "teardown: QPs destroyed, MRs deregistered");
-	if (a.transport == GV_TRANSPORT_PVRDMA)
+	if (a.transport == GV_TRANSPORT_PVRDMA) {
+		test_bus_master_revokes(&a);
 		test_reset_revokes(&a);
+	}
 	gv_close(a.ctx);
 	gv_close(b.ctx);
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

@@ -1555,6 +1555,73 @@ static int reg_contig(struct g *g, uint32_t pdn, uint64_t gpa, uint32_t npages,
  * Disconnect unmaps everything; then a guest with hugetlb RAM: 2 MiB runs
  * register (loopback RDMA_WRITE verified), unaligned runs are refused.
  */
+/*
+ * The VMM takes a RAM region out of the table (REM_MEM_REG): an MR with
+ * pages there is revoked before the worker unmaps it. A peer's RDMA WRITE
+ * with its old rkey completes with REM_ACCESS_ERR and writes nothing into
+ * the memory the guest gave up; the worker says what it revoked. The
+ * region is given back at the end (the MR stays dead).
+ */
+static int t_mem_gone(void)
+{
+	static uint8_t src[4096], got[4096], before[4096];
+	struct virtio_rdma_cqe e;
+	struct send_el s = { 0 };
+	struct gqp qa, qb;
+	struct gmr m;
+
+	vt_peer_log_window();
+	CHECK_EQ(reg_mr(&gb, sb.pdn, 4, 0x300000000ull, ACC_ALL, &m), 0);
+	CHECK(m.pages[2] >= RAM_HI); /* pages 2 and 3: the second region */
+	CHECK_EQ(create_qp(&ga, sa.pdn, VIRTIO_RDMA_QPT_RC, sa.cq.cqn,
+			   sa.cq.cqn, &qa),
+		 0);
+	CHECK_EQ(create_qp(&gb, sb.pdn, VIRTIO_RDMA_QPT_RC, sb.cq.cqn,
+			   sb.cq.cqn, &qb),
+		 0);
+	CHECK_EQ(connect_qp(&ga, qa.qpn, qb.qpn, gid_b), 0);
+	CHECK_EQ(connect_qp(&gb, qb.qpn, qa.qpn, gid_a), 0);
+	/* a WRITE into the page in the second region works while it is there */
+	pattern(src, sizeof(src), 11);
+	mr_io(&ga, &sa.mr, 0, src, sizeof(src), true);
+	s.h.opcode = VIRTIO_RDMA_WR_RDMA_WRITE;
+	s.h.send_flags = VIRTIO_RDMA_SEND_SIGNALED;
+	s.h.wr_id = 0xe1;
+	s.h.wr.rdma.remote_addr = m.iova + 2 * PAGE;
+	s.h.wr.rdma.rkey = m.rkey;
+	s.s[0] =
+		(struct virtio_rdma_sge){ sa.mr.iova, sizeof(src), sa.mr.lkey };
+	CHECK_EQ(post_send(&ga, &qa, &s, 1), 0);
+	CHECK_EQ(reap_cqe(&ga, &sa.cq, &e), 0);
+	CHECK_EQ(e.wr_id, 0xe1);
+	CHECK_EQ(e.status, 0);
+	mr_io(&gb, &m, 2 * PAGE, got, sizeof(got), false);
+	CHECK(!memcmp(got, src, sizeof(got)));
+
+	/*
+	 * the VMM removes the second region: the MRs with pages there are
+	 * revoked (this one, and B's side MR from t_rc_setup)
+	 */
+	CHECK_EQ(vhost_client_rem_mem_reg(&gb.d.vc, &gb.d.ram, 1), 0);
+	CHECK(vt_proc_log_has(&wb, "memory registrations revoked"));
+	mr_io(&gb, &m, 2 * PAGE, before, sizeof(before), false);
+	pattern(src, sizeof(src), 12);
+	mr_io(&ga, &sa.mr, 0, src, sizeof(src), true);
+	s.h.wr_id = 0xe2;
+	CHECK_EQ(post_send(&ga, &qa, &s, 1), 0);
+	CHECK_EQ(reap_cqe(&ga, &sa.cq, &e), 0);
+	CHECK_EQ(e.wr_id, 0xe2);
+	CHECK_EQ(e.status, VIRTIO_RDMA_WC_REM_ACCESS_ERR);
+	mr_io(&gb, &m, 2 * PAGE, got, sizeof(got), false);
+	CHECK(!memcmp(got, before, sizeof(got)));
+
+	CHECK_EQ(vhost_client_add_mem_reg(&gb.d.vc, &gb.d.ram, 1), 0);
+	CHECK_EQ(cmd(&ga, VIRTIO_RDMA_CMD_DESTROY_QP, &qa.qpn, 4, NULL, 0), 0);
+	CHECK_EQ(cmd(&gb, VIRTIO_RDMA_CMD_DESTROY_QP, &qb.qpn, 4, NULL, 0), 0);
+	CHECK_EQ(cmd(&gb, VIRTIO_RDMA_CMD_DEREG_MR, &m.mrn, 4, NULL, 0), 0);
+	return 0;
+}
+
 static int t_disconnect_hugetlb(void)
 {
 	struct vhost_client_opts o = {
@@ -1867,6 +1934,8 @@ static const struct tcase cases[] = {
 	  t_mapping_budget },
 	{ "CQ overflow: counted, logged, QPs to error", t_cq_overflow },
 	{ "hostile work requests complete in error", t_hostile_wrs },
+	{ "a RAM region the VMM removes: MRs over it revoked (REM_ACCESS_ERR)",
+	  t_mem_gone },
 	{ "disconnect unmaps all; hugetlb RAM in 2 MiB runs, unaligned refused",
 	  t_disconnect_hugetlb },
 };
