@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/* Numeric command-line options from a table (common/opt_num.h). */
+#include "common/opt_num.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The quoted text is cut there: a message stays one short line. */
+#define TEXT_SHOWN 64
+
+static int refuse(const struct opt_num *row, const char *text, int err,
+		  struct reason *why)
+{
+	return reason_fail(
+		why, err, "--%s: '%.*s%s' is %s (%llu..%llu%s%s)", row->name,
+		TEXT_SHOWN, text, strlen(text) > TEXT_SHOWN ? "..." : "",
+		err == -EINVAL ? "not a number" : "out of range",
+		(unsigned long long)row->min, (unsigned long long)row->max,
+		row->unit ? " " : "", row->unit ? row->unit : "");
+}
+
+/* Decimal digits only, after an optional '-': 0, or -EINVAL. */
+static int digits(const char *s, bool *ret_neg)
+{
+	*ret_neg = *s == '-';
+	if (*ret_neg)
+		s++;
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+	return 0;
+}
+
+static void store(const struct opt_num *row, void *base, uint64_t v)
+{
+	char *f = (char *)base + row->off;
+
+	switch (row->type) {
+	case OPT_NUM_U8:
+		*(uint8_t *)f = (uint8_t)v;
+		break;
+	case OPT_NUM_U32:
+		*(uint32_t *)f = (uint32_t)v;
+		break;
+	case OPT_NUM_U64:
+		*(uint64_t *)f = v;
+		break;
+	case OPT_NUM_INT:
+		*(int *)f = (int)v;
+		break;
+	case OPT_NUM_LONG:
+		*(long *)f = (long)v;
+		break;
+	case OPT_NUM_I64:
+		*(int64_t *)f = (int64_t)v;
+		break;
+	}
+}
+
+int opt_num_parse(const struct opt_num *row, const char *text, void *base,
+		  struct reason *why)
+{
+	uint64_t scale = row->scale ? row->scale : 1;
+	unsigned long long v;
+	bool neg;
+
+	if (digits(text, &neg) < 0)
+		return refuse(row, text, -EINVAL, why);
+	if (neg)
+		return refuse(row, text, -ERANGE, why);
+	errno = 0;
+	v = strtoull(text, NULL, 10);
+	if (errno || v < row->min || v > row->max || v > UINT64_MAX / scale)
+		return refuse(row, text, -ERANGE, why);
+	store(row, base, v * scale);
+	return 0;
+}
+
+int opt_num_set(const struct opt_num *tab, size_t n, const char *name,
+		const char *text, void *base, struct reason *why)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(tab[i].name, name))
+			continue;
+		ret = opt_num_parse(&tab[i], text, base, why);
+		return ret < 0 ? ret : (int)i;
+	}
+	return reason_fail(why, -ENOENT, "--%s: not a numeric option", name);
+}
+
+int opt_num_longopts(struct option *lo, size_t lo_len,
+		     const struct option *fixed, const struct opt_num *tab,
+		     size_t n)
+{
+	size_t k = 0, i;
+
+	while (fixed[k].name)
+		k++;
+	if (lo_len < k + n + 1)
+		return -ENOSPC;
+	memcpy(lo, fixed, k * sizeof(*lo));
+	for (i = 0; i < n; i++)
+		lo[k + i] = (struct option){ .name = tab[i].name,
+					     .has_arg = required_argument,
+					     .val = OPT_NUM_VAL };
+	lo[k + n] = (struct option){ 0 };
+	return 0;
+}

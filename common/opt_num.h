@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Numeric command-line options from one table per program: each row names
+ * the option, the field it fills and the range a user may write, and one
+ * parser checks the text and words every refusal the same way
+ * (docs/hacking.md, "Command lines").
+ */
+#ifndef RDMAGATE_COMMON_OPT_NUM_H
+#define RDMAGATE_COMMON_OPT_NUM_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/reason.h"
+
+/* The C type of the field a row fills. */
+enum opt_num_type {
+	OPT_NUM_U8,
+	OPT_NUM_U32,
+	OPT_NUM_U64,
+	OPT_NUM_INT,
+	OPT_NUM_LONG,
+	OPT_NUM_I64,
+};
+
+struct opt_num {
+	const char *name; /* the long option, without "--" */
+	size_t off;	  /* offsetof() its field in the program's struct */
+	enum opt_num_type type; /* the field's type */
+	uint64_t min, max;	/* what the user may write, both allowed */
+	uint32_t scale;		/* the field holds value * scale (0: 1) */
+	const char *unit;	/* said after the range ("seconds"), or NULL */
+};
+
+/* getopt_long()'s val of every long option made by opt_num_longopts(). */
+#define OPT_NUM_VAL 0x4e00
+
+/*
+ * Parses `text` as row's decimal number and stores it (times its scale)
+ * in its field of `base`.  Returns 0, or -EINVAL (not a number: empty, a
+ * sign other than a leading '-', trailing text) or -ERANGE (outside
+ * min..max, negative, or too large for any integer) with *why:
+ *   --NAME: 'TEXT' is not a number (MIN..MAX[ UNIT])
+ *   --NAME: 'TEXT' is out of range (MIN..MAX[ UNIT])
+ * The field is untouched on failure.
+ */
+int opt_num_parse(const struct opt_num *row, const char *text, void *base,
+		  struct reason *why);
+
+/*
+ * The same for the row named `name` (the long option without "--") of
+ * the n rows of `tab`: returns the row's index, or -errno with *why
+ * (-ENOENT: no such row).
+ */
+int opt_num_set(const struct opt_num *tab, size_t n, const char *name,
+		const char *text, void *base, struct reason *why);
+
+/*
+ * Fills `lo` for getopt_long(): the entries of `fixed` (up to its NULL
+ * entry), one entry per row of `tab` (required_argument, val
+ * OPT_NUM_VAL: getopt_long()'s longindex then says which), and the NULL
+ * entry.  `lo` has room for `lo_len` entries; returns -ENOSPC if that is
+ * less than needed (fixed's entries + n + 1).
+ */
+int opt_num_longopts(struct option *lo, size_t lo_len,
+		     const struct option *fixed, const struct opt_num *tab,
+		     size_t n);
+
+#endif
