@@ -40,14 +40,17 @@ static void store(const struct opt_num *row, void *base, uint64_t v)
 	char *f = (char *)base + row->off;
 
 	switch (row->type) {
-	case OPT_NUM_U8:
-		*(uint8_t *)f = (uint8_t)v;
+	case OPT_NUM_UCHAR:
+		*(unsigned char *)f = (unsigned char)v;
 		break;
-	case OPT_NUM_U32:
-		*(uint32_t *)f = (uint32_t)v;
+	case OPT_NUM_UINT:
+		*(unsigned int *)f = (unsigned int)v;
 		break;
-	case OPT_NUM_U64:
-		*(uint64_t *)f = v;
+	case OPT_NUM_ULONG:
+		*(unsigned long *)f = (unsigned long)v;
+		break;
+	case OPT_NUM_ULLONG:
+		*(unsigned long long *)f = v;
 		break;
 	case OPT_NUM_INT:
 		*(int *)f = (int)v;
@@ -55,8 +58,8 @@ static void store(const struct opt_num *row, void *base, uint64_t v)
 	case OPT_NUM_LONG:
 		*(long *)f = (long)v;
 		break;
-	case OPT_NUM_I64:
-		*(int64_t *)f = (int64_t)v;
+	case OPT_NUM_LLONG:
+		*(long long *)f = (long long)v;
 		break;
 	}
 }

@@ -14,14 +14,15 @@
 
 #include "common/reason.h"
 
-/* The C type of the field a row fills. */
+/* The C type of the field a row fills (OPT_NUM_TYPE() picks it). */
 enum opt_num_type {
-	OPT_NUM_U8,
-	OPT_NUM_U32,
-	OPT_NUM_U64,
+	OPT_NUM_UCHAR,
+	OPT_NUM_UINT,
+	OPT_NUM_ULONG,
+	OPT_NUM_ULLONG,
 	OPT_NUM_INT,
 	OPT_NUM_LONG,
-	OPT_NUM_I64,
+	OPT_NUM_LLONG,
 };
 
 struct opt_num {
@@ -32,6 +33,28 @@ struct opt_num {
 	uint32_t scale;		/* the field holds value * scale (0: 1) */
 	const char *unit;	/* said after the range ("seconds"), or NULL */
 };
+
+/* The type of field f of struct T, from the compiler, never by hand. */
+#define OPT_NUM_TYPE(T, f)                                                     \
+	_Generic(((T *)0)->f, unsigned char                                    \
+		 : OPT_NUM_UCHAR, unsigned int                                 \
+		 : OPT_NUM_UINT, unsigned long                                 \
+		 : OPT_NUM_ULONG, unsigned long long                           \
+		 : OPT_NUM_ULLONG, int                                         \
+		 : OPT_NUM_INT, long                                           \
+		 : OPT_NUM_LONG, long long                                     \
+		 : OPT_NUM_LLONG)
+
+/*
+ * A row: option name n fills field f of struct T, from lo to hi; then
+ * optionally .scale = and .unit =.
+ */
+#define OPT_NUM_ROW(T, f, n, lo, hi, ...)                                      \
+	{                                                                      \
+		.name = (n), .off = offsetof(T, f),                            \
+		.type = OPT_NUM_TYPE(T, f), .min = (lo), .max = (hi),          \
+		__VA_ARGS__                                                    \
+	}
 
 /* getopt_long()'s val of every long option made by opt_num_longopts(). */
 #define OPT_NUM_VAL 0x4e00

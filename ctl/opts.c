@@ -6,9 +6,5 @@
 
 const struct opt_num ctl_spawn_opt_nums[CO_SPAWN_COUNT] = {
 	/* 0: the policy's port (the broker checks 1..255 against it) */
-	[CO_SPAWN_PORT] = { .name = "port",
-			    .off = offsetof(struct bp_spawn, port),
-			    .type = OPT_NUM_U32,
-			    .min = 0,
-			    .max = 255 },
+	[CO_SPAWN_PORT] = OPT_NUM_ROW(struct bp_spawn, port, "port", 0, 255),
 };

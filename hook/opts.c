@@ -3,10 +3,6 @@
 #include "hook/opts.h"
 
 const struct opt_num hook_opt_nums[HO_COUNT] = {
-	[HO_TIMEOUT] = { .name = "timeout",
-			 .off = offsetof(struct hook_opts, timeout_s),
-			 .type = OPT_NUM_U32,
-			 .min = 1,
-			 .max = HOOK_TIMEOUT_MAX,
-			 .unit = "seconds" },
+	[HO_TIMEOUT] = OPT_NUM_ROW(struct hook_opts, timeout_s, "timeout", 1,
+				   HOOK_TIMEOUT_MAX, .unit = "seconds"),
 };

@@ -4,16 +4,10 @@
 
 #include <limits.h>
 
+#define ROW(f, n, ...)                                                         \
+	OPT_NUM_ROW(struct trace_nums, f, n, 1, INT_MAX, __VA_ARGS__)
+
 const struct opt_num trace_opt_nums[TO_NUM] = {
-	[TO_INTERVAL] = { .name = "interval",
-			  .off = offsetof(struct trace_nums, interval),
-			  .type = OPT_NUM_INT,
-			  .min = 1,
-			  .max = INT_MAX,
-			  .unit = "seconds" },
-	[TO_COUNT] = { .name = "count",
-		       .off = offsetof(struct trace_nums, count),
-		       .type = OPT_NUM_LONG,
-		       .min = 1,
-		       .max = INT_MAX },
+	[TO_INTERVAL] = ROW(interval, "interval", .unit = "seconds"),
+	[TO_COUNT] = ROW(count, "count"),
 };

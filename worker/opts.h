@@ -24,9 +24,9 @@ struct worker_opts {
 	uint8_t port;
 	bool busy_poll;
 	bool poll_budget_set;
-	uint32_t poll_budget_us;    /* with poll_budget_set */
-	uint32_t doorbell_poll_ms;  /* PVRDMA: 0 = doorbells as messages */
-	int64_t peer_uid, peer_gid; /* the VM's QEMU identity, or -1 */
+	uint32_t poll_budget_us;      /* with poll_budget_set */
+	uint32_t doorbell_poll_ms;    /* PVRDMA: 0 = doorbells as messages */
+	long long peer_uid, peer_gid; /* the VM's QEMU identity, or -1 */
 	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
 	const char *test_syscall; /* test builds: made once sandboxed */
 	struct be_limits lim;
