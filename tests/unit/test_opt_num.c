@@ -260,7 +260,8 @@ static void test_spellings(void **state)
 			 "--max-qp: '%s' is not a number (0..1048576)", bad[i]);
 		assert_string_equal(why.msg, msg);
 	}
-	assert_int_equal(opt_num_parse(row, "-0", &w, &why), -ERANGE);
+	assert_int_equal(opt_num_parse(row, "-0", &w, &why), 0);
+	assert_int_equal(opt_num_parse(row, "-1", &w, &why), -ERANGE);
 	assert_int_equal(opt_num_parse(row, "007", &w, &why), 0);
 	assert_int_equal(w.lim.max_qp, 7);
 	memset(longtext, '9', sizeof(longtext) - 1);
