@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "common/opt_num.h"
-#include "worker/backend/backend.h"
+#include "worker/backend/limits.h"
 
 struct worker_opts {
 	const char *socket_path;

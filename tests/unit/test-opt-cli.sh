@@ -4,9 +4,9 @@
 # option parsing must name the option it was given (not a neighbour of
 # it in some table) with the text and the range, and exit before doing
 # anything.  The messages' cases one by one are unit-opt-num's.
-# Usage: test-opt-cli.sh WORKER MUX RDMAGATECTL HOOK [TRACE] (TAP)
+# Usage: test-opt-cli.sh WORKER MUX RDMAGATECTL HOOK GUEST [TRACE] (TAP)
 set -u
-worker=$1 mux=$2 ctl=$3 hook=$4 trace=${5:-}
+worker=$1 mux=$2 ctl=$3 hook=$4 guest=$5 trace=${6:-}
 n=0 failed=0
 
 # check NAME EXPECTED-RC EXPECTED-FIRST-STDERR-LINE COMMAND...
@@ -59,6 +59,44 @@ check "rdmagatectl spawn --port" 1 \
 check "rdmagate-libvirt-hook --timeout" 1 \
 	"rdmagate-libvirt-hook: error: --timeout: '5s' is not a number (1..600 seconds)" \
 	"$hook" --control /nonexistent/s --timeout 5s vm-a prepare begin -
+# the guest simulator: COMMAND SPELLING NAME RANGE, each with 'x'
+while read -r cmd spelling name range; do
+	case $spelling in
+	--cm-*) set -- "$spelling=x" ;;
+	*) set -- "$spelling" x ;;
+	esac
+	if [ "$cmd" = - ]; then
+		set -- "$@" probe
+	else
+		set -- "$cmd" "$@"
+	fi
+	check "rdmagate-guest $*" 2 \
+		"rdmagate-guest: --$name: 'x' is not a number $range" \
+		"$guest" --socket /nonexistent/s "$@"
+done <<'EOF2'
+- --config-size config-size (0..256)
+- --timeout timeout (1..2147483647 ms)
+echo -n count (1..9223372036854775807)
+echo -s size (1..67108864)
+echo --queues queues (1..256)
+echo --ring ring (1..32768)
+rc_pingpong -p port (0..65535)
+rc_pingpong -n iters (1..4294967295)
+rc_pingpong -g gid-idx (-2147483648..511)
+rc_pingpong -i ib-port (1..1)
+rc_pingpong -s size (1..4294967295)
+rc_pingpong -m mtu (256..4096)
+rc_pingpong -r rx-depth (1..511)
+rc_pingpong -l sl (0..15)
+rc_pingpong -w wait-ms (0..10000)
+srq_pingpong -q num-qp (1..64)
+perf -D depth (1..512)
+perf -R repeat (1..4294967295)
+perf -Q cq-mod (1..4294967295)
+perf --iters iters (1..4294967295)
+cm_pingpong --cm-timeout cm-timeout (1..600000 ms)
+cm_pingpong --cm-retries cm-retries (0..15)
+EOF2
 if [ -n "$trace" ] && [ -x "$trace" ]; then
 	for o in "-i interval" "--interval interval" "-c count" \
 		"--count count"; do
