@@ -18,6 +18,7 @@
 #include "common/cleanup.h"
 #include "common/ctl_client.h"
 #include "config.h"
+#include "ctl/opts.h"
 #include "ctl/prom.h"
 #include "policy/policy.h"
 
@@ -100,18 +101,6 @@ static void set_field(char *f, size_t size, const char *s, const char *what)
 /* ---- commands --------------------------------------------------------------
  */
 
-static unsigned long number(const char *opt, const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-' || v > max)
-		die("%s '%s': not a number in 0..%lu", opt, s, max);
-	return v;
-}
-
 /* --address: one address (not a prefix) as the policy writes it */
 static void add_address(struct bp_spawn *s, const char *text)
 {
@@ -125,11 +114,10 @@ static void add_address(struct bp_spawn *s, const char *text)
 
 static int cmd_spawn(int argc, char **argv)
 {
-	static const struct option lo[] = {
+	static const struct option fixed[] = {
 		{ "vm", required_argument, NULL, 'm' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "device", required_argument, NULL, 'd' },
-		{ "port", required_argument, NULL, 'p' },
 		{ "address", required_argument, NULL, 'a' },
 		{ "frontend", required_argument, NULL, 'f' },
 #if RDMAGATE_TEST_HOOKS
@@ -138,14 +126,25 @@ static int cmd_spawn(int argc, char **argv)
 #endif
 		{ NULL, 0, NULL, 0 },
 	};
+	/* the numeric options come from ctl/opts.c */
+	struct option lo[ARRAY_SIZE(fixed) + CO_SPAWN_COUNT];
 	struct bp_msg m;
 	struct bp_spawn *s = &m.u.spawn;
 	struct ctl_conn conn;
-	int c;
+	struct reason why;
+	int c, li;
 
+	if (opt_num_longopts(lo, ARRAY_SIZE(lo), fixed, ctl_spawn_opt_nums,
+			     CO_SPAWN_COUNT) < 0)
+		die("the option table is too small");
 	bp_init(&m, BP_SPAWN);
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", lo, &li)) != -1) {
 		switch (c) {
+		case OPT_NUM_VAL:
+			if (opt_num_set(ctl_spawn_opt_nums, CO_SPAWN_COUNT,
+					lo[li].name, optarg, s, &why) < 0)
+				die("%s", why.msg);
+			break;
 		case 'm':
 			set_field(s->vm, sizeof(s->vm), optarg, "--vm");
 			break;
@@ -156,9 +155,6 @@ static int cmd_spawn(int argc, char **argv)
 		case 'd':
 			set_field(s->device, sizeof(s->device), optarg,
 				  "--device");
-			break;
-		case 'p':
-			s->port = (uint32_t)number("--port", optarg, 255);
 			break;
 		case 'a':
 			add_address(s, optarg);

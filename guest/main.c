@@ -11,22 +11,10 @@
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "guest/guest_dev.h"
+#include "guest/opts.h"
 #include "guest/tools.h"
 
 #define GPA_HIGH (4ull << 30) /* buffers live above a hole, like >4G RAM */
-
-struct tool {
-	const char *socket;
-	struct vhost_client_opts vc;
-	/* echo */
-	unsigned long count;
-	uint32_t size;
-	unsigned int queues;
-	uint16_t ring;
-	bool hugepages, indirect, poll, event_idx;
-	/* commands on the virtio-rdma verbs */
-	struct gv_tool_opts gt;
-};
 
 static void usage(FILE *f)
 {
@@ -391,43 +379,33 @@ static const struct command commands[] = {
 	{ "cm_udaddy", cmd_cm_udaddy },
 };
 
-enum {
-	OPT_QUEUES = 256,
-	OPT_HUGE,
-	OPT_INDIRECT,
-	OPT_POLL,
-	OPT_RING,
-	OPT_EVENT_IDX
-};
+enum { OPT_HUGE = 256, OPT_INDIRECT, OPT_POLL, OPT_EVENT_IDX };
 
 static int parse_echo(struct tool *t, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "queues", required_argument, NULL, OPT_QUEUES },
-		{ "ring", required_argument, NULL, OPT_RING },
+	static const struct option fixed[] = {
 		{ "hugepages", no_argument, NULL, OPT_HUGE },
 		{ "indirect", no_argument, NULL, OPT_INDIRECT },
 		{ "poll", no_argument, NULL, OPT_POLL },
 		{ "event-idx", no_argument, NULL, OPT_EVENT_IDX },
 		{ 0 },
 	};
-	int c;
+	/* -n, -s, --queues, --ring: guest/opts.c */
+	struct option lo[ARRAY_SIZE(fixed) + GE_NUM];
+	int c, li, r;
 
+	if (opt_num_longopts(lo, ARRAY_SIZE(lo), fixed, guest_echo_nums,
+			     GE_NUM) < 0)
+		return -EINVAL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:s:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:s:", lo, &li)) != -1) {
+		r = guest_opt_num(guest_echo_nums, GE_NUM, t, NULL, c, lo, li,
+				  optarg);
+		if (r < 0)
+			return r;
+		if (r)
+			continue;
 		switch (c) {
-		case 'n':
-			t->count = strtoul(optarg, NULL, 0);
-			break;
-		case 's':
-			t->size = (uint32_t)strtoul(optarg, NULL, 0);
-			break;
-		case OPT_QUEUES:
-			t->queues = (unsigned int)atoi(optarg);
-			break;
-		case OPT_RING:
-			t->ring = (uint16_t)atoi(optarg);
-			break;
 		case OPT_HUGE:
 			t->hugepages = true;
 			break;
@@ -481,10 +459,8 @@ static int cmd_echo(struct tool *t, int argc, char **argv)
 
 enum {
 	OPT_SOCKET = 256,
-	OPT_CONFIG,
 	OPT_NO_SLOTS,
 	OPT_NO_ACK,
-	OPT_TIMEOUT,
 	OPT_GID,
 	OPT_SCATTER,
 	OPT_RAM,
@@ -517,12 +493,10 @@ static int add_gid_opt(struct tool *t, const char *arg)
 
 static int parse_global(struct tool *t, int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option fixed[] = {
 		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "config-size", required_argument, NULL, OPT_CONFIG },
 		{ "no-mem-slots", no_argument, NULL, OPT_NO_SLOTS },
 		{ "no-reply-ack", no_argument, NULL, OPT_NO_ACK },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "gid", required_argument, NULL, OPT_GID },
 		{ "scatter", no_argument, NULL, OPT_SCATTER },
 		{ "ram", required_argument, NULL, OPT_RAM },
@@ -532,24 +506,29 @@ static int parse_global(struct tool *t, int argc, char **argv)
 	};
 	uint64_t slots = 1ull << VHOST_USER_PROTOCOL_F_CONFIGURE_MEM_SLOTS;
 	uint64_t ack = 1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK;
-	int c;
+	/* --config-size, --timeout: guest/opts.c */
+	struct option lo[ARRAY_SIZE(fixed) + GG_COUNT];
+	int c, li, r;
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	if (opt_num_longopts(lo, ARRAY_SIZE(lo), fixed, guest_global_nums,
+			     GG_COUNT) < 0)
+		return -EINVAL;
+	while ((c = getopt_long(argc, argv, "+h", lo, &li)) != -1) {
+		r = guest_opt_num(guest_global_nums, GG_COUNT, t, NULL, c, lo,
+				  li, optarg);
+		if (r < 0)
+			return r;
+		if (r)
+			continue;
 		switch (c) {
 		case OPT_SOCKET:
 			t->socket = optarg;
-			break;
-		case OPT_CONFIG:
-			t->vc.config_size = (uint32_t)atoi(optarg);
 			break;
 		case OPT_NO_SLOTS:
 			t->vc.protocol_features &= ~slots;
 			break;
 		case OPT_NO_ACK:
 			t->vc.protocol_features &= ~ack;
-			break;
-		case OPT_TIMEOUT:
-			t->vc.timeout_ms = atoi(optarg);
 			break;
 		case OPT_GID:
 			if (add_gid_opt(t, optarg))

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "common/cleanup.h"
+#include "guest/opts.h"
 #include "guest/tools.h"
 
 static const char wire_msg[] =
@@ -84,11 +86,18 @@ static void dest_refuses_bad_messages(void **state)
 
 static int parse_cli(struct gv_tool_cli *c, int argc, char **argv)
 {
-	int opt, r;
+	static const struct option none[] = { { 0 } };
+	struct option lo[ARRAY_SIZE(none) + GC_COUNT];
+	int opt, li, r;
 
+	assert_int_equal(opt_num_longopts(lo, ARRAY_SIZE(lo), none,
+					  guest_cli_nums, GC_COUNT),
+			 0);
 	optind = 0; /* reinitialise getopt between the cases */
-	while ((opt = getopt(argc, argv, "p:n:g:ex")) != -1) {
-		r = gv_tool_cli_opt(c, opt, optarg);
+	while ((opt = getopt_long(argc, argv, "p:n:g:ex", lo, &li)) != -1) {
+		r = guest_opt_num(NULL, 0, NULL, c, opt, lo, li, optarg);
+		if (!r)
+			r = gv_tool_cli_opt(c, opt);
 		if (r <= 0)
 			return r ? r : opt;
 	}

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "guest/cm_conn.h"
 #include "guest/cm_qp1.h"
+#include "guest/opts.h"
 #include "guest/tools.h"
 
 #define CMPP_EPHEMERAL_LO 32768 /* ip_local_port_range's default */
@@ -34,9 +35,8 @@
 #define CM_UDP_QKEY 0x01234567u
 
 struct cmpp {
-	bool ud;	     /* cm_udaddy: a SIDR exchange for a UD QP */
-	uint32_t timeout_ms; /* --cm-timeout; 0: ib_cm's timers */
-	int retries;	     /* --cm-retries; -1: rdma_cm's 15 */
+	bool ud;	  /* cm_udaddy: a SIDR exchange for a UD QP */
+	struct cm_opts o; /* --cm-timeout, --cm-retries */
 	struct cm_qp1 t;
 	struct cm_conn c;
 	struct gv_qp *qp;
@@ -101,9 +101,9 @@ static void cmpp_cfg(const struct cmpp *s, const struct gv_tool_meet_args *a,
 		     const uint8_t gid[16], struct cm_conn_cfg *cfg)
 {
 	cm_conn_cfg_default(cfg);
-	cfg->timeout_ms = s->timeout_ms;
-	if (s->retries >= 0)
-		cfg->max_cm_retries = (uint8_t)s->retries;
+	cfg->timeout_ms = s->o.timeout_ms;
+	if (s->o.retries >= 0)
+		cfg->max_cm_retries = (uint8_t)s->o.retries;
 	memcpy(cfg->gid, gid, 16);
 	cfg->sgid_index = (uint8_t)a->gidx;
 	cfg->ca_guid = a->ctx->attr.sys_image_guid;
@@ -285,37 +285,32 @@ static int cmpp_part(void *arg, bool ok)
 	return ok ? r : 0;
 }
 
-/* Takes --cm-timeout=MS and --cm-retries=N out of argv (before HOST). */
+/*
+ * Takes --cm-timeout=MS and --cm-retries=N (guest/opts.c) out of argv
+ * (before HOST): 0, or -EINVAL after printing why.
+ */
 static int cmpp_args(struct cmpp *s, int *argc, char **argv)
 {
+	struct reason why;
+	char name[16];
 	int n = 1;
 
-	s->timeout_ms = 0;
-	s->retries = -1;
+	s->o = (struct cm_opts){ .timeout_ms = 0, .retries = -1 };
 	for (int i = 1; i < *argc; i++) {
-		const char *v = NULL;
-		char *end;
-		unsigned long x;
+		const char *eq = strchr(argv[i], '=');
+		size_t len = eq ? (size_t)(eq - argv[i]) : 0;
 
-		if (!strncmp(argv[i], "--cm-timeout=", 13))
-			v = argv[i] + 13;
-		else if (!strncmp(argv[i], "--cm-retries=", 13))
-			v = argv[i] + 13;
-		if (!v) {
+		if (strncmp(argv[i], "--cm-", 5) || !eq ||
+		    len >= sizeof(name)) {
 			argv[n++] = argv[i];
 			continue;
 		}
-		x = strtoul(v, &end, 0);
-		if (*end || end == v)
+		memcpy(name, argv[i] + 2, len - 2);
+		name[len - 2] = '\0';
+		if (opt_num_set(guest_cm_nums, GM_COUNT, name, eq + 1, &s->o,
+				&why) < 0) {
+			fprintf(stderr, "rdmagate-guest: %s\n", why.msg);
 			return -EINVAL;
-		if (argv[i][5] == 't') {
-			if (!x || x > 600000)
-				return -EINVAL;
-			s->timeout_ms = (uint32_t)x;
-		} else {
-			if (x > 15) /* a 4-bit field of the REQ */
-				return -EINVAL;
-			s->retries = (int)x;
 		}
 	}
 	argv[n] = NULL;
@@ -373,11 +368,8 @@ static int cm_main(const struct gv_tool_opts *o, int argc, char **argv,
 	};
 
 	log_init("rdmagate-guest", LOG_LVL_INFO);
-	if (cmpp_args(&s, &argc, argv)) {
-		fprintf(stderr, "%s: bad --cm-timeout or --cm-retries\n",
-			argv[0]);
+	if (cmpp_args(&s, &argc, argv))
 		return 2;
-	}
 	s.ud = ud;
 	if (ud)
 		return gv_tool_ud_pingpong_meet(o, argc, argv, &meet);

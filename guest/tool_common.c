@@ -163,18 +163,9 @@ int gv_tool_accept(unsigned int port)
 
 /* ---- the command line ---- */
 
-int gv_tool_cli_opt(struct gv_tool_cli *c, int opt, const char *arg)
+int gv_tool_cli_opt(struct gv_tool_cli *c, int opt)
 {
 	switch (opt) {
-	case 'p':
-		c->port = (unsigned int)strtoul(arg, NULL, 0);
-		return c->port <= 65535 ? 1 : -EINVAL;
-	case 'n':
-		c->iters = (unsigned int)strtoul(arg, NULL, 0);
-		return 1;
-	case 'g':
-		c->gidx = (int)strtol(arg, NULL, 0);
-		return 1;
 	case 'e':
 		c->events = true;
 		return 1;

@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/clock.h"
+#include "guest/opts.h"
 #include "guest/tools.h"
 
 /* After the pingpong's address: our buffer, "AAAAAAAAAAAAAAAA:RRRRRRRR". */
@@ -27,29 +29,11 @@
 #define CQ_MOD_BW   16 /* default -Q of the bandwidth tests */
 #define POST_LIST   32 /* WRs per post call (one kick) */
 
-enum perf_test {
-	T_SEND_LAT,
-	T_WRITE_LAT,
-	T_READ_LAT,
-	T_WRITE_BW,
-	T_READ_BW,
-	T_SEND_BW,
-	T_REG,
-};
-
 static const char *const test_names[] = {
 	[T_SEND_LAT] = "send_lat", [T_WRITE_LAT] = "write_lat",
 	[T_READ_LAT] = "read_lat", [T_WRITE_BW] = "write_bw",
 	[T_READ_BW] = "read_bw",   [T_SEND_BW] = "send_bw",
 	[T_REG] = "reg",
-};
-
-struct perf_opts {
-	struct gv_tool_cli c; /* server, port, iters, gidx, events */
-	enum perf_test test;
-	unsigned int depth, repeat;
-	unsigned int cq_mod; /* one signaled send in cq_mod */
-	uint64_t size;
 };
 
 /* The pingpong's address, and the buffer the peer may write and read. */
@@ -665,7 +649,7 @@ static int find_test(const char *name)
 	return -1;
 }
 
-/* The options of perf besides gv_tool_cli_opt()'s. */
+/* perf's options that are no plain number (guest/opts.c has those). */
 static int perf_opt(struct perf_opts *o, int c, const char *arg, bool *sized)
 {
 	int t;
@@ -680,15 +664,6 @@ static int perf_opt(struct perf_opts *o, int c, const char *arg, bool *sized)
 	case 's':
 		*sized = true;
 		return parse_size(arg, &o->size);
-	case 'D':
-		o->depth = (unsigned int)strtoul(arg, NULL, 0);
-		return 0;
-	case 'R':
-		o->repeat = (unsigned int)strtoul(arg, NULL, 0);
-		return 0;
-	case 'Q':
-		o->cq_mod = (unsigned int)strtoul(arg, NULL, 0);
-		return o->cq_mod ? 0 : -EINVAL;
 	default:
 		return -EINVAL;
 	}
@@ -696,20 +671,26 @@ static int perf_opt(struct perf_opts *o, int c, const char *arg, bool *sized)
 
 static int perf_parse(struct perf_opts *o, int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "test", 1, NULL, 't' },    { "size", 1, NULL, 's' },
-		{ "iters", 1, NULL, 'n' },   { "depth", 1, NULL, 'D' },
-		{ "repeat", 1, NULL, 'R' },  { "events", 0, NULL, 'e' },
-		{ "gid-idx", 1, NULL, 'g' }, { "port", 1, NULL, 'p' },
-		{ "cq-mod", 1, NULL, 'Q' },  { 0 },
+	static const struct option fixed[] = {
+		{ "test", 1, NULL, 't' },
+		{ "size", 1, NULL, 's' },
+		{ 0 },
 	};
+	/* the numbers: guest/opts.c */
+	struct option lo[GUEST_TOOL_LONGOPTS(fixed, GF_COUNT)];
 	bool sized = false;
-	int c, r;
+	int c, li, r;
 
+	if (guest_tool_longopts(lo, ARRAY_SIZE(lo), fixed, guest_perf_nums,
+				GF_COUNT) < 0)
+		return -EINVAL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "t:s:n:D:R:eg:p:Q:", lo, NULL)) !=
+	while ((c = getopt_long(argc, argv, "t:s:n:D:R:eg:p:Q:", lo, &li)) !=
 	       -1) {
-		r = gv_tool_cli_opt(&o->c, c, optarg);
+		r = guest_opt_num(guest_perf_nums, GF_COUNT, o, &o->c, c, lo,
+				  li, optarg);
+		if (!r)
+			r = gv_tool_cli_opt(&o->c, c);
 		if (!r)
 			r = perf_opt(o, c, optarg, &sized);
 		if (r < 0)

@@ -14,7 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/clock.h"
+#include "guest/opts.h"
 #include "guest/tools.h"
 
 enum { PP_RECV_WRID = 1, PP_SEND_WRID = 2 };
@@ -23,19 +25,6 @@ enum { PP_RECV_WRID = 1, PP_SEND_WRID = 2 };
 #define PP_GRH	      40   /* UD receives start with the GRH area */
 #define PP_UD_QKEY    0x11111111u
 #define PP_WIRE_QP    256 /* srq_pingpong always exchanges 256 addresses */
-#define PP_MAX_QP     64  /* srq_pingpong -q: the device has ~80 slots */
-
-struct pp_opts {
-	struct gv_tool_cli c; /* server, port, iters, gidx, events */
-	unsigned int size, rx_depth;
-	uint32_t mtu;
-	int ib_port, sl;
-	bool check;
-	bool ud;	      /* ud_pingpong */
-	bool srq;	      /* srq_pingpong */
-	unsigned int num_qp;  /* srq_pingpong -q */
-	unsigned int wait_ms; /* -w: pause before each send (a low rate) */
-};
 
 struct pp {
 	struct gv_context *ctx;
@@ -517,39 +506,15 @@ static void pp_usage(const char *argv0, const char *note)
 	       argv0, argv0, note);
 }
 
-/* The options of the pingpongs besides gv_tool_cli_opt()'s. */
-static int pp_opt(struct pp_opts *o, int c, const char *arg)
+/* The pingpongs' options that are no number (guest/opts.c has those). */
+static int pp_opt(struct pp_opts *o, int c)
 {
-	char *end;
-
 	switch (c) {
 	case 'd':
-		return 0;
-	case 'i':
-		o->ib_port = (int)strtol(arg, NULL, 0);
-		/* the device has port 1 */
-		return o->ib_port == VIRTIO_RDMA_PORT ? 0 : -EINVAL;
-	case 's':
-		o->size = (unsigned int)strtoul(arg, NULL, 0);
-		return 0;
-	case 'm':
-		o->mtu = gv_mtu_to_enum((uint32_t)strtoul(arg, NULL, 0));
-		return o->mtu ? 0 : -EINVAL;
-	case 'r':
-		o->rx_depth = (unsigned int)strtoul(arg, NULL, 0);
-		return 0;
-	case 'l':
-		o->sl = (int)strtol(arg, NULL, 0);
 		return 0;
 	case 'c':
 		o->check = true;
 		return 0;
-	case 'w':
-		o->wait_ms = (unsigned int)strtoul(arg, &end, 10);
-		return *arg && !*end && o->wait_ms <= 10000 ? 0 : -EINVAL;
-	case 'q':
-		o->num_qp = (unsigned int)strtoul(arg, NULL, 0);
-		return o->num_qp && o->num_qp <= PP_MAX_QP ? 0 : -EINVAL;
 	default:
 		return -EINVAL;
 	}
@@ -557,28 +522,42 @@ static int pp_opt(struct pp_opts *o, int c, const char *arg)
 
 static int pp_parse(struct pp_opts *o, int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "port", 1, NULL, 'p' },    { "ib-dev", 1, NULL, 'd' },
-		{ "ib-port", 1, NULL, 'i' }, { "size", 1, NULL, 's' },
-		{ "mtu", 1, NULL, 'm' },     { "rx-depth", 1, NULL, 'r' },
-		{ "iters", 1, NULL, 'n' },   { "sl", 1, NULL, 'l' },
-		{ "events", 0, NULL, 'e' },  { "gid-idx", 1, NULL, 'g' },
-		{ "chk", 0, NULL, 'c' },     { "num-qp", 1, NULL, 'q' },
-		{ "wait-ms", 1, NULL, 'w' }, { 0 },
+	static const struct option fixed[] = {
+		{ "ib-dev", 1, NULL, 'd' },
+		{ "chk", 0, NULL, 'c' },
+		{ 0 },
 	};
-	int c, r;
+	/* the numbers: guest/opts.c */
+	struct option lo[GUEST_TOOL_LONGOPTS(fixed, GP_COUNT)];
+	int c, li, r;
 
+	if (guest_tool_longopts(lo, ARRAY_SIZE(lo), fixed, guest_pp_nums,
+				GP_COUNT) < 0)
+		return -EINVAL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "p:d:i:s:m:r:n:l:eg:cq:w:", lo,
-				NULL)) != -1) {
+				&li)) != -1) {
 		if ((o->ud && (c == 'm' || c == 'c')) || (o->srq && c == 'c') ||
 		    (!o->srq && c == 'q'))
 			return -EINVAL; /* not an option of that tool */
-		r = gv_tool_cli_opt(&o->c, c, optarg);
+		r = guest_opt_num(guest_pp_nums, GP_COUNT, o, &o->c, c, lo, li,
+				  optarg);
 		if (!r)
-			r = pp_opt(o, c, optarg);
+			r = gv_tool_cli_opt(&o->c, c);
+		if (!r)
+			r = pp_opt(o, c);
 		if (r < 0)
 			return r;
+	}
+	if (o->mtu_bytes) {
+		o->mtu = gv_mtu_to_enum(o->mtu_bytes);
+		if (!o->mtu) {
+			fprintf(stderr,
+				"rdmagate-guest: --mtu: '%u' is not 256, 512, "
+				"1024, 2048 or 4096\n",
+				o->mtu_bytes);
+			return -EINVAL;
+		}
 	}
 	if (gv_tool_cli_host(&o->c, argc, argv) || !o->size || !o->rx_depth ||
 	    o->rx_depth >= VIRTIO_RDMA_RING_SIZE || o->sl < 0 || o->sl > 15)

@@ -60,8 +60,11 @@ struct gv_tool_cli {
 	bool events;	    /* -e */
 };
 
-/* getopt's option c: 1 if it is one of those (set), 0 if not, -EINVAL. */
-int gv_tool_cli_opt(struct gv_tool_cli *c, int opt, const char *arg);
+/*
+ * getopt's option c: 1 if it is -e (set), 0 if not.  The numbers (-p,
+ * -n, -g) are guest_cli_nums' (guest/opts.h).
+ */
+int gv_tool_cli_opt(struct gv_tool_cli *c, int opt);
 /* After getopt: the optional HOST; checks -n and -g. 0 or -EINVAL. */
 int gv_tool_cli_host(struct gv_tool_cli *c, int argc, char **argv);
 

@@ -25,9 +25,8 @@
 #include "common/ctl_client.h"
 #include "common/log.h"
 #include "hook/domain_meta.h"
+#include "hook/opts.h"
 
-#define TIMEOUT_DEFAULT 30 /* s; a STOP may take the broker 5 s + reaping */
-#define TIMEOUT_MAX	600
 /* what a STOP logged, and a SPAWN's reply beside what its STOP logged */
 #define STOP_INFO_LEN 512
 #define INFO_LEN      (2 * STOP_INFO_LEN)
@@ -47,7 +46,7 @@ static void usage(FILE *f)
 		"                   else " RDMAGATE_CTL_DEFAULT_SOCKET ")\n"
 		"  --timeout SEC    for each exchange with the broker "
 		"(1..%d, default %d)\n",
-		TIMEOUT_MAX, TIMEOUT_DEFAULT);
+		HOOK_TIMEOUT_MAX, HOOK_TIMEOUT_DEFAULT);
 }
 
 /* The domain XML from stdin: at most DOMAIN_XML_MAX bytes. */
@@ -146,24 +145,24 @@ static int spawn_worker(struct ctl_conn *c, const struct bp_spawn *s,
 	return ret;
 }
 
-static unsigned int parse_timeout(const char *s)
+/* The row of hook_opt_nums that argument arg names (--NAME), or NULL. */
+static const struct opt_num *num_opt(const char *arg)
 {
-	char *end;
-	unsigned long v;
+	size_t r;
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-' || v < 1 ||
-	    v > TIMEOUT_MAX)
-		fatalx("--timeout '%s': not a number of seconds in 1..%d", s,
-		       TIMEOUT_MAX);
-	return (unsigned int)v;
+	if (strncmp(arg, "--", 2))
+		return NULL;
+	for (r = 0; r < HO_COUNT; r++)
+		if (!strcmp(arg + 2, hook_opt_nums[r].name))
+			return &hook_opt_nums[r];
+	return NULL;
 }
 
 int main(int argc, char **argv)
 {
 	const char *control = getenv("RDMAGATE_CONTROL");
-	unsigned int timeout = TIMEOUT_DEFAULT;
+	struct hook_opts ho = { .timeout_s = HOOK_TIMEOUT_DEFAULT };
+	const struct opt_num *row;
 	const char *object, *op, *subop;
 	_cleanup_free_ char *xml = NULL;
 	struct reason why;
@@ -181,9 +180,11 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc - 4; i++) {
 		if (!strcmp(argv[i], "--control") && i + 1 < argc - 4)
 			control = argv[++i];
-		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc - 4)
-			timeout = parse_timeout(argv[++i]);
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		else if ((row = num_opt(argv[i])) && i + 1 < argc - 4) {
+			if (opt_num_parse(row, argv[++i], &ho, &why) < 0)
+				fatalx("%s", why.msg);
+		} else if (!strcmp(argv[i], "--help") ||
+			   !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 0;
 		} else {
@@ -226,7 +227,7 @@ int main(int argc, char **argv)
 		fatalx("%s %s %s: the domain XML names domain %s", object, op,
 		       subop, meta.s.vm);
 
-	ret = ctl_connect(&conn, control, timeout, &why);
+	ret = ctl_connect(&conn, control, ho.timeout_s, &why);
 	if (ret == 0) {
 		if (act == ACT_SPAWN)
 			ret = spawn_worker(&conn, &meta.s, info, &why);

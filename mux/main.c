@@ -40,6 +40,7 @@
 #include "common/probes.h"
 #include "common/unix_socket.h"
 #include "mux/mux.h"
+#include "mux/opts.h"
 #include "mux/router.h"
 #include "common/privdrop.h"
 
@@ -135,18 +136,6 @@ static void drop_privileges(struct mux *m)
 		 m->user, pw->pw_uid);
 }
 
-static uint64_t parse_secs(const char *opt, const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v == 0 || v > 365ull * 86400)
-		fatalx("%s %s: not 1..31536000 seconds", opt, s);
-	return v * 1000;
-}
-
 static void parse_port(struct mux *m, const char *s)
 {
 	char dev[MP_DEVICE_SIZE];
@@ -175,27 +164,36 @@ static void parse_port(struct mux *m, const char *s)
 
 int main(int argc, char **argv)
 {
-	static const struct option lo[] = {
+	static const struct option fixed[] = {
 		{ "control", required_argument, NULL, 'c' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "user", required_argument, NULL, 'u' },
-		{ "id-ttl", required_argument, NULL, 'i' },
-		{ "conn-ttl", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* the numeric options come from mux/opts.c */
+	struct option lo[ARRAY_SIZE(fixed) + MO_COUNT];
 	const char *ports[MAX_PORTS];
 	static struct mux m;
 	size_t nports = 0, i;
-	int c;
+	struct reason why;
+	int c, li;
 
 	router_config_default(&m.rc);
 	m.control_path = RDMAGATE_MUX_DEFAULT_SOCKET;
 	m.ep = m.lfd = m.bfd = m.sfd = m.tfd = -1;
-	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+	if (opt_num_longopts(lo, ARRAY_SIZE(lo), fixed, mux_opt_nums,
+			     MO_COUNT) < 0)
+		fatalx("the option table is too small");
+	while ((c = getopt_long(argc, argv, "vh", lo, &li)) != -1) {
 		switch (c) {
+		case OPT_NUM_VAL:
+			if (opt_num_set(mux_opt_nums, MO_COUNT, lo[li].name,
+					optarg, &m.rc, &why) < 0)
+				fatalx("%s", why.msg);
+			break;
 		case 'c':
 			m.control_path = optarg;
 			break;
@@ -211,12 +209,6 @@ int main(int argc, char **argv)
 			break;
 		case 'u':
 			m.user = optarg;
-			break;
-		case 'i':
-			m.rc.id_ttl_ms = parse_secs("--id-ttl", optarg);
-			break;
-		case 't':
-			m.rc.conn_ttl_ms = parse_secs("--conn-ttl", optarg);
 			break;
 		case 'v':
 			m.verbose = true;

@@ -26,6 +26,7 @@
 #include "common/probes.h"
 #include "config.h"
 #include "trace/maps.h"
+#include "trace/opts.h"
 #include "trace/rdmagate-trace.h"
 #include "rdmagate-trace.skel.h"
 
@@ -101,10 +102,9 @@ static struct env {
 	bool bin_given[ROLE_COUNT];
 	const char *vm;
 	const char *pin_dir;
-	int interval;
-	long count;
+	struct trace_nums n; /* --interval, --count (trace/opts.c) */
 	bool json, keep, verbose;
-} env = { .interval = 1, .count = -1, .pin_dir = RT_PIN_DIR };
+} env = { .n = { .interval = 1, .count = -1 }, .pin_dir = RT_PIN_DIR };
 
 static volatile sig_atomic_t exiting;
 
@@ -141,16 +141,14 @@ static const struct argp_option opts[] = {
 	{ 0 },
 };
 
-static long parse_pos(const char *s, struct argp_state *state)
+/* Option row r of trace_opt_nums, or exits saying why. */
+static void parse_num(enum trace_opt_num r, const char *arg,
+		      struct argp_state *state)
 {
-	char *end;
-	long v;
+	struct reason why;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v <= 0 || v > INT_MAX)
-		argp_error(state, "'%s' is not a positive number", s);
-	return v;
+	if (opt_num_parse(&trace_opt_nums[r], arg, &env.n, &why) < 0)
+		argp_error(state, "%s", why.msg);
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -160,10 +158,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
 		break;
 	case 'i':
-		env.interval = (int)parse_pos(arg, state);
+		parse_num(TO_INTERVAL, arg, state);
 		break;
 	case 'c':
-		env.count = parse_pos(arg, state);
+		parse_num(TO_COUNT, arg, state);
 		break;
 	case 'm':
 		if (strlen(arg) >= RT_VM_LEN)
@@ -658,13 +656,13 @@ static void loop(struct rdmagate_trace *skel)
 	long done = 0;
 
 	while (!exiting) {
-		struct timespec ts = { .tv_sec = env.interval };
+		struct timespec ts = { .tv_sec = env.n.interval };
 
 		/* a signal cuts the sleep short: print once more, end */
 		nanosleep(&ts, NULL);
 		if (print_summary(skel) < 0)
 			break;
-		if (env.count > 0 && ++done >= env.count)
+		if (env.n.count > 0 && ++done >= env.n.count)
 			break;
 	}
 }

@@ -35,6 +35,7 @@
 #include "common/probes.h"
 #include "worker/broker_link.h"
 #include "worker/device.h"
+#include "worker/opts.h"
 #include "worker/backend/qp1.h"
 #include "worker/pvrdma/pvrdma.h"
 #include "worker/virtio_rdma/vrdma.h"
@@ -103,28 +104,6 @@ struct loop {
 
 /* What the broker's STATS gets: this process's counters, all frontends. */
 static struct wp_counters counters;
-
-struct options {
-	const char *socket_path;
-	int fd;
-	int broker_fd; /* the broker channel's listening socket, or -1 */
-	bool print_caps;
-	const char *vm;
-	const char *test_device;
-	const char *device;
-	const char *frontend; /* vhost-user|virtio-rdma, vfio-user|pvrdma */
-	uint8_t port;
-	bool busy_poll;
-	bool poll_budget_set;
-	uint32_t poll_budget_us;   /* with poll_budget_set */
-	uint32_t doorbell_poll_ms; /* PVRDMA: 0 = doorbells as messages */
-	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
-#if RDMAGATE_TEST_HOOKS
-	const char *test_syscall; /* made once the sandbox is on (tests) */
-#endif
-	struct be_limits lim;
-	bool verbose;
-};
 
 /* The timer slack of the loop's sleeps (the default is 50 us). */
 #define WORKER_TIMER_SLACK_NS 5000ul
@@ -651,82 +630,32 @@ static void usage(FILE *f)
 		   "  -v                    debug logs\n");
 }
 
-static int parse_fd(const char *s)
+/* --NAME N of worker_opt_nums (getopt_long() matched lo[li]). */
+static void parse_num(const struct option *lo, int li, struct worker_opts *o)
 {
-	char *end;
-	long v;
+	struct reason why;
+	int row;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < 0 || v > 65535)
-		fatalx("--fd: bad fd number '%s'", s);
-	return (int)v;
+	row = opt_num_set(worker_opt_nums, WO_COUNT, lo[li].name, optarg, o,
+			  &why);
+	if (row < 0)
+		fatalx("%s", why.msg);
+	if (row == WO_POLL_BUDGET)
+		o->poll_budget_set = true;
 }
 
-static uint32_t parse_uint(const char *opt, const char *s, uint32_t min,
-			   uint32_t max)
+static void parse(int argc, char **argv, struct worker_opts *o)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || s[0] == '-' || v < min || v > max)
-		fatalx("--%s: '%s' is not a number in %u..%u",
-		       opt[0] == '-' ? opt + 2 : opt, s, min, max);
-	return (uint32_t)v;
-}
-
-/* The limit of option --max-* number i (in the option table's order). */
-static uint32_t *limit_ptr(struct be_limits *lim, int i)
-{
-	uint32_t *const p[] = { &lim->max_qp,	  &lim->max_cq,
-				&lim->max_mr,	  &lim->max_pd,
-				&lim->max_srq,	  &lim->max_ah,
-				&lim->max_cqe,	  &lim->max_qp_wr,
-				&lim->max_srq_wr, &lim->max_sge };
-
-	return p[i];
-}
-
-/* The long option whose value is c (for messages: never by position). */
-static const char *opt_name(const struct option *lo, int c)
-{
-	for (; lo->name; lo++)
-		if (lo->val == c)
-			return lo->name;
-	return "?";
-}
-
-static void parse(int argc, char **argv, struct options *o)
-{
-	static const struct option lo[] = {
+	static const struct option fixed[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "socket-path", required_argument, NULL, 's' },
-		{ "fd", required_argument, NULL, 'f' },
-		{ "broker-fd", required_argument, NULL, 'b' },
 		{ "print-capabilities", no_argument, NULL, 'c' },
 		{ "vm", required_argument, NULL, 'm' },
 		{ "test-device", required_argument, NULL, 't' },
 		{ "device", required_argument, NULL, 'D' },
 		{ "frontend", required_argument, NULL, 'F' },
-		{ "port", required_argument, NULL, 'P' },
 		{ "busy-poll", no_argument, NULL, 'B' },
-		{ "poll-budget-us", required_argument, NULL, 'A' },
-		{ "doorbell-poll-ms", required_argument, NULL, 'Y' },
-		{ "max-qp", required_argument, NULL, 256 },
-		{ "max-cq", required_argument, NULL, 257 },
-		{ "max-mr", required_argument, NULL, 258 },
-		{ "max-pd", required_argument, NULL, 259 },
-		{ "max-srq", required_argument, NULL, 260 },
-		{ "max-ah", required_argument, NULL, 261 },
-		{ "max-cqe", required_argument, NULL, 262 },
-		{ "max-qp-wr", required_argument, NULL, 263 },
-		{ "max-srq-wr", required_argument, NULL, 264 },
-		{ "max-sge", required_argument, NULL, 265 },
 		{ "sandbox-debug", no_argument, NULL, 'S' },
-		{ "peer-uid", required_argument, NULL, 'U' },
-		{ "peer-gid", required_argument, NULL, 'G' },
 		{ "selinux-level", required_argument, NULL, 'L' },
 #if RDMAGATE_TEST_HOOKS
 		{ "test-forbidden-syscall", required_argument, NULL, 'X' },
@@ -734,18 +663,20 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	/* the numeric options come from worker/opts.c */
+	struct option lo[ARRAY_SIZE(fixed) + WO_COUNT];
+	int c, li;
 
-	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+	if (opt_num_longopts(lo, ARRAY_SIZE(lo), fixed, worker_opt_nums,
+			     WO_COUNT) < 0)
+		fatalx("the option table is too small");
+	while ((c = getopt_long(argc, argv, "vh", lo, &li)) != -1) {
 		switch (c) {
+		case OPT_NUM_VAL:
+			parse_num(lo, li, o);
+			break;
 		case 's':
 			o->socket_path = optarg;
-			break;
-		case 'f':
-			o->fd = parse_fd(optarg);
-			break;
-		case 'b':
-			o->broker_fd = parse_fd(optarg);
 			break;
 		case 'c':
 			o->print_caps = true;
@@ -762,33 +693,11 @@ static void parse(int argc, char **argv, struct options *o)
 		case 'F':
 			o->frontend = optarg;
 			break;
-		case 'P':
-			o->port = (uint8_t)parse_uint("--port", optarg, 1, 255);
-			break;
 		case 'B':
 			o->busy_poll = true;
 			break;
-		case 'Y':
-			o->doorbell_poll_ms =
-				parse_uint("--doorbell-poll-ms", optarg, 0,
-					   POLICY_DOORBELL_POLL_MAX_MS);
-			break;
-		case 'A':
-			o->poll_budget_set = true;
-			o->poll_budget_us =
-				parse_uint("--poll-budget-us", optarg, 0,
-					   POLICY_POLL_BUDGET_MAX_US);
-			break;
 		case 'S':
 			o->sandbox_debug = true;
-			break;
-		case 'U':
-			peer_uid = parse_uint("--peer-uid", optarg, 0,
-					      UINT32_MAX - 1);
-			break;
-		case 'G':
-			peer_gid = parse_uint("--peer-gid", optarg, 0,
-					      UINT32_MAX - 1);
 			break;
 		case 'L':
 			sandbox_selinux_set_level(optarg); /* argv: lives on */
@@ -798,11 +707,6 @@ static void parse(int argc, char **argv, struct options *o)
 			o->test_syscall = optarg;
 			break;
 #endif
-		case 256 ... 265:
-			/* 0 is a quota too: none of that object */
-			*limit_ptr(&o->lim, c - 256) = parse_uint(
-				opt_name(lo, c), optarg, 0, 1u << 20);
-			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -821,7 +725,7 @@ static void parse(int argc, char **argv, struct options *o)
 	if (o->busy_poll && o->poll_budget_set)
 		fatalx("give one of --busy-poll and --poll-budget-us");
 	/* the sandbox lets SO_PEERCRED through for the broker channel */
-	if ((peer_uid >= 0 || peer_gid >= 0) && o->broker_fd < 0)
+	if ((o->peer_uid >= 0 || o->peer_gid >= 0) && o->broker_fd < 0)
 		fatalx("--peer-uid and --peer-gid need --broker-fd");
 }
 
@@ -841,7 +745,7 @@ static void harden_process(void)
 		fatal("installing the SIGBUS handler");
 }
 
-static void set_log_tag(const struct options *o)
+static void set_log_tag(const struct worker_opts *o)
 {
 	char tag[64];
 
@@ -858,7 +762,7 @@ static struct rdma_hca hca;
  * found before any guest input (the sandbox forbids sysfs later), the
  * quotas, counters, broker and mux. Both frontends run on it.
  */
-static void backend_cfg(const struct options *o, struct loop *l,
+static void backend_cfg(const struct worker_opts *o, struct loop *l,
 			struct be_cfg *be)
 {
 	struct reason why;
@@ -883,7 +787,7 @@ static void backend_cfg(const struct options *o, struct loop *l,
  * write(). Returns its command fd, the one fd the verbs ioctls may use, or
  * -1 without --device.
  */
-static int open_device(const struct options *o)
+static int open_device(const struct worker_opts *o)
 {
 	struct reason why;
 
@@ -896,7 +800,8 @@ static int open_device(const struct options *o)
 }
 
 /* The loop's adaptive polling, on the frontend's flag (NULL: none). */
-static void spin_setup(const struct options *o, struct loop *l, bool *polling)
+static void spin_setup(const struct worker_opts *o, struct loop *l,
+		       bool *polling)
 {
 	uint32_t us = o->poll_budget_set ? o->poll_budget_us
 					 : POLICY_POLL_BUDGET_DEFAULT_US;
@@ -906,7 +811,7 @@ static void spin_setup(const struct options *o, struct loop *l, bool *polling)
 	l->spin.always = o->busy_poll;
 }
 
-static const struct device_ops *pick_device(const struct options *o,
+static const struct device_ops *pick_device(const struct worker_opts *o,
 					    struct loop *l)
 {
 	static struct vrdma_cfg cfg;
@@ -938,7 +843,7 @@ static const struct device_ops *pick_device(const struct options *o,
 }
 
 /* --frontend pvrdma: the PVRDMA function on host verbs (docs/pvrdma.md). */
-static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
+static const struct pci_fn_ops *pick_pvrdma(const struct worker_opts *o,
 					    struct loop *l)
 {
 	static struct pvrdma_cfg cfg;
@@ -964,7 +869,7 @@ static const struct pci_fn_ops *pick_pvrdma(const struct options *o,
  * (docs/vfio-user.md, docs/pvrdma.md).  NULL for the default vhost-user
  * frontend.
  */
-static const struct pci_fn_ops *pick_function(const struct options *o,
+static const struct pci_fn_ops *pick_function(const struct worker_opts *o,
 					      struct loop *l)
 {
 	const struct pci_fn_ops *fn;
@@ -995,7 +900,7 @@ static const struct pci_fn_ops *pick_function(const struct options *o,
 }
 
 /* The broker channel: its listening socket, accepted connections later. */
-static void broker_setup(struct loop *l, const struct options *o)
+static void broker_setup(struct loop *l, const struct worker_opts *o)
 {
 	struct broker_link *bl = &l->broker;
 
@@ -1154,11 +1059,13 @@ static void test_selinux_probe(const char *name)
 int main(int argc, char **argv)
 {
 	int cmd_fd = -1;
-	struct options o = { .fd = -1,
-			     .broker_fd = -1,
-			     .port = 1,
-			     .doorbell_poll_ms =
-				     POLICY_DOORBELL_POLL_DEFAULT_MS };
+	struct worker_opts o = { .fd = -1,
+				 .broker_fd = -1,
+				 .port = 1,
+				 .peer_uid = -1,
+				 .peer_gid = -1,
+				 .doorbell_poll_ms =
+					 POLICY_DOORBELL_POLL_DEFAULT_MS };
 	struct loop l = { .lfd = -1,
 			  .cfd = -1,
 			  .broker = BROKER_LINK_NONE,
@@ -1170,6 +1077,8 @@ int main(int argc, char **argv)
 		l.watches[i].fd = -1;
 	be_limits_default(&o.lim);
 	parse(argc, argv, &o);
+	peer_uid = o.peer_uid;
+	peer_gid = o.peer_gid;
 	set_log_tag(&o);
 	harden_process();
 	if (o.vm)

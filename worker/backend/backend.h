@@ -49,6 +49,7 @@
 #include "common/reason.h"
 #include "common/worker_proto.h"
 #include "worker/backend/hca.h"
+#include "worker/backend/limits.h"
 #include "worker/backend/mr_layout.h"
 #include "worker/device.h"
 #include "worker/guest_mem.h"
@@ -74,15 +75,6 @@ struct qp1_chan;
 #define BE_AV_GIDS  256
 
 /* ---- configuration ---- */
-
-/* Quotas (worker options, later the broker's policy). */
-struct be_limits {
-	uint32_t max_qp, max_cq, max_mr, max_pd, max_srq, max_ah;
-	uint32_t max_cqe, max_qp_wr, max_srq_wr, max_sge;
-};
-
-/* Fills the defaults of the worker's quotas. */
-void be_limits_default(struct be_limits *lim);
 
 struct be_cfg {
 	struct rdma_hca *hca; /* opened before any guest input */

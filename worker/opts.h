@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker's command line as data: what main() runs with, and the table
+ * of its numeric options (common/opt_num.h), exported for the unit test.
+ */
+#ifndef RDMAGATE_WORKER_OPTS_H
+#define RDMAGATE_WORKER_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/opt_num.h"
+#include "worker/backend/limits.h"
+
+struct worker_opts {
+	const char *socket_path;
+	int fd;
+	int broker_fd; /* the broker channel's listening socket, or -1 */
+	bool print_caps;
+	const char *vm;
+	const char *test_device;
+	const char *device;
+	const char *frontend; /* vhost-user|virtio-rdma, vfio-user|pvrdma */
+	uint8_t port;
+	bool busy_poll;
+	bool poll_budget_set;
+	uint32_t poll_budget_us;      /* with poll_budget_set */
+	uint32_t doorbell_poll_ms;    /* PVRDMA: 0 = doorbells as messages */
+	long long peer_uid, peer_gid; /* the VM's QEMU identity, or -1 */
+	bool sandbox_debug; /* trap and log forbidden syscalls, never kill */
+	const char *test_syscall; /* test builds: made once sandboxed */
+	struct be_limits lim;
+	bool verbose;
+};
+
+/* The rows of worker_opt_nums, one per numeric option. */
+enum worker_opt_num {
+	WO_FD,
+	WO_BROKER_FD,
+	WO_PORT,
+	WO_POLL_BUDGET,
+	WO_DOORBELL_POLL,
+	WO_PEER_UID,
+	WO_PEER_GID,
+	WO_MAX_QP,
+	WO_MAX_CQ,
+	WO_MAX_MR,
+	WO_MAX_PD,
+	WO_MAX_SRQ,
+	WO_MAX_AH,
+	WO_MAX_CQE,
+	WO_MAX_QP_WR,
+	WO_MAX_SRQ_WR,
+	WO_MAX_SGE,
+	WO_COUNT
+};
+
+/* Fields of struct worker_opts. */
+extern const struct opt_num worker_opt_nums[WO_COUNT];
+
+#endif
