@@ -49,11 +49,11 @@ libvirt_up() {
 }
 
 # domain_xml NAME: vm-p's document for libvirt here: LV_EMULATOR, TCG;
-# for another NAME, its name and socket, Q_ADDR, tap1, a MAC and Q_VMM
+# for another NAME, its name and socket, rxe1, Q_ADDR, tap1, a MAC and Q_VMM
 domain_xml() {
 	local s="s|type='kvm'|type='qemu'|; s|<emulator>.*</emulator>|<emulator>$LV_EMULATOR</emulator>|"
 	[ "$1" = "$OP_VM" ] ||
-		s="$s; s|vm-p|$1|g; s|$OP_ADDR|$Q_ADDR|; s|tap0|tap1|; s|02:00:00:00:02:02|02:00:00:00:03:02|; s|+$OP_VMM:+$OP_VMM|+$Q_VMM:+$Q_VMM|"
+		s="$s; s|vm-p|$1|g; s|name=\"rxe0\"|name=\"rxe1\"|; s|$OP_ADDR|$Q_ADDR|; s|tap0|tap1|; s|02:00:00:00:02:02|02:00:00:00:03:02|; s|+$OP_VMM:+$OP_VMM|+$Q_VMM:+$Q_VMM|"
 	sed "$s" "$OP_XML"
 }
 
