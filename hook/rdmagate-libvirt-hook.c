@@ -5,7 +5,10 @@
  * OBJECT OPERATION SUB-OPERATION EXTRA and the domain XML on stdin.  For a
  * domain that carries rdmagate's metadata (hook/domain_meta.h) it asks the
  * broker to spawn the VM's worker on "prepare begin" and to stop it on
- * "release end"; everything else exits 0 at once.  docs/libvirt-hook.md.
+ * "release end", and refuses "migrate begin" and "restore begin" (the
+ * worker's device state cannot move with the VM, and QEMU 11.1 migrates a
+ * vfio-user-pci device without any: nothing else would stop it);
+ * everything else exits 0 at once.  docs/libvirt-hook.md.
  *
  * libvirtd waits for its hooks and shows their stderr when one fails a VM
  * start: every socket operation has a timeout, and a failure is one line on
@@ -31,7 +34,32 @@
 #define STOP_INFO_LEN 512
 #define INFO_LEN      (2 * STOP_INFO_LEN)
 
-enum action { ACT_NONE, ACT_SPAWN, ACT_STOP };
+enum action { ACT_NONE, ACT_SPAWN, ACT_STOP, ACT_REFUSE };
+
+/* libvirt's OPERATION SUB-OPERATION pairs that concern rdmagate; any other
+ * is ACT_NONE */
+static const struct {
+	const char *op, *subop;
+	enum action act;
+} actions[] = {
+	{ .op = "prepare", .subop = "begin", .act = ACT_SPAWN },
+	{ .op = "release", .subop = "end", .act = ACT_STOP },
+	/* on the destination, before its QEMU starts: the source runs on */
+	{ .op = "migrate", .subop = "begin", .act = ACT_REFUSE },
+	/* a saved state (virsh restore, a managed save at start) */
+	{ .op = "restore", .subop = "begin", .act = ACT_REFUSE },
+};
+
+static enum action action_of(const char *op, const char *subop)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(actions); i++)
+		if (!strcmp(op, actions[i].op) &&
+		    !strcmp(subop, actions[i].subop))
+			return actions[i].act;
+	return ACT_NONE;
+}
 
 static void usage(FILE *f)
 {
@@ -40,7 +68,9 @@ static void usage(FILE *f)
 		"DOMAIN OPERATION SUB-OPERATION EXTRA < domain.xml\n"
 		"  libvirtd runs it as /etc/libvirt/hooks/qemu.d/rdmagate.\n"
 		"  prepare begin: spawn the domain's rdmagate worker;\n"
-		"  release end: stop it; anything else: nothing.\n"
+		"  release end: stop it; migrate begin, restore begin: "
+		"refused;\n"
+		"  anything else: nothing.\n"
 		"  --control PATH   the broker's socket (else "
 		"$RDMAGATE_CONTROL,\n"
 		"                   else " RDMAGATE_CTL_DEFAULT_SOCKET ")\n"
@@ -204,12 +234,7 @@ int main(int argc, char **argv)
 	object = argv[argc - 4];
 	op = argv[argc - 3];
 	subop = argv[argc - 2];
-	if (!strcmp(op, "prepare") && !strcmp(subop, "begin"))
-		act = ACT_SPAWN;
-	else if (!strcmp(op, "release") && !strcmp(subop, "end"))
-		act = ACT_STOP;
-	else
-		act = ACT_NONE;
+	act = action_of(op, subop);
 	if (act == ACT_NONE)
 		return 0;
 
@@ -226,6 +251,11 @@ int main(int argc, char **argv)
 	if (strcmp(object, meta.s.vm))
 		fatalx("%s %s %s: the domain XML names domain %s", object, op,
 		       subop, meta.s.vm);
+	if (act == ACT_REFUSE)
+		fatalx("vm %s: %s refused: an rdmagate VM cannot migrate or "
+		       "be restored from a saved state (its worker's queue "
+		       "pairs, memory regions and GIDs do not move with it)",
+		       meta.s.vm, op);
 
 	ret = ctl_connect(&conn, control, ho.timeout_s, &why);
 	if (ret == 0) {

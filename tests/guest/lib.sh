@@ -164,6 +164,24 @@ guest_run_in_test_vm() {
 		${GUEST_VM_OPTS[@]+"${GUEST_VM_OPTS[@]}"} -- "$@"
 }
 
+# operator_args NAME ARG...: on the host, the arguments of a test of the
+# operator's path: BROKER RDMAGATECTL WORKER MUX HOOK, executable files (a
+# wrong path would surface minutes later inside the test VM as a daemon
+# that "is not up"), else usage and exit 2; and RDMAGATE_BUILD, the
+# directory rdmagate-vm shares read-write at each level (meson sets it,
+# ./dev demo runs pvrdma-operator.sh without)
+operator_args() {
+	local name=$1 f
+	shift
+	[ $# = 5 ] || { echo "usage: $name BROKER RDMAGATECTL WORKER MUX HOOK" >&2; exit 2; }
+	for f in "$@"; do
+		[ -f "$f" ] && [ -x "$f" ] ||
+			{ echo "$name: $f: not an executable file" >&2; exit 2; }
+	done
+	: "${RDMAGATE_BUILD:=$(cd "$(dirname "$1")/.." && pwd -P)}"
+	export RDMAGATE_BUILD
+}
+
 # pvrdma_facts IP: in the nested guest, the PVRDMA device as unmodified
 # tools see it, as key=value lines: device= (ibv_devices' first),
 # devinfo_rc= and port_active=1 (ibv_devinfo -v, kept in /tmp/devinfo),

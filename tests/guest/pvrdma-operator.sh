@@ -181,13 +181,7 @@ in_vm() {
 	. "$here/../vm/ops/lib.sh"
 	# shellcheck source=../vm/ops/pvrdma-lib.sh
 	. "$here/../vm/ops/pvrdma-lib.sh"
-	cat >> "$T/policy.conf" <<-END
-	[vm $Q_VM]
-	device = $RDMAGATE_VM_DEV1
-	frontend = pvrdma
-	addresses = $Q_ADDR
-	max_pinned = 1G
-	END
+	pvrdma_vm_policy "$Q_VM" "$RDMAGATE_VM_DEV1" "$Q_ADDR"
 	start_services
 	if ! op_started; then
 		dump | diag
@@ -323,17 +317,7 @@ case ${1:-} in
 esac
 
 # ---- level 1, the host
-[ $# = 5 ] || { echo "usage: pvrdma-operator.sh BROKER RDMAGATECTL WORKER MUX HOOK" >&2; exit 2; }
-# a wrong path would surface minutes later inside the test VM as a daemon
-# that "is not up"
-for f in "$@"; do
-	[ -f "$f" ] && [ -x "$f" ] ||
-		{ echo "pvrdma-operator.sh: $f: not an executable file" >&2; exit 2; }
-done
-# the guests' shared directory (rdmagate-vm shares RDMAGATE_BUILD read-write
-# at each level); meson sets it, ./dev demo runs this script without
-: "${RDMAGATE_BUILD:=$(cd "$(dirname "$1")/.." && pwd -P)}"
-export RDMAGATE_BUILD
+operator_args pvrdma-operator.sh "$@"
 # the mux owns the CM MAD class: no ib_cm in the test VM
 GUEST_VM_OPTS=(--no-cm)
 # 3400 s: at a load of 25-30 one nested guest's run alone took 1404 s and,

@@ -90,11 +90,22 @@ CONTROL=$T/nonexistent.sock run_hook "$T/dom/plain.xml" plain prepare begin -
 check "without our metadata the broker is not even contacted (rc $rc)" \
 	test "$rc:$err" = "0:"
 for op in "start begin" "started begin" "stopped end" "reconnect begin" \
-	"migrate begin" "restore begin" "attach begin"; do
+	"attach begin"; do
 	# shellcheck disable=SC2086
 	run_hook "$T/dom/vm-a.xml" vm-a $op -
 	check "vm-a $op: exit 0, nothing printed, nothing asked" \
 		test "$rc:$out:$err:$(ctl list --json)" = "0:::[]"
+done
+# migration and restore: refused for our domains (the worker's state does
+# not move), with no broker needed; other domains' are not our business
+for op in migrate restore; do
+	CONTROL=$T/nonexistent.sock run_hook "$T/dom/vm-a.xml" vm-a $op begin -
+	check "vm-a $op begin: refused, exit 1 ($rc), one line: $err" bash -c \
+		'[ "$1" = 1 ] && [ -z "$2" ] && [ "$(wc -l <<< "$3")" = 1 ] &&
+			grep -q "^rdmagate-libvirt-hook: error: vm vm-a: $4 refused: an rdmagate VM cannot migrate or be restored from a saved state" <<< "$3"' \
+		_ "$rc" "$out" "$err" "$op"
+	run_hook "$T/dom/plain.xml" plain $op begin -
+	check "plain $op begin: exit 0 ($rc), silent" test "$rc:$out:$err" = "0::"
 done
 # stdin that never ends: reading it would hang until timeout kills the hook
 exec 3< <(exec sleep 30 2> /dev/null)

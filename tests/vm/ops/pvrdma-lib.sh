@@ -19,20 +19,21 @@ OP_GID=0000:0000:0000:0000:0000:ffff:0a63:0202 # ::ffff:10.99.2.2, sysfs form
 OP_VMM=64201 # the VM's QEMU uid and gid
 OP_CG=/sys/fs/cgroup/rdmagate/$OP_VM
 
-# The VM's section: the broker's default socket_dir (/run/rdmagate/vm)
-# holds its socket, as on an installed host. max_pinned covers all the
-# guest's RAM (512 MiB): vmw_pvrdma's GET_DMA_MR registers all of it for
-# the guest kernel's own use, and lib.sh's default (64M) refuses that with
-# ENOMEM.
-cat >> "$T/policy.conf" <<END
-[vm $OP_VM]
-device = $RDMAGATE_VM_DEV0
-frontend = pvrdma
-addresses = $OP_ADDR
-vmm_uid = $OP_VMM
-vmm_gid = $OP_VMM
-max_pinned = 1G
-END
+# pvrdma_vm_policy VM DEVICE ADDRESS [VMM_ID]: a PVRDMA VM's section in
+# $T/policy.conf, VMM_ID its QEMU's uid and gid if given. The broker's
+# default socket_dir (/run/rdmagate/vm) holds its socket, as on an
+# installed host. max_pinned covers all the guest's RAM (512 MiB):
+# vmw_pvrdma's GET_DMA_MR registers all of it for the guest kernel's own
+# use, and lib.sh's default (64M) refuses that with ENOMEM.
+pvrdma_vm_policy() {
+	{
+		printf '[vm %s]\ndevice = %s\nfrontend = pvrdma\naddresses = %s\n' \
+			"$1" "$2" "$3"
+		[ -z "${4:-}" ] || printf 'vmm_uid = %s\nvmm_gid = %s\n' "$4" "$4"
+		echo "max_pinned = 1G"
+	} >> "$T/policy.conf"
+}
+pvrdma_vm_policy "$OP_VM" "$RDMAGATE_VM_DEV0" "$OP_ADDR" "$OP_VMM"
 
 # op_hook OPERATION SUB-OPERATION: the hook as libvirtd runs it (the domain
 # XML on stdin); its stderr line into $T/hook.log and on stdout
@@ -43,14 +44,21 @@ op_hook() {
 
 op_worker_pid() { ctl list --json | jq -r ".[] | select(.vm == \"$OP_VM\") | .pid"; }
 
-# op_started: the hook's prepare begin, and the worker as the document and
-# the policy say: sandboxed under its own uid, serving PVRDMA on the
-# device, its socket the VM's QEMU identity's.  Sets OP_PID.
+# op_started: the hook's prepare begin, and the worker as op_worker_up
+# checks it.  Sets OP_PID.
 op_started() {
-	local out st
+	local out
 	out=$(op_hook prepare begin 2>&1)
 	check "hook: $OP_VM prepare begin starts its worker: $out" \
 		grep -q "worker/$OP_VM: pid [0-9]*, uid [0-9]*" <<< "$out"
+	op_worker_up
+}
+
+# op_worker_up: once the hook ran (by hand or by libvirtd), the worker as
+# the document and the policy say: sandboxed under its own uid, serving
+# PVRDMA on the device, its socket the VM's QEMU identity's.  Sets OP_PID.
+op_worker_up() {
+	local st
 	OP_PID=$(op_worker_pid)
 	check "rdmagatectl list: $OP_VM's worker (pid ${OP_PID:-none}) on the document's socket $OP_SOCK" \
 		test -n "$OP_PID" -a \
@@ -85,8 +93,15 @@ op_stopped() {
 	out=$(op_hook release end 2>&1)
 	check "hook: $OP_VM release end stops its worker: $out" \
 		grep -qF "worker/$OP_VM (pid $OP_PID) ${OP_STOP_WHY:-killed by SIGTERM}" <<< "$out"
+	op_gone
+}
+
+# op_gone: nothing of the VM is left on the host: worker, socket, cgroup,
+# address, GID, state record
+op_gone() {
 	check "no worker listed" test -z "$(op_worker_pid)"
-	check "the worker process is gone" not test -e /proc/"$OP_PID"
+	[ -z "${OP_PID:-}" ] ||
+		check "the worker process is gone" not test -e /proc/"$OP_PID"
 	check "its socket is gone" not test -e "$OP_SOCK"
 	check "its cgroup is gone" not test -e "$OP_CG"
 	check "the guest's address is gone from $RDMAGATE_VM_NETDEV0" \
