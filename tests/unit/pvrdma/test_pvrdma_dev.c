@@ -1220,6 +1220,27 @@ static uint64_t notified_after(uint32_t want, uint64_t t0)
 	return now - t0;
 }
 
+/* Two empty polls of cq, each store taken before the next: it is polled. */
+static void polls_twice(uint32_t *mem, uint32_t cq)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET,
+			  PVRDMA_UAR_CQ_POLL | cq);
+		assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	}
+}
+
+/* A device with shared doorbells, a QP and its CQ, the CQ polled. */
+static void polled_cq(uint32_t *cq, uint32_t *qp)
+{
+	uint32_t *mem = shm_device();
+
+	probe_pd_cq_qp(cq, qp);
+	polls_twice(mem, *cq);
+}
+
 /*
  * A CQ whose guest read four CQEs in a row before their notification was
  * due counts as polled: the next notification waits four times the longest
@@ -1270,10 +1291,7 @@ static void test_shm_polled_cq_waits_longer(void **state)
 	after_defer();
 	assert_int_equal(cqn->prod_tail, 4);
 	/* two empty polls (each store taken before the next): polled, long */
-	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
-	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	polls_twice(mem, cq);
 	cq_ring(P_CQ)->cons_head = 13;
 	t0 = mono_ns();
 	send_done(qp, 0x6c);
@@ -1334,16 +1352,11 @@ static void test_shm_polled_cq_wait_is_learned(void **state)
  */
 static void test_shm_saved_keeps_polled(void **state)
 {
-	uint32_t *mem, cq, qp;
+	uint32_t cq, qp;
 	uint64_t t0;
 
 	(void)state;
-	mem = shm_device();
-	probe_pd_cq_qp(&cq, &qp);
-	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
-	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	polled_cq(&cq, &qp);
 	send_done(qp, 0x7f);
 	cq_ring(P_CQ)->cons_head = 1;
 	after_defer(); /* read, seen after >= 1 ms: a saved notification */
@@ -1360,16 +1373,11 @@ static void test_shm_saved_keeps_polled(void **state)
 static void test_shm_idle_look_keeps_held_back(void **state)
 {
 	struct pvrdma_ring *cqn = ram(P_CQN + 2, 8);
-	uint32_t *mem, cq, qp;
+	uint32_t cq, qp;
 	uint64_t t0;
 
 	(void)state;
-	mem = shm_device();
-	probe_pd_cq_qp(&cq, &qp);
-	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
-	uar_store(mem, 0, PVRDMA_UAR_CQ_OFFSET, PVRDMA_UAR_CQ_POLL | cq);
-	assert_int_equal(pvrdma_fn_ops.poll(T.priv), 0);
+	polled_cq(&cq, &qp);
 	t0 = mono_ns();
 	send_done(qp, 0x7e);
 	pvrdma_fn_ops.poll(T.priv); /* idle: no store since */

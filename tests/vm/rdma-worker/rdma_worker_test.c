@@ -1340,6 +1340,41 @@ static int t_dma_mr(void)
 }
 
 /*
+ * One signalled RDMA work request on qp (one SGE), its completion reaped
+ * from cq into e; 0, or the failed step's error.
+ */
+static int rdma_op(struct g *g, struct gqp *qp, struct gcq *cq, uint8_t opcode,
+		   uint64_t wr_id, uint64_t raddr, uint32_t rkey,
+		   struct virtio_rdma_sge sge, struct virtio_rdma_cqe *e)
+{
+	struct send_el s = { 0 };
+	int r;
+
+	s.h.opcode = opcode;
+	s.h.send_flags = VIRTIO_RDMA_SEND_SIGNALED;
+	s.h.wr_id = wr_id;
+	s.h.wr.rdma.remote_addr = raddr;
+	s.h.wr.rdma.rkey = rkey;
+	s.s[0] = sge;
+	r = post_send(g, qp, &s, 1);
+	r = r ? r : reap_cqe(g, cq, e);
+	return r ? r : (e->wr_id == wr_id ? 0 : -EPROTO);
+}
+
+/* A fresh RC pair A <-> B on the sides' PDs and CQs: a case may break it. */
+static int fresh_pair(struct gqp *qa, struct gqp *qb)
+{
+	int r = create_qp(&ga, sa.pdn, VIRTIO_RDMA_QPT_RC, sa.cq.cqn, sa.cq.cqn,
+			  qa);
+
+	r = r ? r
+	      : create_qp(&gb, sb.pdn, VIRTIO_RDMA_QPT_RC, sb.cq.cqn, sb.cq.cqn,
+			  qb);
+	r = r ? r : connect_qp(&ga, qa->qpn, qb->qpn, gid_b);
+	return r ? r : connect_qp(&gb, qb->qpn, qa->qpn, gid_a);
+}
+
+/*
  * The DMA MR stands for all of guest RAM and the guest is told rkey 0: a
  * peer that uses its lkey as an rkey (on rxe they are equal) must not read
  * guest memory, whatever access flags the guest asked for.
@@ -1349,7 +1384,6 @@ static int t_dma_mr_local(void)
 	uint32_t req[2] = { sa.pdn, ACC_ALL };
 	struct virtio_rdma_rsp_mr r;
 	struct virtio_rdma_cqe e;
-	struct send_el s = { 0 };
 	uint8_t secret[256], got[256];
 	struct gqp qa, qb;
 	uint64_t gpa;
@@ -1361,26 +1395,15 @@ static int t_dma_mr_local(void)
 	pattern(secret, sizeof(secret), 9);
 	guest_ram_write(&ga.d.ram, gpa, secret, sizeof(secret));
 	/* a fresh connected pair: the refused READ puts it in error */
-	CHECK_EQ(create_qp(&ga, sa.pdn, VIRTIO_RDMA_QPT_RC, sa.cq.cqn,
-			   sa.cq.cqn, &qa),
-		 0);
-	CHECK_EQ(create_qp(&gb, sb.pdn, VIRTIO_RDMA_QPT_RC, sb.cq.cqn,
-			   sb.cq.cqn, &qb),
-		 0);
-	CHECK_EQ(connect_qp(&ga, qa.qpn, qb.qpn, gid_b), 0);
-	CHECK_EQ(connect_qp(&gb, qb.qpn, qa.qpn, gid_a), 0);
+	CHECK_EQ(fresh_pair(&qa, &qb), 0);
 	memset(got, 0, sizeof(got));
 	mr_io(&gb, &sb.mr, 0, got, sizeof(got), true);
-	s.h.opcode = VIRTIO_RDMA_WR_RDMA_READ;
-	s.h.send_flags = VIRTIO_RDMA_SEND_SIGNALED;
-	s.h.wr_id = 0xd1;
-	s.h.wr.rdma.remote_addr = gpa;
-	s.h.wr.rdma.rkey = r.lkey;
-	s.s[0] =
-		(struct virtio_rdma_sge){ sb.mr.iova, sizeof(got), sb.mr.lkey };
-	CHECK_EQ(post_send(&gb, &qb, &s, 1), 0);
-	CHECK_EQ(reap_cqe(&gb, &sb.cq, &e), 0);
-	CHECK_EQ(e.wr_id, 0xd1);
+	CHECK_EQ(rdma_op(&gb, &qb, &sb.cq, VIRTIO_RDMA_WR_RDMA_READ, 0xd1, gpa,
+			 r.lkey,
+			 (struct virtio_rdma_sge){ sb.mr.iova, sizeof(got),
+						   sb.mr.lkey },
+			 &e),
+		 0);
 	mr_io(&gb, &sb.mr, 0, got, sizeof(got), false);
 	CHECK(memcmp(got, secret, sizeof(got)) != 0);
 	CHECK_EQ(e.status, VIRTIO_RDMA_WC_REM_ACCESS_ERR);
@@ -1566,34 +1589,20 @@ static int t_mem_gone(void)
 {
 	static uint8_t src[4096], got[4096], before[4096];
 	struct virtio_rdma_cqe e;
-	struct send_el s = { 0 };
+	struct virtio_rdma_sge sge = { sa.mr.iova, sizeof(src), sa.mr.lkey };
 	struct gqp qa, qb;
 	struct gmr m;
 
 	vt_peer_log_window();
 	CHECK_EQ(reg_mr(&gb, sb.pdn, 4, 0x300000000ull, ACC_ALL, &m), 0);
 	CHECK(m.pages[2] >= RAM_HI); /* pages 2 and 3: the second region */
-	CHECK_EQ(create_qp(&ga, sa.pdn, VIRTIO_RDMA_QPT_RC, sa.cq.cqn,
-			   sa.cq.cqn, &qa),
-		 0);
-	CHECK_EQ(create_qp(&gb, sb.pdn, VIRTIO_RDMA_QPT_RC, sb.cq.cqn,
-			   sb.cq.cqn, &qb),
-		 0);
-	CHECK_EQ(connect_qp(&ga, qa.qpn, qb.qpn, gid_b), 0);
-	CHECK_EQ(connect_qp(&gb, qb.qpn, qa.qpn, gid_a), 0);
+	CHECK_EQ(fresh_pair(&qa, &qb), 0);
 	/* a WRITE into the page in the second region works while it is there */
 	pattern(src, sizeof(src), 11);
 	mr_io(&ga, &sa.mr, 0, src, sizeof(src), true);
-	s.h.opcode = VIRTIO_RDMA_WR_RDMA_WRITE;
-	s.h.send_flags = VIRTIO_RDMA_SEND_SIGNALED;
-	s.h.wr_id = 0xe1;
-	s.h.wr.rdma.remote_addr = m.iova + 2 * PAGE;
-	s.h.wr.rdma.rkey = m.rkey;
-	s.s[0] =
-		(struct virtio_rdma_sge){ sa.mr.iova, sizeof(src), sa.mr.lkey };
-	CHECK_EQ(post_send(&ga, &qa, &s, 1), 0);
-	CHECK_EQ(reap_cqe(&ga, &sa.cq, &e), 0);
-	CHECK_EQ(e.wr_id, 0xe1);
+	CHECK_EQ(rdma_op(&ga, &qa, &sa.cq, VIRTIO_RDMA_WR_RDMA_WRITE, 0xe1,
+			 m.iova + 2 * PAGE, m.rkey, sge, &e),
+		 0);
 	CHECK_EQ(e.status, 0);
 	mr_io(&gb, &m, 2 * PAGE, got, sizeof(got), false);
 	CHECK(!memcmp(got, src, sizeof(got)));
@@ -1607,10 +1616,9 @@ static int t_mem_gone(void)
 	mr_io(&gb, &m, 2 * PAGE, before, sizeof(before), false);
 	pattern(src, sizeof(src), 12);
 	mr_io(&ga, &sa.mr, 0, src, sizeof(src), true);
-	s.h.wr_id = 0xe2;
-	CHECK_EQ(post_send(&ga, &qa, &s, 1), 0);
-	CHECK_EQ(reap_cqe(&ga, &sa.cq, &e), 0);
-	CHECK_EQ(e.wr_id, 0xe2);
+	CHECK_EQ(rdma_op(&ga, &qa, &sa.cq, VIRTIO_RDMA_WR_RDMA_WRITE, 0xe2,
+			 m.iova + 2 * PAGE, m.rkey, sge, &e),
+		 0);
 	CHECK_EQ(e.status, VIRTIO_RDMA_WC_REM_ACCESS_ERR);
 	mr_io(&gb, &m, 2 * PAGE, got, sizeof(got), false);
 	CHECK(!memcmp(got, before, sizeof(got)));
