@@ -29,8 +29,9 @@
 #                                 (none when CG_PARENT is empty)
 #   tracer_up PID ERR             waits (10 s) for rdmagate-trace PID's
 #                                 "Tracing" line in its stderr ERR; else
-#                                 shows ERR and exits 77 (the kernel lacks
-#                                 BPF or uprobes) or 1 (non-TAP tests)
+#                                 shows ERR (TAP comments) and skips the
+#                                 test (skip_all, before any result: the
+#                                 kernel lacks BPF or uprobes) or fails it
 #   policy_conf [LINE...] [-- DEFAULT...]
 #                                 $T/policy.conf (0644): [broker] with the
 #                                 control socket in $T and the LINEs,
@@ -143,11 +144,10 @@ tracer_up() {
 		kill -0 "$1" 2> /dev/null || break
 		sleep 0.1
 	done
-	cat "$2"
-	if grep -q 'no BPF support\|no uprobe support' "$2"; then
-		echo "SKIP: the kernel lacks BPF or uprobes (above)"
-		exit 77
-	fi
-	echo "FAIL: the tracer did not start"
+	diag < "$2"
+	grep -q 'no BPF support\|no uprobe support' "$2" &&
+		skip_all "the kernel lacks BPF or uprobes (above)"
+	not_ok "the tracer started"
+	tap_end
 	exit 1
 }
