@@ -170,7 +170,7 @@ q_stopped() {
 	check "$Q_VM's address is gone from $RDMAGATE_VM_NETDEV1" \
 		not grep -q "inet $Q_ADDR/" < <(ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV1")
 	check "its GID is gone from $RDMAGATE_VM_DEV1's table" \
-		not v2_index "$RDMAGATE_VM_DEV1" "$Q_GID"
+		not has_v2 "$RDMAGATE_VM_DEV1" "$Q_GID"
 }
 
 # ---- level 2, the test VM: broker, mux, hook, QEMU 11.1 as the VMMs
