@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Process and log helpers for the bash shell tests, host and vm (sourced,
-# after tests/tap.sh when the test reports TAP; not for #!/bin/sh ones):
-#   wait_for SECONDS COMMAND...   until COMMAND succeeds, SECONDS of wall time
+# after tests/tap.sh when the test reports TAP; not for #!/bin/sh ones),
+# with tests/clock.sh's mono_ms:
+#   wait_for SECONDS COMMAND...   until COMMAND succeeds, SECONDS (mono_ms)
 #   not COMMAND...                succeeds when COMMAND fails (for wait_for)
 #   in_log FILE TEXT              FILE has TEXT (fixed string)
 #   count FILE TEXT               the lines of FILE with TEXT
@@ -41,19 +42,23 @@
 #                                 worker_ids IDS, cgroup_parent when
 #                                 CG_PARENT is set, the LINEs; rxe0 and
 #                                 max_pinned 4M
+. "$(dirname "${BASH_SOURCE[0]}")/clock.sh"
 T0=${T0:-$SECONDS}
 
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of wall
-# time (under TCG one round may itself take a while) and at least SECONDS
-# * 10 rounds: under a heavy host load the test VM's clock jumps ahead by
-# minutes (measured: 1283 s of uptime 45 s into a boot), which alone would
-# end a wall-time wait at once
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of the
+# monotonic clock (under TCG one round may itself take a while) and at
+# least SECONDS * 10 rounds: under a heavy host load the test VM's clock
+# jumps ahead by minutes (measured: 1283 s of uptime 45 s into a boot),
+# which alone would end a wait at once
 wait_for() {
-	local end=$((${EPOCHREALTIME/./} + $1 * 1000000)) tries=$(($1 * 10))
+	local end tries=$(($1 * 10)) _wf_now
+	mono_ms end
+	end=$((end + $1 * 1000))
 	shift
 	while :; do
 		"$@" && return 0
-		((--tries > 0 || ${EPOCHREALTIME/./} <= end)) || return 1
+		mono_ms _wf_now
+		((--tries > 0 || _wf_now <= end)) || return 1
 		sleep 0.1
 	done
 }
