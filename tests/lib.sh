@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Process and log helpers for the bash shell tests, host and vm (sourced,
-# after tests/tap.sh when the test reports TAP; not for #!/bin/sh ones):
-#   wait_for SECONDS COMMAND...   until COMMAND succeeds, SECONDS of wall time
+# after tests/tap.sh when the test reports TAP; not for #!/bin/sh ones),
+# with tests/clock.sh's mono_ms:
+#   wait_for SECONDS COMMAND...   until COMMAND succeeds, SECONDS (mono_ms)
 #   not COMMAND...                succeeds when COMMAND fails (for wait_for)
 #   in_log FILE TEXT              FILE has TEXT (fixed string)
 #   count FILE TEXT               the lines of FILE with TEXT
@@ -29,8 +30,9 @@
 #                                 (none when CG_PARENT is empty)
 #   tracer_up PID ERR             waits (10 s) for rdmagate-trace PID's
 #                                 "Tracing" line in its stderr ERR; else
-#                                 shows ERR and exits 77 (the kernel lacks
-#                                 BPF or uprobes) or 1 (non-TAP tests)
+#                                 shows ERR (TAP comments) and skips the
+#                                 test (skip_all, before any result: the
+#                                 kernel lacks BPF or uprobes) or fails it
 #   policy_conf [LINE...] [-- DEFAULT...]
 #                                 $T/policy.conf (0644): [broker] with the
 #                                 control socket in $T and the LINEs,
@@ -40,19 +42,23 @@
 #                                 worker_ids IDS, cgroup_parent when
 #                                 CG_PARENT is set, the LINEs; rxe0 and
 #                                 max_pinned 4M
+. "$(dirname "${BASH_SOURCE[0]}")/clock.sh"
 T0=${T0:-$SECONDS}
 
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of wall
-# time (under TCG one round may itself take a while) and at least SECONDS
-# * 10 rounds: under a heavy host load the test VM's clock jumps ahead by
-# minutes (measured: 1283 s of uptime 45 s into a boot), which alone would
-# end a wall-time wait at once
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of the
+# monotonic clock (under TCG one round may itself take a while) and at
+# least SECONDS * 10 rounds: under a heavy host load the test VM's clock
+# jumps ahead by minutes (measured: 1283 s of uptime 45 s into a boot),
+# which alone would end a wait at once
 wait_for() {
-	local end=$((${EPOCHREALTIME/./} + $1 * 1000000)) tries=$(($1 * 10))
+	local end tries=$(($1 * 10)) _wf_now
+	mono_ms end
+	end=$((end + $1 * 1000))
 	shift
 	while :; do
 		"$@" && return 0
-		((--tries > 0 || ${EPOCHREALTIME/./} <= end)) || return 1
+		mono_ms _wf_now
+		((--tries > 0 || _wf_now <= end)) || return 1
 		sleep 0.1
 	done
 }
@@ -143,11 +149,10 @@ tracer_up() {
 		kill -0 "$1" 2> /dev/null || break
 		sleep 0.1
 	done
-	cat "$2"
-	if grep -q 'no BPF support\|no uprobe support' "$2"; then
-		echo "SKIP: the kernel lacks BPF or uprobes (above)"
-		exit 77
-	fi
-	echo "FAIL: the tracer did not start"
+	diag < "$2"
+	grep -q 'no BPF support\|no uprobe support' "$2" &&
+		skip_all "the kernel lacks BPF or uprobes (above)"
+	not_ok "the tracer started"
+	tap_end
 	exit 1
 }

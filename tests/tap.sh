@@ -5,8 +5,7 @@
 #   diag                                    stdin as TAP comments
 #   skip_all REASON                         the whole test skips, saying why
 #   tap_end                                 the plan; exit status 1 on a failure
-#   within SECONDS COMMAND...               polls COMMAND (every 0.1 s) until it
-#                                           succeeds, at most SECONDS
+# (waiting until a command succeeds: wait_for, tests/lib.sh)
 n=0 failed=0
 # a description is one line: a newline in it would end the result line
 # and leave the rest for the harness to reject ("Unknown TAP output")

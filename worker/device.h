@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The interface between the vhost-user layer (vu_proto) and the virtio
- * device the worker implements on top of it: a const ops table.
+ * device the worker implements on top of it (virtio-rdma, or the echo
+ * test device): a const ops table.  struct dev_env, what the process gives
+ * a device, is also what it gives a vfio-user PCI function (pci_fn.h) and
+ * the verbs backend under both frontends (be_create(), backend.h).
  *
  * The vhost-user layer owns the connection, guest memory and the rings; a
  * device sees only its private state and struct vq handles.  It pops
@@ -37,7 +40,8 @@
  * What the process gives a device at create time: the event loop (for fds
  * the device waits on, e.g. verbs completion channels; callbacks run on the
  * worker's one thread like everything else) and the device's own
- * configuration (virtio-rdma: struct vrdma_cfg; echo: NULL).
+ * configuration (virtio-rdma: struct vrdma_cfg; PVRDMA: struct pvrdma_cfg;
+ * echo: struct echo_cfg, or NULL; the PCI test function: NULL).
  */
 struct dev_env {
 	void *loop_ctx;

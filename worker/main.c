@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * rdmagate-worker: the per-VM vhost-user backend.  This file is the process
- * shell: command line, the listening socket, the epoll loop that feeds
- * vu_proto one message at a time, kick fds, and reconnects (one frontend at
- * a time; the next one is accepted after the current one disconnects).
+ * rdmagate-worker: one VM's device, served on host verbs (docs/worker.md).
+ * This file is the process shell: the command line; before the sandbox,
+ * the verbs device, the VMM's socket (listening or inherited) and the
+ * broker channel's, the SELinux switch and the seccomp filter; then the
+ * epoll loop, on one thread, with its adaptive polling.  The loop serves
+ * one VMM connection at a time (the next is accepted after the current
+ * one disconnects) through one of two transports: vhost-user (virtio-rdma,
+ * or the echo test device), each message fed to vu_proto, with the rings'
+ * kick fds; or vfio-user (the PVRDMA function, or the PCI test function)
+ * through vfio_user/conn.c.  It also watches the broker channel
+ * (broker_link.c), the mux channel (backend/qp1.c) and the devices' fds.
  */
 #include <errno.h>
 #include <fcntl.h>

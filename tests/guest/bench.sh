@@ -77,9 +77,9 @@ CLIENT_T=600
 # the same work at every level: milliseconds for LOOP_N additions in awk
 cpu_loop_ms() {
 	local t0
-	t0=$(now_ms)
+	t0=$(mono_ms)
 	awk -v n="$LOOP_N" 'BEGIN { for (i = 0; i < n; i++) s += i }'
-	echo $(($(now_ms) - t0))
+	echo $(($(mono_ms) - t0))
 }
 
 # perftest's result line (the one after its "#bytes" header) in FILE
@@ -143,13 +143,13 @@ nested() { # T TAG NESTED-GUEST-OPTIONS...
 	shift 2
 	serve "$T" "$tag" &
 	sp=$!
-	t0=$(now_ms)
+	t0=$(mono_ms)
 	"$here/nested-guest" -t 2700 "$@" -- "$here/bench.sh" --in-guest "$T" \
 		"$tag" > "$T/$tag.facts" 2> "$T/$tag.err"
 	rc=$?
 	: > "$T/$tag-abort"
 	wait "$sp"
-	echo "# $tag: nested guest exit $rc after $(($(now_ms) - t0)) ms;" \
+	echo "# $tag: nested guest exit $rc after $(($(mono_ms) - t0)) ms;" \
 		"$(grep -h 'boot-to-command' "$T/$tag.err")"
 	grep -h '_rc=\|^device=' "$T/$tag.facts" | sed 's/^/#   /'
 	[ "$rc" = 0 ] || tail -n 30 "$T/$tag.err" | sed 's/^/#   /'
@@ -186,10 +186,10 @@ idle_cost() { # T TAG PID
 	[ "$IDLE_S" -gt 0 ] || return 0 # the guest measures no idle spell
 	wait_file "$T/$tag-idle-start" 3000 || return 0
 	a=$(proc_sample "$pid")
-	t0=$(now_ms)
+	t0=$(mono_ms)
 	wait_file "$T/$tag-idle-end" $((IDLE_S * 3)) || return 0
 	b=$(proc_sample "$pid")
-	t1=$(now_ms)
+	t1=$(mono_ms)
 	hz=$(getconf CLK_TCK)
 	set -- $a $b
 	awk -v c0="$1" -v w0="$2" -v c1="$3" -v w1="$4" -v ms=$((t1 - t0)) \

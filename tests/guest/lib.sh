@@ -6,7 +6,7 @@
 GUEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 QEMU11=$GUEST_DIR/qemu-11
 
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+. "$GUEST_DIR/../clock.sh" # mono_ms
 
 # nap SECONDS: sleep without a fork (read -t on a pipe this shell holds
 # both ends of). A loop that polls for minutes would fork and exec

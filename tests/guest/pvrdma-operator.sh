@@ -134,14 +134,14 @@ broker_restart() {
 	sleep 1
 	check "the guest's traffic is running as the broker stops" \
 		kill -0 "$srv"
-	t0=$(now_ms)
+	t0=$(mono_ms)
 	kill -TERM "$BPID"
 	wait "$BPID"
 	BPID=
 	check "broker stopped under the guest's traffic; its worker goes on" \
 		kill -0 "$OP_PID"
 	check "a new broker is up" start_broker "$T/broker2.log"
-	echo "# broker restarted in $(($(now_ms) - t0)) ms"
+	echo "# broker restarted in $(($(mono_ms) - t0)) ms"
 	check "it re-adopted $OP_VM's worker: $(grep -o "worker/$OP_VM (pid .*re-adopted.*" "$T/broker2.log")" \
 		grep -q "worker/$OP_VM (pid $OP_PID, uid [0-9]*) re-adopted" "$T/broker2.log"
 	check "the worker pid is the same ($(op_worker_pid) = $OP_PID)" \
@@ -170,7 +170,7 @@ q_stopped() {
 	check "$Q_VM's address is gone from $RDMAGATE_VM_NETDEV1" \
 		not grep -q "inet $Q_ADDR/" < <(ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV1")
 	check "its GID is gone from $RDMAGATE_VM_DEV1's table" \
-		not v2_index "$RDMAGATE_VM_DEV1" "$Q_GID"
+		not has_v2 "$RDMAGATE_VM_DEV1" "$Q_GID"
 }
 
 # ---- level 2, the test VM: broker, mux, hook, QEMU 11.1 as the VMMs
@@ -233,7 +233,7 @@ in_vm() {
 	chmod 755 "$T/qemu-vmm"
 	sync=$(mktemp -d "${RDMAGATE_BUILD:?the build directory, shared with the guests}/pvrdma-operator.XXXXXX")
 	chmod 777 "$sync"
-	t0=$(now_ms)
+	t0=$(mono_ms)
 	# both guests boot at once (two TCG-in-TCG guests on the test VM's
 	# two vCPUs: ~170 s each on a quiet machine)
 	NESTED_GUEST_QEMU=$T/qemu-vmm "$here/nested-guest" -b 2400 -t 3000 \
@@ -262,7 +262,7 @@ in_vm() {
 	for p in $srv $long; do
 		wait_for 30 not kill -0 "$p" || kill "$p" 2> /dev/null
 	done
-	echo "# nested guests' run: $(($(now_ms) - t0)) ms in total"
+	echo "# nested guests' run: $(($(mono_ms) - t0)) ms in total"
 	grep -h 'boot-to-command' "$T/err" "$T/err.b" | diag
 	# what the guests' tools said (the demo shows these lines)
 	grep -hE '^(devinfo|rc_pingpong|long_pingpong|rping|rping b|dmesg|dmesg b): ' \

@@ -83,7 +83,7 @@ REALIZE+=" GET_QUEUE_NUM GET_MAX_MEM_SLOTS SET_OWNER GET_FEATURES"
 REALIZE+=" SET_VRING_CALL SET_VRING_ERR "
 
 check "worker 1 listens on its socket" start_worker worker1.log
-t0=$(now_ms)
+t0=$(mono_ms)
 RDMAGATE_VM_QEMU=$QEMU11 "$here/../vm/rdmagate-vm" -n 0 -s 1 \
 	-m 512M --memfd -t 200 -S "$D" \
 	-Q -chardev -Q "socket,id=vu,path=$D/vu.sock,reconnect-ms=200" \
@@ -92,7 +92,7 @@ RDMAGATE_VM_QEMU=$QEMU11 "$here/../vm/rdmagate-vm" -n 0 -s 1 \
 VP=$!
 
 check "the guest booted under QEMU 11.1" wait_file "$D/guest-up" 150
-echo "# boot to the guest's command: $(( $(now_ms) - t0 )) ms"
+echo "# boot to the guest's command: $(( $(mono_ms) - t0 )) ms"
 check "QEMU's chardev connected to worker 1" \
 	wait_grep "$D/worker1.log" 'frontend connected' 20
 plug worker1.log "succeeds"
@@ -115,11 +115,11 @@ wait "$WP"
 rc=$?
 WP=
 check "worker 1 stops on SIGTERM (status $rc)" test "$rc" = 143
-t1=$(now_ms)
+t1=$(mono_ms)
 check "worker 2 listens on the same socket" start_worker worker2.log
 check "QEMU's chardev reconnects to worker 2 (reconnect-ms=200)" \
 	wait_grep "$D/worker2.log" 'frontend connected' 20
-echo "# reconnected after $(( $(now_ms) - t1 )) ms"
+echo "# reconnected after $(( $(mono_ms) - t1 )) ms"
 plug worker2.log "on the reconnected chardev succeeds"
 check "the worker logged no protocol violation" \
 	bash -c '! grep -q "refused\|dropping the connection" "$1"/worker*.log' _ "$D"

@@ -4,17 +4,17 @@
 # the real rdmagate-broker and rdmagate-worker; the broker spawns two echo
 # workers, stops one, refuses an unknown VM and a duplicate; the pinned
 # counters map must hold exactly workers_spawned, workers_exited and
-# policy_refusals per VM, before and after the broker's own exit.
+# policy_refusals per VM, before and after the broker's own exit. In TAP.
 # Usage: test_broker_trace.sh RDMAGATE_TRACE BROKER RDMAGATECTL WORKER
 #        TEST_HOOKS(true|false)
 set -u
 TRACE=$1 BROKER=$2 CTL=$3 WORKER=$4 HOOKS=$5
+. "$(dirname "$0")/../../tap.sh"
 . "$(dirname "$0")/../../lib.sh" # (its ctl is redefined below: 2>&1)
 PIN=/sys/fs/bpf/rdmagate-btest-$$
 broker_env trace
 ID0=62400
 TPID=
-fails=0
 
 cleanup() {
 	broker_env_cleanup
@@ -23,18 +23,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-
-[ "$(id -u)" = 0 ] || skip "needs root (BPF, uprobes, spawning workers)"
+[ "$(id -u)" = 0 ] || skip_all "needs root (BPF, uprobes, spawning workers)"
 [ "$HOOKS" = true ] ||
-	skip "needs a -Dtest_hooks=true build (the echo test device)"
-command -v jq >/dev/null || skip "needs jq to read JSON"
+	skip_all "needs a -Dtest_hooks=true build (the echo test device)"
+command -v jq >/dev/null || skip_all "needs jq to read JSON"
 BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
-[ -x "$BPFTOOL" ] || skip "needs bpftool"
+[ -x "$BPFTOOL" ] || skip_all "needs bpftool"
 [ -e /sys/bus/event_source/devices/uprobe/type ] ||
-	skip "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"
+	skip_all "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"
 
 # ---- the tracer first: it covers the broker it has not seen start -------
 "$TRACE" --pin-dir "$PIN" --worker "$WORKER" --broker "$BROKER" -i 60 \
@@ -49,7 +45,7 @@ want=13
 [ -x "$(dirname "$TRACE")/../mux/rdmagate-mux" ] && want=15
 grep -q "^Tracing $want rdmagate USDT probes" "$T/trace.err" &&
 	ok "tracer attached $want probes (8 worker, 5 broker, the mux's)" ||
-	fail "tracer (want $want probes): $(cat "$T/trace.err")"
+	not_ok "tracer (want $want probes): $(cat "$T/trace.err")"
 
 # ---- the broker and its requests -----------------------------------------
 broker_policy "$ID0-$((ID0 + 99))" <<EOF
@@ -58,11 +54,16 @@ broker_policy "$ID0-$((ID0 + 99))" <<EOF
 EOF
 broker_start "$T/broker.log" --state-dir "$T/state" --stop-workers-on-exit \
 	--cgroup-root "$CG_ROOT"
-[ -S "$T/control.sock" ] || { cat "$T/broker.log"; echo "FAIL: no broker"; exit 1; }
+if [ ! -S "$T/control.sock" ]; then
+	diag < "$T/broker.log"
+	not_ok "the broker is up"
+	tap_end
+	exit 1
+fi
 
 ctl() { "$CTL" --control "$T/control.sock" "$@" 2>&1; }
 expect() { # DESCRIPTION PATTERN OUTPUT
-	grep -q "$2" <<<"$3" && ok "$1" || fail "$1: $3"
+	grep -q "$2" <<<"$3" && ok "$1" || not_ok "$1: $3"
 }
 
 expect "spawn vm-a" "worker/vm-a: pid" \
@@ -91,21 +92,21 @@ check_vm() { # VM "spawned exited refusals" WHEN
 	got=$(counters "$1")
 	[ "$got" = "$2" ] &&
 		ok "$3: $1 spawned/exited/refused = $got" ||
-		fail "$3: $1 spawned/exited/refused = $got, want $2"
+		not_ok "$3: $1 spawned/exited/refused = $got, want $2"
 }
 check_vm vm-a "1 1 0" "broker running"
 check_vm vm-b "1 0 0" "broker running"
 check_vm vm-nope "0 0 1" "broker running"
-n=$("$BPFTOOL" -j map dump pinned "$PIN/counters" | jq length)
-[ "$n" = 3 ] && ok "3 VMs in the counters map" ||
-	fail "$n VMs in the counters map, want 3: $("$BPFTOOL" map dump pinned "$PIN/counters")"
+nvm=$("$BPFTOOL" -j map dump pinned "$PIN/counters" | jq length)
+[ "$nvm" = 3 ] && ok "3 VMs in the counters map" ||
+	not_ok "$nvm VMs in the counters map, want 3: $("$BPFTOOL" map dump pinned "$PIN/counters")"
 
 # ---- the broker's exit stops vm-b: one more worker_exit ---------------------
 kill -TERM "$BPID"
 wait "$BPID"
 rc=$?
 BPID=
-[ $rc = 0 ] && ok "broker exited 0" || fail "broker exit status $rc"
+[ $rc = 0 ] && ok "broker exited 0" || not_ok "broker exit status $rc"
 check_vm vm-a "1 1 0" "broker gone"
 check_vm vm-b "1 1 0" "broker gone"
 check_vm vm-nope "0 0 1" "broker gone"
@@ -114,15 +115,13 @@ kill -INT "$TPID"
 wait "$TPID"
 rc=$?
 TPID=
-[ $rc = 0 ] && ok "tracer exit status 0" || fail "tracer exit status $rc"
-[ -d "$PIN" ] && fail "pins left without --keep" || ok "pins removed"
+[ $rc = 0 ] && ok "tracer exit status 0" || not_ok "tracer exit status $rc"
+[ -d "$PIN" ] && not_ok "pins left without --keep" || ok "pins removed"
 
-if [ $fails -ne 0 ]; then
+[ "$failed" = 0 ] || {
 	echo "--- broker log"
 	cat "$T/broker.log"
 	echo "--- tracer stderr"
 	cat "$T/trace.err"
-	echo "$fails check(s) failed"
-	exit 1
-fi
-echo "all checks passed"
+} | diag
+tap_end

@@ -4,11 +4,12 @@
 # every probe with known arguments from two processes ("vm-a" 1x, "vm-b"
 # 2x, the same wr_ids on the same QPN), then checks the pinned maps through
 # `bpftool -j map dump pinned` and the tracer's own --json output, the
-# semaphores, --keep / default unpinning, and the one-line errors.
+# semaphores, --keep / default unpinning, and the one-line errors, in TAP.
 # Usage: test_trace.sh RDMAGATE_TRACE PROBE_FIRE
 set -u
 TRACE=$1
 PF=$2
+. "$(dirname "$0")/../../tap.sh"
 . "$(dirname "$0")/../../lib.sh" # tracer_up
 N=50
 # our own pin directory: a test run from another build dir at the same time
@@ -16,7 +17,6 @@ N=50
 PIN=/sys/fs/bpf/rdmagate-test-$$
 TMP=$(mktemp -d /tmp/rdmagate-trace-test.XXXXXX)
 TPID=
-fails=0
 
 cleanup() {
 	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
@@ -25,18 +25,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
-
-[ "$(id -u)" = 0 ] || skip "needs root (CAP_SYS_ADMIN for BPF and uprobes)"
-command -v jq >/dev/null || skip "needs jq to read JSON"
+[ "$(id -u)" = 0 ] || skip_all "needs root (CAP_SYS_ADMIN for BPF and uprobes)"
+command -v jq >/dev/null || skip_all "needs jq to read JSON"
 command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] ||
-	skip "needs bpftool"
+	skip_all "needs bpftool"
 BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 [ -e /sys/bus/event_source/devices/uprobe/type ] ||
-	skip "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"
-
+	skip_all "this kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)"
 
 start_tracer() { # extra args...
 	"$TRACE" --pin-dir "$PIN" --worker "$PF" --broker "$PF" --mux "$PF" "$@" \
@@ -50,7 +45,7 @@ stop_tracer() {
 	wait "$TPID"
 	local rc=$?
 	TPID=
-	[ $rc = 0 ] || fail "tracer exit status $rc after SIGINT"
+	[ $rc = 0 ] || not_ok "tracer exit status $rc after SIGINT"
 }
 
 # Expected counters of a VM fired with multiplier m (see probe_fire.c).
@@ -67,7 +62,7 @@ expect_counters() { # m
 
 check_eq() { # what got want
 	if [ "$2" = "$3" ]; then ok "$1"; else
-		fail "$1: got $2, want $3"
+		not_ok "$1: got $2, want $3"
 	fi
 }
 
@@ -76,12 +71,12 @@ start_tracer --keep -i 1 --json
 "$PF" sema >"$TMP/sema"
 check_eq "every semaphore set while traced (one count per call site)" \
 	"$(grep -vc '=0$' "$TMP/sema")" 15
-"$PF" fire "$N" || fail "probe_fire failed"
+check "probe_fire fire $N" "$PF" fire "$N"
 
 for vm_m in vm-a:1 vm-b:2; do
 	vm=${vm_m%:*}
 	m=${vm_m#*:}
-	n=$((N * m))
+	vn=$((N * m))
 	want=$(expect_counters "$m" | jq -cS .)
 	# the pinned maps, with BTF: field names in "formatted"
 	got=$("$BPFTOOL" -j map dump pinned "$PIN/counters" |
@@ -97,17 +92,17 @@ for vm_m in vm-a:1 vm-b:2; do
 			       .key.op == $op) | .value | '"$3"
 	}
 	check_eq "$vm RDMA_WRITE latency samples" \
-		"$(h RT_HIST_WR 1 .count)" "$n"
+		"$(h RT_HIST_WR 1 .count)" "$vn"
 	check_eq "$vm RDMA_WRITE slots sum" \
-		"$(h RT_HIST_WR 1 '.slots | add')" "$n"
-	check_eq "$vm RECV latency samples" "$(h RT_HIST_WR 128 .count)" "$n"
+		"$(h RT_HIST_WR 1 '.slots | add')" "$vn"
+	check_eq "$vm RECV latency samples" "$(h RT_HIST_WR 128 .count)" "$vn"
 	# 5000 ns = 5 us: slot 2 (4..7 us); 300000 ns = 300 us: slot 8
 	check_eq "$vm CREATE_CQ in slot 2" \
-		"$(h RT_HIST_CTRL 2 '.slots[2]')" "$n"
+		"$(h RT_HIST_CTRL 2 '.slots[2]')" "$vn"
 	check_eq "$vm CREATE_CQ sum_ns" \
-		"$(h RT_HIST_CTRL 2 .sum_ns)" "$((n * 5000))"
+		"$(h RT_HIST_CTRL 2 .sum_ns)" "$((vn * 5000))"
 	check_eq "$vm MODIFY_QP in slot 8" \
-		"$(h RT_HIST_CTRL 12 '.slots[8]')" "$n"
+		"$(h RT_HIST_CTRL 12 '.slots[8]')" "$vn"
 done
 check_eq "no entry without a VM name" \
 	"$("$BPFTOOL" -j map dump pinned "$PIN/counters" | jq length)" 2
@@ -118,7 +113,7 @@ check_eq "no write left in flight (same wr_ids in two processes)" \
 sleep 1.2 # one more summary after the firing
 stop_tracer
 last=$(grep '^{' "$TMP/out" | tail -n 1)
-[ -n "$last" ] || fail "no JSON summary from the tracer"
+[ -n "$last" ] || not_ok "no JSON summary from the tracer"
 for vm_m in vm-a:1 vm-b:2; do
 	vm=${vm_m%:*}
 	m=${vm_m#*:}
@@ -128,14 +123,14 @@ for vm_m in vm-a:1 vm-b:2; do
 	check_eq "tracer JSON counters of $vm" "$got" "$want"
 	got=$(echo "$last" | jq -c --arg vm "$vm" '[.vms[] |
 		select(.vm == $vm) | .hists[] | "\(.kind):\(.op):\(.count)"]')
-	n=$((N * m))
+	vn=$((N * m))
 	check_eq "tracer JSON histograms of $vm" "$got" \
-		"[\"wr:RDMA_WRITE:$n\",\"wr:RECV:$n\",\"ctrl:CREATE_CQ:$n\",\"ctrl:MODIFY_QP:$n\"]"
+		"[\"wr:RDMA_WRITE:$vn\",\"wr:RECV:$vn\",\"ctrl:CREATE_CQ:$vn\",\"ctrl:MODIFY_QP:$vn\"]"
 done
 
 # ---- 2. --keep left the pins; --vm filters; the default removes them ----
 [ -e "$PIN/counters" ] && [ -e "$PIN/hists" ] && ok "--keep left the pins" ||
-	fail "--keep: pins gone"
+	not_ok "--keep: pins gone"
 "$PF" sema >"$TMP/sema"
 check_eq "semaphores cleared after detach (every probe's)" \
 	"$(grep -c '=0$' "$TMP/sema")" "$(wc -l < "$TMP/sema")"
@@ -144,16 +139,16 @@ wait "$TPID"
 TPID=
 got=$(jq -c '[.vms[].vm]' "$TMP/out")
 check_eq "--vm vm-b prints only vm-b (fresh maps: none yet)" "$got" '[]'
-[ -e "$PIN" ] && fail "pins left without --keep: $(ls "$PIN")" ||
+[ -e "$PIN" ] && not_ok "pins left without --keep: $(ls "$PIN")" ||
 	ok "pins removed at exit without --keep"
 start_tracer -i 1
-"$PF" fire 1 || fail "probe_fire failed"
+check "probe_fire fire 1" "$PF" fire 1
 # the next 1-s summary after the fire shows it: wait for that summary (a
 # loaded machine may print a few empty ones first), bounded
 wait_for 20 in_log "$TMP/out" 'post->completion latency, RDMA_WRITE' || :
 stop_tracer
 grep -q '^VM vm-a' "$TMP/out" && grep -q 'post->completion latency, RDMA_WRITE' \
-	"$TMP/out" && ok "text summary" || { cat "$TMP/out"; fail "text summary"; }
+	"$TMP/out" && ok "text summary" || { diag < "$TMP/out"; not_ok "text summary"; }
 
 # ---- 3. the real worker: every probe it places attaches ----
 if [ -x "${RDMAGATE_BUILD:-}/worker/rdmagate-worker" ]; then
@@ -168,8 +163,8 @@ if [ -x "${RDMAGATE_BUILD:-}/worker/rdmagate-worker" ]; then
 		check_eq "rdmagate-worker: every worker probe attached" \
 			"$missing" ""
 	else
-		grep -v '^libbpf: prog' "$TMP/err" | tail -n 20
-		fail "attach to rdmagate-worker (status $rc)"
+		grep -v '^libbpf: prog' "$TMP/err" | tail -n 20 | diag
+		not_ok "attach to rdmagate-worker (status $rc)"
 	fi
 fi
 
@@ -183,10 +178,8 @@ out=$("$TRACE" --pin-dir "$PIN" --worker /bin/true 2>&1)
 rc=$?
 case "$out" in
 *"/bin/true has no USDT probe rdmagate:kick"*) [ $rc = 1 ] &&
-	ok "binary without probes" || fail "binary without probes: rc $rc" ;;
-*) fail "binary without probes: $out" ;;
+	ok "binary without probes" || not_ok "binary without probes: rc $rc" ;;
+*) not_ok "binary without probes: $out" ;;
 esac
-[ -e "$PIN" ] && fail "pins left after a failed start" || ok "no pins left"
-
-[ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
-echo "all checks passed"
+[ -e "$PIN" ] && not_ok "pins left after a failed start" || ok "no pins left"
+tap_end

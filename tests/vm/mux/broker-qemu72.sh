@@ -76,7 +76,6 @@ check "spawn pv1: $out" \
 	grep -q "vm pv1: QEMU pvrdma attached to the mux, socket $T/vm/pv1.sock, 1 addresses" <<<"$out"
 check "pv1's socket is its QEMU's: 65534, 0600" \
 	test "$(stat -c '%u %a' "$T/vm/pv1.sock")" = "65534 600"
-has_v2() { v2_index "$@" > /dev/null; }
 check "the broker added $A: in rxe0's table" wait_for 5 has_v2 rxe0 "$SA"
 ia=$(v2_index rxe0 "$SA")
 check "the mux serves pv1's socket for uid 65534" \

@@ -40,7 +40,7 @@ cm_pair() {
 	ga=$!
 	PIDS=$ga
 	check "a's guest claimed $A (its GID is in rxe0's table)" \
-		wait_for 30 v2_index rxe0 "$SA"
+		wait_for 30 has_v2 rxe0 "$SA"
 	cm b "$B" "$A"
 	rb=$?
 	wait "$ga"

@@ -32,7 +32,11 @@ device = rxe1
 addresses = $B
 END
 
-# the RoCE v2 index of GID (in sysfs form) on DEV port 1
+# v2_index DEV GID: prints the RoCE v2 index of GID (in sysfs form) on DEV
+# port 1; has_v2 DEV GID: whether there is one, printing nothing (the form
+# for check and wait_for, whose command's output would be a stray line in
+# the TAP stream)
+has_v2() { v2_index "$@" > /dev/null; }
 v2_index() {
 	local f i g t
 	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do

@@ -65,7 +65,6 @@ ga=$!
 guest b 18701 "$B" &
 gb=$!
 PIDS="$ga $gb"
-has_v2() { v2_index "$@" > /dev/null; }
 check "a's guest claimed $A: in rxe0's table" wait_for 20 has_v2 rxe0 "$SA"
 check "b's guest claimed $B: in rxe1's table" wait_for 20 has_v2 rxe1 "$SB"
 ia=$(v2_index rxe0 "$SA") ib=$(v2_index rxe1 "$SB")

@@ -37,7 +37,7 @@ elapsed "worker spawned by the hook"
 B=10.99.0.11
 ip addr add "$B/32" dev "$RDMAGATE_VM_NETDEV1"
 route_pair "$OP_ADDR" "$B"
-wait_for 10 v2_index "$RDMAGATE_VM_DEV1" 0000:0000:0000:0000:0000:ffff:0a63:000b > /dev/null
+wait_for 10 has_v2 "$RDMAGATE_VM_DEV1" 0000:0000:0000:0000:0000:ffff:0a63:000b
 gidx_n=$(v2_index "$RDMAGATE_VM_DEV1" 0000:0000:0000:0000:0000:ffff:0a63:000b)
 check "the native peer's GID $B is index ${gidx_n:-none} of $RDMAGATE_VM_DEV1" \
 	test -n "$gidx_n"
@@ -73,7 +73,7 @@ pingpong() {
 	wait_for 60 grep -qi ':4853 0*:0000 0A' /proc/net/tcp
 	if [ "$srv" = guest ]; then
 		check "the broker added the guest's GID to $RDMAGATE_VM_DEV0 (index $(v2_index "$RDMAGATE_VM_DEV0" "$OP_GID"))" \
-			v2_index "$RDMAGATE_VM_DEV0" "$OP_GID"
+			has_v2 "$RDMAGATE_VM_DEV0" "$OP_GID"
 		check "... as an address of $RDMAGATE_VM_NETDEV0" \
 			grep -q "inet $OP_ADDR/32" < <(ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV0")
 	fi

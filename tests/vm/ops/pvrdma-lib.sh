@@ -107,6 +107,6 @@ op_gone() {
 	check "the guest's address is gone from $RDMAGATE_VM_NETDEV0" \
 		not grep -q "inet $OP_ADDR/" < <(ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV0")
 	check "its GID is gone from $RDMAGATE_VM_DEV0's table" \
-		not v2_index "$RDMAGATE_VM_DEV0" "$OP_GID"
+		not has_v2 "$RDMAGATE_VM_DEV0" "$OP_GID"
 	check "its state file is gone" not test -e "$T/state/workers/$OP_VM.state"
 }

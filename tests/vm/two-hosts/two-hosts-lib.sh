@@ -9,6 +9,7 @@
 #   b_sync SCRIPT [S] both
 #   b_get SCRIPT [S]  both, and prints its output
 [ -n "${TWOHOSTS_DIR:-}" ] || { echo "1..0 # SKIP not run by two-hosts-vm"; exit 0; }
+. "$(dirname "${BASH_SOURCE[0]}")/../../clock.sh"
 b_ready() { # S: waits for B's agent
 	local end=$((SECONDS + $1))
 	while [ ! -e "$TWOHOSTS_DIR/ready" ]; do
@@ -17,16 +18,20 @@ b_ready() { # S: waits for B's agent
 	done
 }
 b_run() {
-	# unique without shell state: b_run runs in $(...) subshells
+	# unique without shell state: b_run runs in $(...) subshells (a name,
+	# not a time: the wall clock's microseconds and the subshell's pid)
 	local id=${EPOCHREALTIME/./}.$BASHPID
 	printf '%s\n' "$1" > "$TWOHOSTS_DIR/tmp.$id"
 	mv "$TWOHOSTS_DIR/tmp.$id" "$TWOHOSTS_DIR/req.$id"
 	echo "$id"
 }
 b_wait() {
-	local id=$1 end=$((${EPOCHREALTIME/./} + ${2:-60} * 1000000)) rc
+	local id=$1 end rc _bw_now
+	mono_ms end
+	end=$((end + ${2:-60} * 1000))
 	while [ ! -e "$TWOHOSTS_DIR/rc.$id" ]; do
-		(( ${EPOCHREALTIME/./} < end )) || return 124
+		mono_ms _bw_now
+		((_bw_now < end)) || return 124
 		sleep 0.1
 	done
 	read -r rc < "$TWOHOSTS_DIR/rc.$id"
