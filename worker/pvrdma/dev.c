@@ -521,7 +521,9 @@ static void log_stats(const struct pvrdma_dev *d)
 		 "SRQ %llu, other %llu), %llu CQEs (%llu notifications "
 		 "not needed), %llu CQ overflows, "
 		 "%llu WQEs refused, %llu events (%llu dropped), %llu "
-		 "interrupts, longest polled-CQ wait %llu us",
+		 "interrupts, longest polled-CQ wait %llu us; "
+		 "request-response: %llu rounds, device %llu us, guest %llu "
+		 "us per round",
 		 (unsigned long long)s->commands,
 		 (unsigned long long)s->command_errors,
 		 (unsigned long long)s->doorbells,
@@ -538,7 +540,14 @@ static void log_stats(const struct pvrdma_dev *d)
 		 (unsigned long long)s->events,
 		 (unsigned long long)s->events_dropped,
 		 (unsigned long long)s->irqs,
-		 (unsigned long long)(s->poller_wait_max_ns / 1000));
+		 (unsigned long long)(s->poller_wait_max_ns / 1000),
+		 (unsigned long long)s->rr_rounds,
+		 (unsigned long long)(s->rr_rounds ? s->rr_device_ns /
+							     s->rr_rounds / 1000
+						   : 0),
+		 (unsigned long long)(s->rr_rounds ? s->rr_guest_ns /
+							     s->rr_rounds / 1000
+						   : 0));
 }
 
 static void fn_destroy(void *priv)

@@ -105,6 +105,15 @@ struct pvrdma_stats {
 	uint64_t notifies_saved;
 	/* the longest wait a polled CQ's notification was given, in ns */
 	uint64_t poller_wait_max_ns;
+	/*
+	 * The request-response split (pvrdma_rr_*): rounds seen, and the
+	 * time from a SEND posted to the host to the next receive's CQE
+	 * written (the device's part: host, fabric, peer, worker) and from
+	 * that CQE to the next SEND posted (the guest's part, with the
+	 * worker's look for its doorbell).  Meaningful for one request-
+	 * response stream at a time (a latency benchmark's).
+	 */
+	uint64_t rr_rounds, rr_device_ns, rr_guest_ns;
 };
 
 struct pvrdma_dev {
@@ -142,6 +151,8 @@ struct pvrdma_dev {
 	uint64_t deferred_due_ns;
 	/* the last look for long-unread CQs (renotify_unread) */
 	uint64_t renotify_ns;
+	/* the last SEND posted and receive CQE written, for the split */
+	uint64_t rr_send_ns, rr_recv_ns;
 
 	struct pvrdma_stats stats;
 	/* refusals per command code (PVRDMA_CMD_MAX: unknown, or before

@@ -312,6 +312,30 @@ static void write_cqe(struct pvrdma_dev *d, struct pvrdma_cq *cq,
 	pvrdma_post_event(d, PVRDMA_EVENT_CQ_ERR, cq->handle);
 }
 
+/*
+ * The request-response split: a round is a SEND posted, then a receive's
+ * CQE written; the guest's part runs from that CQE to the next SEND.
+ */
+static void rr_send_posted(struct pvrdma_dev *d)
+{
+	uint64_t now = mono_ns();
+
+	if (d->rr_recv_ns > d->rr_send_ns && d->rr_send_ns)
+		d->stats.rr_guest_ns += now - d->rr_recv_ns;
+	d->rr_send_ns = now;
+}
+
+static void rr_recv_written(struct pvrdma_dev *d)
+{
+	uint64_t now = mono_ns();
+
+	if (d->rr_send_ns > d->rr_recv_ns) {
+		d->stats.rr_device_ns += now - d->rr_send_ns;
+		d->stats.rr_rounds++;
+	}
+	d->rr_recv_ns = now;
+}
+
 static void fe_completion(void *fe, const struct be_wc *wc)
 {
 	struct pvrdma_dev *d = fe;
@@ -326,6 +350,8 @@ static void fe_completion(void *fe, const struct be_wc *wc)
 		return;
 	}
 	write_cqe(d, cq, &cqe);
+	if (wc->recv && wc->status == IBV_WC_SUCCESS)
+		rr_recv_written(d);
 }
 
 /* A work request that finished without a host completion. */
@@ -442,6 +468,8 @@ static void post_one_send(struct pvrdma_dev *d, struct pvrdma_qp *qp,
 	if (be_post_send(d->be, qp->handle, &s.wr, &st, &why) == BE_DONE)
 		complete_now(d, qp, false, wr_id,
 			     pvrdma_send_wc_opcode(h.opcode), st, sig);
+	else
+		rr_send_posted(d);
 }
 
 static void post_one_recv(struct pvrdma_dev *d, struct pvrdma_qp *qp,

@@ -360,6 +360,51 @@ static void send_done(uint32_t qp, uint64_t wr_id)
 }
 
 /*
+ * The request-response split of the device stats line: a round runs from
+ * a SEND posted to the host to the next receive's CQE (the device's part);
+ * the guest's part from that CQE to the next SEND.  Only lower bounds are
+ * checked (each part slept at least that long).
+ */
+static void test_request_response_split(void **state)
+{
+	unsigned long long rounds = 0, dev_us = 0, guest_us = 0;
+	struct log_capture lc;
+	const char *l;
+	uint32_t cq, qp, i;
+
+	(void)state;
+	probe_pd_cq_qp(&cq, &qp);
+	for (i = 0; i < 2; i++) {
+		post_send(P_QP, i, 1, 0x10 + i);
+		uar(PVRDMA_UAR_QP_OFFSET, PVRDMA_UAR_QP_SEND | qp);
+		usleep(3000);
+		/* the send's own completion and a failed receive: no round */
+		send_done(qp, 0x10 + i);
+		fake_be_complete(fake_be_last, qp, true, 0x30,
+				 IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0);
+		fake_be_complete(fake_be_last, qp, true, 0x20 + i,
+				 IBV_WC_SUCCESS, IBV_WC_RECV, 8);
+		usleep(2000);
+	}
+	log_capture_start(&lc);
+	pvrdma_fn_ops.destroy(T.priv);
+	l = strstr(log_captured(&lc), "request-response: ");
+	log_capture_stop(&lc);
+	assert_int_equal(pvrdma_fn_ops.create(&T.fn, &T.env, &T.priv), 0);
+	assert_non_null(l);
+	assert_int_equal(
+		sscanf(l,
+		       "request-response: %llu rounds, device %llu us, "
+		       "guest %llu us per round",
+		       &rounds, &dev_us, &guest_us),
+		3);
+	assert_int_equal(rounds, 2);
+	assert_true(dev_us >= 3000);
+	/* one guest part (the second SEND) over two rounds */
+	assert_true(guest_us >= 1000);
+}
+
+/*
  * The ARM doorbell is a posted write: a completion that lands after the
  * provider's last poll and before the device sees the arm must still wake
  * the guest, so arming a CQ that holds unread CQEs notifies at once.
@@ -1692,6 +1737,7 @@ int main(void)
 		DEV_TEST(test_reset_and_again),
 		DEV_TEST(test_no_dma_without_bus_master),
 		DEV_TEST(test_unquiesce_clears_an_earlier_error),
+		DEV_TEST(test_request_response_split),
 		DEV_TEST(test_shm_doorbells_drain_every_rung_qp),
 		DEV_TEST(test_shm_lost_arm_still_notifies),
 		DEV_TEST(test_shm_busy_poller_gets_no_interrupt),
