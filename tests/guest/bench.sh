@@ -36,7 +36,8 @@
 #   test VM measures the worker: the line
 #   "idle worker_cpu_pct N wakeups_per_s N"; 0: not measured),
 #   WORKER_OPTS (more options for the rdmagate column's worker, e.g.
-#   "--doorbell-poll-ms 0" or "--poll-budget-us 0").
+#   "--doorbell-poll-ms 0" or "--poll-budget-us 0"), WORKER_NICE (the
+#   worker's nice value, 0 by default: what policy's worker_nice sets).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -46,7 +47,7 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 GUEST_IP=10.99.2.2 NATIVE_IP=10.99.0.1 PEER_IP=10.99.0.2 BASE_PORT=18800
 LAT_N=${LAT_N:-500} BW_N=${BW_N:-200} RATE_N=${RATE_N:-2000}
 LOOP_N=${LOOP_N:-2000000} MODES=${MODES:-rdmagate pvrdma} ONLY=${ONLY:-}
-IDLE_S=${IDLE_S:-60} WORKER_OPTS=${WORKER_OPTS:-}
+IDLE_S=${IDLE_S:-60} WORKER_OPTS=${WORKER_OPTS:-} WORKER_NICE=${WORKER_NICE:-0}
 # NAME TOOL ARGS (both sides of a perftest must agree: the guest reads
 # the counts from $T/params); the figure is column COL of the result line
 figs() {
@@ -201,7 +202,8 @@ idle_cost() { # T TAG PID
 run_rdmagate() { # T WORKER
 	local T=$1 S wp
 	S=$(mktemp -d /tmp/bench-sock.XXXXXX)/pvrdma.sock
-	"$2" --frontend pvrdma --device "$RDMAGATE_VM_DEV0" --socket "$S" \
+	nice -n "$WORKER_NICE" "$2" --frontend pvrdma \
+		--device "$RDMAGATE_VM_DEV0" --socket "$S" \
 		$WORKER_OPTS > "$T/worker.log" 2>&1 &
 	wp=$!
 	wait_file "$S" 30 || { echo "# the worker did not listen"; return 0; }
@@ -311,5 +313,5 @@ echo "# load average (machine): $(cut -d' ' -f1-3 /proc/loadavg)"
 HOST_LOOP_MS=$(cpu_loop_ms)
 GUEST_VM_OPTS=(--no-cm -e "HOST_LOOP_MS=$HOST_LOOP_MS" -e "LAT_N=$LAT_N"
 	-e "BW_N=$BW_N" -e "RATE_N=$RATE_N" -e "LOOP_N=$LOOP_N" -e "MODES=$MODES"
-	-e "ONLY=$ONLY" -e "IDLE_S=$IDLE_S" -e "WORKER_OPTS=$WORKER_OPTS")
+	-e "ONLY=$ONLY" -e "IDLE_S=$IDLE_S" -e "WORKER_OPTS=$WORKER_OPTS" -e "WORKER_NICE=$WORKER_NICE")
 guest_run_in_test_vm 3400 "$here/bench.sh" --in-vm "$@"
