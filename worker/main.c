@@ -41,7 +41,7 @@
 #define RDMAGATE_PROBES_DEFINE /* the semaphores live here */
 #include "common/probes.h"
 #include "worker/broker_link.h"
-#include "worker/device.h"
+#include "worker/vhost_user/device.h"
 #include "worker/opts.h"
 #include "worker/backend/qp1.h"
 #include "worker/pvrdma/pvrdma.h"
@@ -49,7 +49,7 @@
 #include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/selinux.h"
 #include "worker/vfio_user/conn.h"
-#include "worker/vu_proto.h"
+#include "worker/vhost_user/vu_proto.h"
 
 /* A frontend that stops mid-message, or stops reading our replies, is
  * dropped after this long. */

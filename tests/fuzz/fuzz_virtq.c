@@ -23,7 +23,7 @@
 
 #include "common/log.h"
 #include "worker/guest_mem.h"
-#include "worker/virtq.h"
+#include "worker/vhost_user/virtq.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

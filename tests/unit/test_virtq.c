@@ -15,7 +15,7 @@
 #include "common/log.h"
 #include "tests/unit/guest_ram.h"
 #include "worker/guest_mem.h"
-#include "worker/virtq.h"
+#include "worker/vhost_user/virtq.h"
 
 /*
  * Guest-physical layout: R0 [0, 64K) and R1 [64K, 128K) are contiguous in

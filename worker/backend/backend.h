@@ -51,7 +51,7 @@
 #include "worker/backend/hca.h"
 #include "worker/backend/limits.h"
 #include "worker/backend/mr_layout.h"
-#include "worker/device.h"
+#include "worker/vhost_user/device.h"
 #include "worker/guest_mem.h"
 
 struct be;

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "worker/device.h"
+#include "worker/vhost_user/device.h"
 #include "worker/vfio_user/pci_fn.h"
 
 struct vfu_conn;

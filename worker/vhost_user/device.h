@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "worker/virtq.h"
+#include "worker/vhost_user/virtq.h"
 
 /*
  * What the process gives a device at create time: the event loop (for fds
