@@ -255,23 +255,6 @@ int vu_check_framing(const void *buf, size_t len, unsigned int nfds,
 
 /* ---- logging ---------------------------------------------------------- */
 
-static void vlog(struct vu_dev *dev, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/*
- * One warning per violation, through the process's limiter for lines a
- * peer causes: a frontend that reconnects, or a guest that breaks its
- * rings again after each reset, cannot flood the log (docs/vhost-user.md).
- */
-static void vlog(struct vu_dev *dev, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_peer_vemit(LOG_LVL_WARN, 0, fmt, ap);
-	va_end(ap);
-}
-
 static int refuse(struct vu_dev *dev, const struct msg *m, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -284,7 +267,7 @@ static int refuse(struct vu_dev *dev, const struct msg *m, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	vlog(dev, "%s: %s; refused", m->name, what);
+	log_peer_warnx("%s: %s; refused", m->name, what);
 	return -EINVAL;
 }
 
@@ -422,7 +405,8 @@ static void rings_update(struct vu_dev *dev, const char *name)
 
 	for (i = 0; i < dev->ops->num_queues; i++)
 		if (ring_update(dev, &dev->rings[i], &why) < 0)
-			vlog(dev, "%s: %s; queue not started", name, why.msg);
+			log_peer_warnx("%s: %s; queue not started", name,
+				       why.msg);
 }
 
 static void drop_kick(struct vu_dev *dev, struct vu_ring *r)
@@ -1009,10 +993,10 @@ static void finish(struct vu_dev *dev, struct msg *m, int ret)
 	} else if (acked) {
 		reply_u64(m, ret < 0 ? 1 : 0);
 	} else if (ret < 0) {
-		vlog(dev,
-		     "%s: failure cannot be reported without REPLY_ACK; "
-		     "dropping the connection",
-		     m->name);
+		log_peer_warnx(
+			"%s: failure cannot be reported without REPLY_ACK; "
+			"dropping the connection",
+			m->name);
 		m->res->disconnect = true;
 	}
 }
@@ -1030,8 +1014,8 @@ void vu_handle(struct vu_dev *dev, const void *buf, size_t len, int *fds,
 	if (check_framing(buf, len, nfds, &why) < 0) {
 		uint32_t req = len >= 4 ? ld_u32(buf) : VHOST_USER_NONE;
 
-		vlog(dev, "%s: %s; dropping the connection",
-		     vhost_user_request_name(req), why.msg);
+		log_peer_warnx("%s: %s; dropping the connection",
+			       vhost_user_request_name(req), why.msg);
 		res->disconnect = true;
 		close_fds(fds, nfds);
 		return;
@@ -1043,10 +1027,10 @@ void vu_handle(struct vu_dev *dev, const void *buf, size_t len, int *fds,
 	r = &rules[m.hdr.request];
 	if (r->needs_pf != NO_PF &&
 	    !(dev->protocol_features & (1ull << r->needs_pf))) {
-		vlog(dev,
-		     "%s: protocol feature %d not negotiated; dropping "
-		     "the connection",
-		     m.name, r->needs_pf);
+		log_peer_warnx(
+			"%s: protocol feature %d not negotiated; dropping "
+			"the connection",
+			m.name, r->needs_pf);
 		ret = DROP;
 	} else {
 		log_debug("%s", m.name);
@@ -1072,7 +1056,7 @@ void vu_kick(struct vu_dev *dev, unsigned int q)
 	if (!r->enable_seen && !r->enabled && r->kick_set) {
 		r->enabled = true;
 		if (ring_update(dev, r, &why) < 0)
-			vlog(dev, "kick: %s; queue not started", why.msg);
+			log_peer_warnx("kick: %s; queue not started", why.msg);
 	}
 }
 
