@@ -688,7 +688,8 @@ static void backend_cfg(const struct worker_opts *o, struct loop *l,
 	be->hca = &hca;
 	be->lim = o->lim;
 	be->counters = &counters;
-	be->broker = &l->broker;
+	be->gids = &broker_link_gid_claims;
+	be->gids_arg = &l->broker;
 	be->mux = &l->mux;
 	l->mux.counters = &counters;
 	l->broker.on_mux_channel = mux_channel;

@@ -38,7 +38,7 @@ static size_t dirty;
 
 static void add(int fd, uint64_t gpa, uint64_t uva, uint64_t off)
 {
-	struct vhost_user_mem_region r = { gpa, R_SIZE, uva, off };
+	struct gm_desc r = { gpa, R_SIZE, uva, off, PROT_READ | PROT_WRITE };
 	struct reason why;
 
 	if (gm_add_region(&gm, &r, fd, &why) < 0)

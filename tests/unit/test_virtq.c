@@ -55,7 +55,7 @@ static uint8_t *at(struct fix *f, uint64_t gpa)
 
 static void add(struct fix *f, uint64_t gpa, uint64_t uva, uint64_t off)
 {
-	struct vhost_user_mem_region r = { gpa, 0x10000, uva, off };
+	struct gm_desc r = { gpa, 0x10000, uva, off, PROT_READ | PROT_WRITE };
 	struct reason why;
 
 	assert_int_equal(gm_add_region(&f->gm, &r, f->ram.fd, &why), 0);

@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "worker/vhost_user/device.h"
+#include "worker/dev_env.h"
 #include "worker/guest_mem.h"
 
 #define PCI_FN_NUM_BARS 6
@@ -80,7 +80,7 @@ struct pci_fn_ops {
 	/*
 	 * Per connection: make the private state.  fn stays valid until
 	 * destroy(); env as for vhost-user devices
-	 * (worker/vhost_user/device.h). -errno on error (the client is then
+	 * (worker/dev_env.h). -errno on error (the client is then
 	 * refused).
 	 */
 	int (*create)(struct pci_fn *fn, const struct dev_env *env,

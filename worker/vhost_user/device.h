@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/vhost_user.h" /* VHOST_USER_F_PROTOCOL_FEATURES */
 #include "worker/dev_env.h"
 #include "worker/vhost_user/virtq.h"
 

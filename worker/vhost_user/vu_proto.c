@@ -547,6 +547,21 @@ static void mem_gone(struct vu_dev *dev, const struct gm_region *g)
 		dev->ops->mem_gone(dev->priv, g->gpa, g->size);
 }
 
+_Static_assert(GM_MAX_REGIONS == VHOST_USER_MEM_BASELINE_NREGS,
+	       "SET_MEM_TABLE's array is the table's default limit");
+
+/* A vhost-user region as guest_mem takes it: always read-write. */
+static struct gm_desc region_desc(const struct vhost_user_mem_region *r)
+{
+	return (struct gm_desc){
+		.gpa = r->guest_phys_addr,
+		.size = r->memory_size,
+		.uva = r->userspace_addr,
+		.mmap_offset = r->mmap_offset,
+		.prot = PROT_READ | PROT_WRITE,
+	};
+}
+
 static int h_set_mem_table(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_memory *mem = &m->p.memory;
@@ -557,8 +572,9 @@ static int h_set_mem_table(struct vu_dev *dev, struct msg *m)
 	gm_init(&next);
 	for (i = 0; i < mem->nregions; i++) {
 		const struct vhost_user_mem_region *r = &mem->regions[i];
+		struct gm_desc d = region_desc(r);
 
-		if (gm_add_region(&next, r, m->fds[i], &why) < 0) {
+		if (gm_add_region(&next, &d, m->fds[i], &why) < 0) {
 			gm_clear(&next);
 			return refuse(dev, m,
 				      "region %u (guest 0x%llx size "
@@ -588,10 +604,11 @@ static int h_get_max_mem_slots(struct vu_dev *dev, struct msg *m)
 static int h_add_mem_reg(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_mem_region *r = &m->p.mem_reg.region;
+	struct gm_desc d = region_desc(r);
 	struct reason why;
 
 	/* Existing mappings stay where they are: running rings are fine. */
-	if (gm_add_region(&dev->mem, r, m->fds[0], &why) < 0)
+	if (gm_add_region(&dev->mem, &d, m->fds[0], &why) < 0)
 		return refuse(dev, m,
 			      "region guest 0x%llx size 0x%llx "
 			      "offset 0x%llx: %s",
@@ -619,6 +636,7 @@ static int h_rem_mem_reg(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_mem_region *r = &m->p.mem_reg.region;
 	const struct gm_region *g = find_region(&dev->mem, r);
+	struct gm_desc d = region_desc(r);
 
 	if (!g)
 		return refuse(dev, m,
@@ -629,7 +647,7 @@ static int h_rem_mem_reg(struct vu_dev *dev, struct msg *m)
 			      (unsigned long long)r->userspace_addr);
 	rings_stop_all(dev);
 	mem_gone(dev, g);
-	gm_remove_region(&dev->mem, r);
+	gm_remove_region(&dev->mem, &d);
 	rings_update(dev, m->name);
 	return 0;
 }
