@@ -50,7 +50,7 @@
 #include "worker/virtio_rdma/vrdma.h"
 #include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/selinux.h"
-#include "worker/vfio_user/conn.h"
+#include "worker/vfio_user/pci_fn.h" /* the PCI test function */
 
 /* A frontend that stops mid-message, or stops reading our replies, is
  * dropped after this long. */
@@ -727,27 +727,25 @@ static void spin_setup(const struct worker_opts *o, struct loop *l,
 	l->spin.always = o->busy_poll;
 }
 
-static const struct device_ops *pick_device(const struct worker_opts *o,
-					    struct loop *l)
+/* virtio-rdma on host verbs (docs/worker.md). */
+static const struct device_ops *serve_virtio_rdma(const struct worker_opts *o,
+						  struct loop *l)
 {
 	static struct vrdma_cfg cfg;
+
+	backend_cfg(o, l, &cfg.be);
+	cfg.busy_poll = o->busy_poll;
+	spin_setup(o, l, &cfg.busy_poll);
+	dev_env.cfg = &cfg;
+	return &rdma_device_ops;
+}
+
+/* --test-device echo: vhost-user's test device. */
+static const struct device_ops *serve_echo(const struct worker_opts *o,
+					   struct loop *l)
+{
 	static struct echo_cfg echo;
 
-	if (o->device && o->test_device)
-		fatalx("give one of --device NAME and --test-device echo");
-	if (!o->device && !o->test_device)
-		fatalx("no device to serve: give --device NAME (a verbs "
-		       "device, e.g. rxe0)");
-	if (o->device) {
-		backend_cfg(o, l, &cfg.be);
-		cfg.busy_poll = o->busy_poll;
-		spin_setup(o, l, &cfg.busy_poll);
-		dev_env.cfg = &cfg;
-		return &rdma_device_ops;
-	}
-	if (strcmp(o->test_device, "echo") != 0)
-		fatalx("unknown test device '%s' (only 'echo')",
-		       o->test_device);
 	log_warnx("serving the transport TEST device 'echo' (copies each "
 		  "request back), not virtio-rdma");
 	/* its chains count as commands: the work the spin watches */
@@ -758,16 +756,13 @@ static const struct device_ops *pick_device(const struct worker_opts *o,
 	return &echo_device_ops;
 }
 
-/* --frontend pvrdma: the PVRDMA function on host verbs (docs/pvrdma.md). */
-static const struct pci_fn_ops *pick_pvrdma(const struct worker_opts *o,
-					    struct loop *l)
+/* The PVRDMA function on host verbs (docs/pvrdma.md). */
+static const struct pci_fn_ops *serve_pvrdma(const struct worker_opts *o,
+					     struct loop *l)
 {
 	static struct pvrdma_cfg cfg;
 	struct reason why;
 
-	if (!o->device || o->test_device)
-		fatalx("PVRDMA serves a verbs device: give --device NAME (e.g. "
-		       "rxe0) and no --test-device");
 	backend_cfg(o, l, &cfg.be);
 	cfg.busy_poll = o->busy_poll;
 	spin_setup(o, l, &cfg.busy_poll);
@@ -780,39 +775,43 @@ static const struct pci_fn_ops *pick_pvrdma(const struct worker_opts *o,
 	return &pvrdma_fn_ops;
 }
 
-/*
- * --frontend vfio-user / pvrdma: the PCI function served
- * (docs/vfio-user.md, docs/pvrdma.md).  NULL for the default vhost-user
- * frontend.
- */
-static const struct pci_fn_ops *pick_function(const struct worker_opts *o,
-					      struct loop *l)
+/* --test-device pci-test: vfio-user's test function. */
+static const struct pci_fn_ops *serve_pci_test(void)
 {
-	const struct pci_fn_ops *fn;
-
-	/* the broker names the guest's device, an operator the protocol */
-	if (!o->frontend || strcmp(o->frontend, "vhost-user") == 0 ||
-	    strcmp(o->frontend, "virtio-rdma") == 0)
-		return NULL;
-	/* over vfio-user, a verbs device is served as the PVRDMA function */
-	if (strcmp(o->frontend, "pvrdma") == 0 ||
-	    (strcmp(o->frontend, "vfio-user") == 0 && o->device))
-		return pick_pvrdma(o, l);
-	if (strcmp(o->frontend, "vfio-user") != 0)
-		fatalx("--frontend: '%s' is none of virtio-rdma (vhost-user), "
-		       "pvrdma and vfio-user",
-		       o->frontend);
-	if (!o->test_device)
-		fatalx("--frontend vfio-user serves --device NAME (PVRDMA) or "
-		       "--test-device pci-test");
-	fn = vfu_test_function(o->test_device);
-	if (!fn)
-		fatalx("unknown vfio-user test device '%s' (only 'pci-test')",
-		       o->test_device);
 	log_warnx("serving the vfio-user transport TEST function '%s', not "
 		  "PVRDMA",
-		  fn->name);
-	return fn;
+		  pci_test_fn_ops.name);
+	return &pci_test_fn_ops;
+}
+
+/*
+ * The transport and the device model the command line names
+ * (worker_opts_split()), each model set up on the loop.
+ */
+static void pick(const struct worker_opts *o, struct loop *l)
+{
+	enum worker_transport t;
+	enum worker_model m;
+	struct reason why;
+
+	if (worker_opts_split(o, &t, &m, &why) < 0)
+		fatalx("%s", why.msg);
+	l->tp = t == WT_VFIO_USER ? &vfio_user_transport
+				  : &vhost_user_transport;
+	switch (m) {
+	case WM_VIRTIO_RDMA:
+		l->model = serve_virtio_rdma(o, l);
+		break;
+	case WM_ECHO:
+		l->model = serve_echo(o, l);
+		break;
+	case WM_PVRDMA:
+		l->model = serve_pvrdma(o, l);
+		break;
+	case WM_PCI_TEST:
+		l->model = serve_pci_test();
+		break;
+	}
 }
 
 /* The broker channel: its listening socket, accepted connections later. */
@@ -1005,12 +1004,7 @@ int main(int argc, char **argv)
 	}
 	if (!o.socket_path == (o.fd < 0))
 		fatalx("give exactly one of --socket PATH and --fd N");
-	l.model = pick_function(&o, &l);
-	l.tp = &vfio_user_transport;
-	if (!l.model) {
-		l.model = pick_device(&o, &l);
-		l.tp = &vhost_user_transport;
-	}
+	pick(&o, &l);
 	signal(SIGPIPE, SIG_IGN);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)

@@ -9,8 +9,9 @@
 #include "common/log.h"
 #include "common/stream_msg.h"
 
-ssize_t tp_read_msg(int fd, uint8_t *buf, const struct tp_framing *f, int *fds,
-		    unsigned int *nfds)
+/* One message: its bytes in buf, or -errno (-EPIPE at end of stream). */
+static ssize_t read_msg(int fd, uint8_t *buf, const struct tp_framing *f,
+			int *fds, unsigned int *nfds)
 {
 	uint64_t deadline;
 	ssize_t body;
@@ -31,30 +32,33 @@ ssize_t tp_read_msg(int fd, uint8_t *buf, const struct tp_framing *f, int *fds,
 	return ret < 0 ? ret : (ssize_t)f->hdr_len + body;
 }
 
-void tp_read_failed(const struct tp_framing *f, ssize_t err, int *fds,
-		    unsigned int nfds)
+int tp_readable(int fd, uint8_t *buf, const struct tp_framing *f, void *conn)
 {
-	unsigned int i;
-
-	if (err != -EPIPE && err != -EPROTO)
-		log_peer_warnx("reading from the %s: %s", f->peer,
-			       strerror((int)-err));
-	for (i = 0; i < nfds; i++)
-		safe_close(fds[i]);
-}
-
-int tp_reply(int fd, const struct tp_framing *f, const void *bytes, size_t len,
-	     int reply_fd, bool disconnect)
-{
+	int fds[TP_MAX_FDS];
+	unsigned int nfds = 0, i;
+	struct tp_reply r = { .fd = -1 };
+	ssize_t n;
 	int ret;
 
-	if (len) {
-		ret = stream_send(fd, bytes, len, &reply_fd, reply_fd >= 0);
+	if (f->max_fds > TP_MAX_FDS)
+		return -EINVAL; /* a framing the build got wrong */
+	n = read_msg(fd, buf, f, fds, &nfds);
+	if (n < 0) {
+		if (n != -EPIPE && n != -EPROTO)
+			log_peer_warnx("reading from the %s: %s", f->peer,
+				       strerror((int)-n));
+		for (i = 0; i < nfds; i++)
+			safe_close(fds[i]);
+		return (int)n;
+	}
+	f->handle(conn, buf, (size_t)n, fds, nfds, &r);
+	if (r.len) {
+		ret = stream_send(fd, r.bytes, r.len, &r.fd, r.fd >= 0);
 		if (ret < 0) {
 			log_peer_warnx("replying to the %s: %s", f->peer,
 				       strerror(-ret));
 			return ret;
 		}
 	}
-	return disconnect ? -EPROTO : 0;
+	return r.disconnect ? -EPROTO : 0;
 }

@@ -65,38 +65,44 @@ struct transport_ops {
 extern const struct transport_ops vhost_user_transport;
 extern const struct transport_ops vfio_user_transport;
 
-/* How a transport frames its messages, for tp_read_msg(). */
+/* Fds one message may carry, in either protocol (checked where each
+ * protocol's limit is defined into its framing). */
+#define TP_MAX_FDS 8
+
+/* What a protocol core answers one message with. */
+struct tp_reply {
+	const void *bytes;
+	size_t len; /* 0: nothing to send */
+	int fd;	    /* sent with the reply, or -1 */
+	bool disconnect;
+};
+
+/* How a transport frames and serves its messages, for tp_readable(). */
 struct tp_framing {
 	const char *peer; /* in log lines: "frontend", "vfio-user client" */
 	size_t hdr_len;
-	unsigned int max_fds;
+	unsigned int max_fds; /* <= TP_MAX_FDS */
 	/*
 	 * The bytes after the header that header announces, or -1 if its
 	 * size field is out of range (the protocol core reports that).
 	 */
 	ssize_t (*body_len)(const uint8_t *hdr);
+	/*
+	 * The protocol core: serves the len bytes in buf with the fds
+	 * (now the core's), and says what to send back in *out.
+	 */
+	void (*handle)(void *conn, const uint8_t *buf, size_t len, int *fds,
+		       unsigned int nfds, struct tp_reply *out);
 };
 
 /*
- * Reads one message into buf: the header with its fds (at most f->max_fds
- * into fds, *nfds of them, the caller's even on failure), then the body
- * unless the size field is out of range.  Returns the bytes in buf, or
- * -errno (-EPIPE at end of stream); logs what the peer did wrong.
+ * Reads one message off fd into buf (the header with its fds, then the
+ * body unless the size field is out of range), has f->handle() serve it
+ * and sends the reply.  Returns 0 to keep the connection, or -errno: the
+ * peer hung up (-EPIPE), broke the framing or the core asked to
+ * disconnect (-EPROTO), or a read or send failed (logged, with what the
+ * peer did wrong).
  */
-ssize_t tp_read_msg(int fd, uint8_t *buf, const struct tp_framing *f, int *fds,
-		    unsigned int *nfds);
-/*
- * Logs a failed read (not the peer's hang-up or framing, already said)
- * and closes the fds that came with it.
- */
-void tp_read_failed(const struct tp_framing *f, ssize_t err, int *fds,
-		    unsigned int nfds);
-/*
- * Sends a protocol core's reply (len 0: none) with reply_fd (-1: none).
- * Returns 0 to keep the connection, or -errno: the send failed (logged)
- * or the core asked to disconnect (-EPROTO).
- */
-int tp_reply(int fd, const struct tp_framing *f, const void *bytes, size_t len,
-	     int reply_fd, bool disconnect);
+int tp_readable(int fd, uint8_t *buf, const struct tp_framing *f, void *conn);
 
 #endif

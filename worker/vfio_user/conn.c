@@ -5,8 +5,6 @@
  * protocol core (vfu_proto.h), the replies sent back, the PCI function's
  * polling.
  */
-#include "worker/vfio_user/conn.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +20,6 @@ struct vfu_conn {
 	struct vfu_result res;
 };
 
-const struct pci_fn_ops *vfu_test_function(const char *name)
-{
-	return strcmp(name, "pci-test") == 0 ? &pci_test_fn_ops : NULL;
-}
-
 /* The size field counts the whole message; out of range, vfu_handle()
  * says so and drops the client. */
 static ssize_t body_len(const uint8_t *hdr)
@@ -39,11 +32,24 @@ static ssize_t body_len(const uint8_t *hdr)
 	return (ssize_t)(h.size - sizeof(h));
 }
 
+static void handle(void *conn, const uint8_t *buf, size_t len, int *fds,
+		   unsigned int nfds, struct tp_reply *out)
+{
+	struct vfu_conn *c = conn;
+
+	vfu_handle(c->dev, buf, len, fds, nfds, &c->res);
+	*out = (struct tp_reply){ c->res.reply.bytes, c->res.reply_len,
+				  c->res.reply_fd, c->res.disconnect };
+}
+
+_Static_assert(VFIO_USER_MAX_FDS <= TP_MAX_FDS, "fds of one message");
+
 static const struct tp_framing framing = {
 	.peer = "vfio-user client",
 	.hdr_len = sizeof(struct vfio_user_header),
 	.max_fds = VFIO_USER_MAX_FDS,
 	.body_len = body_len,
+	.handle = handle,
 };
 
 static int conn_open(const void *model, const struct tp_env *env, int cfd,
@@ -67,18 +73,8 @@ static int conn_open(const void *model, const struct tp_env *env, int cfd,
 static int conn_readable(void *conn)
 {
 	struct vfu_conn *c = conn;
-	int fds[VFIO_USER_MAX_FDS];
-	unsigned int nfds = 0;
-	ssize_t n;
 
-	n = tp_read_msg(c->fd, c->buf, &framing, fds, &nfds);
-	if (n < 0) {
-		tp_read_failed(&framing, n, fds, nfds);
-		return (int)n;
-	}
-	vfu_handle(c->dev, c->buf, (size_t)n, fds, nfds, &c->res);
-	return tp_reply(c->fd, &framing, c->res.reply.bytes, c->res.reply_len,
-			c->res.reply_fd, c->res.disconnect);
+	return tp_readable(c->fd, c->buf, &framing, c);
 }
 
 static void conn_close(void *conn)

@@ -32,11 +32,24 @@ static ssize_t body_len(const uint8_t *hdr)
 	return h.size > VHOST_USER_MAX_PAYLOAD ? -1 : (ssize_t)h.size;
 }
 
+static void handle(void *conn, const uint8_t *buf, size_t len, int *fds,
+		   unsigned int nfds, struct tp_reply *out)
+{
+	struct vu_conn *c = conn;
+
+	vu_handle(c->dev, buf, len, fds, nfds, &c->res);
+	*out = (struct tp_reply){ c->res.reply.bytes, c->res.reply_len, -1,
+				  c->res.disconnect };
+}
+
+_Static_assert(VHOST_USER_MAX_FDS <= TP_MAX_FDS, "fds of one message");
+
 static const struct tp_framing framing = {
 	.peer = "frontend",
 	.hdr_len = sizeof(struct vhost_user_header),
 	.max_fds = VHOST_USER_MAX_FDS,
 	.body_len = body_len,
+	.handle = handle,
 };
 
 static int conn_open(const void *model, const struct tp_env *env, int cfd,
@@ -63,18 +76,8 @@ static int conn_open(const void *model, const struct tp_env *env, int cfd,
 static int conn_readable(void *conn)
 {
 	struct vu_conn *c = conn;
-	int fds[VHOST_USER_MAX_FDS];
-	unsigned int nfds = 0;
-	ssize_t n;
 
-	n = tp_read_msg(c->fd, c->buf, &framing, fds, &nfds);
-	if (n < 0) {
-		tp_read_failed(&framing, n, fds, nfds);
-		return (int)n;
-	}
-	vu_handle(c->dev, c->buf, (size_t)n, fds, nfds, &c->res);
-	return tp_reply(c->fd, &framing, c->res.reply.bytes, c->res.reply_len,
-			-1, c->res.disconnect);
+	return tp_readable(c->fd, c->buf, &framing, c);
 }
 
 static void conn_close(void *conn)
