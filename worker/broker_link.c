@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "worker/broker_link.h"
+#include "worker/backend/backend.h"
 
 static void drop_conn(struct broker_link *bl, const char *why)
 {
@@ -292,3 +293,37 @@ int broker_link_gid(struct broker_link *bl, uint32_t type,
 		return 0;
 	}
 }
+
+/* ---- the backend's GID claims (be_gid_claims) ---- */
+
+static bool claims_on(void *arg)
+{
+	return broker_link_on(arg);
+}
+
+static int claim(void *arg, bool add, const uint8_t gid[16], uint32_t gid_type,
+		 bool keep, uint32_t *host_index, struct reason *why)
+{
+	return broker_link_gid(arg, add ? WP_GID_ADD : WP_GID_DEL, gid,
+			       gid_type, keep, host_index, why);
+}
+
+static void watch_gone(void *arg, struct be *be,
+		       void (*gone)(void *be, const uint8_t gid[16]))
+{
+	struct broker_link *bl = arg;
+
+	if (gone) {
+		bl->on_gid_gone = gone;
+		bl->gid_gone_arg = be;
+	} else if (bl->gid_gone_arg == be) {
+		bl->on_gid_gone = NULL;
+		bl->gid_gone_arg = NULL;
+	}
+}
+
+const struct be_gid_claims broker_link_gid_claims = {
+	.on = claims_on,
+	.claim = claim,
+	.watch_gone = watch_gone,
+};

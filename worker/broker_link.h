@@ -99,6 +99,13 @@ int broker_link_gid(struct broker_link *bl, uint32_t type,
 		    const uint8_t gid[16], uint32_t gid_type, bool keep,
 		    uint32_t *host_index, struct reason *why);
 
+/*
+ * The backend's GID claims (struct be_gid_claims, backend.h) through this
+ * link: be_cfg.gids = &broker_link_gid_claims, be_cfg.gids_arg = the
+ * struct broker_link.
+ */
+extern const struct be_gid_claims broker_link_gid_claims;
+
 /* Takes a claim token at now_ms: true, or false when the bucket is empty
  * (pure but for the bucket; the tests drive it with their own clock). */
 bool broker_link_claim_token(struct broker_link *bl, uint64_t now_ms);

@@ -144,38 +144,36 @@ static bool ranges_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 	return a < b + blen && b < a + alen;
 }
 
-int gm_check_region(const struct guest_mem *gm,
-		    const struct vhost_user_mem_region *r, struct reason *why)
+int gm_check_region(const struct guest_mem *gm, const struct gm_desc *r,
+		    struct reason *why)
 {
 	uint64_t end;
 	unsigned int i;
 
-	if (r->memory_size == 0) {
+	if (r->size == 0) {
 		reason_set(why, "zero size");
 		return -EINVAL;
 	}
-	if (__builtin_add_overflow(r->guest_phys_addr, r->memory_size, &end) ||
-	    __builtin_add_overflow(r->userspace_addr, r->memory_size, &end) ||
-	    __builtin_add_overflow(r->mmap_offset, r->memory_size, &end) ||
+	if (__builtin_add_overflow(r->gpa, r->size, &end) ||
+	    __builtin_add_overflow(r->uva, r->size, &end) ||
+	    __builtin_add_overflow(r->mmap_offset, r->size, &end) ||
 	    end > (uint64_t)INT64_MAX) {
 		reason_set(why, "address or offset + size overflows");
 		return -EINVAL;
 	}
-	if (r->memory_size > SIZE_MAX) {
+	if (r->size > SIZE_MAX) {
 		reason_set(why, "size larger than the address space");
 		return -EINVAL;
 	}
 	for (i = 0; i < gm->nregions; i++) {
 		const struct gm_region *o = &gm->regions[i];
 
-		if (ranges_overlap(o->gpa, o->size, r->guest_phys_addr,
-				   r->memory_size)) {
+		if (ranges_overlap(o->gpa, o->size, r->gpa, r->size)) {
 			reason_set(why,
 				   "guest-physical range overlaps a region");
 			return -EINVAL;
 		}
-		if (ranges_overlap(o->uva, o->size, r->userspace_addr,
-				   r->memory_size)) {
+		if (ranges_overlap(o->uva, o->size, r->uva, r->size)) {
 			reason_set(why,
 				   "frontend address range overlaps a region");
 			return -EINVAL;
@@ -254,14 +252,14 @@ static int map_region(struct gm_region *g, int fd, struct reason *why)
 	return 0;
 }
 
-int gm_add_region_prot(struct guest_mem *gm,
-		       const struct vhost_user_mem_region *r, int fd, int prot,
-		       struct reason *why)
+int gm_add_region(struct guest_mem *gm, const struct gm_desc *r, int fd,
+		  struct reason *why)
 {
+	int prot = r->prot;
 	struct gm_region g = {
-		.gpa = r->guest_phys_addr,
-		.size = r->memory_size,
-		.uva = r->userspace_addr,
+		.gpa = r->gpa,
+		.size = r->size,
+		.uva = r->uva,
 		.mmap_offset = r->mmap_offset,
 		.prot = prot,
 	};
@@ -295,22 +293,14 @@ int gm_add_region_prot(struct guest_mem *gm,
 	return 0;
 }
 
-int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
-		  int fd, struct reason *why)
-{
-	return gm_add_region_prot(gm, r, fd, PROT_READ | PROT_WRITE, why);
-}
-
-int gm_remove_region(struct guest_mem *gm,
-		     const struct vhost_user_mem_region *r)
+int gm_remove_region(struct guest_mem *gm, const struct gm_desc *r)
 {
 	unsigned int i;
 
 	for (i = 0; i < gm->nregions; i++) {
 		struct gm_region *g = &gm->regions[i];
 
-		if (g->gpa != r->guest_phys_addr || g->size != r->memory_size ||
-		    g->uva != r->userspace_addr)
+		if (g->gpa != r->gpa || g->size != r->size || g->uva != r->uva)
 			continue;
 		gm_guard_del(g->map_base);
 		munmap(g->map_base, g->map_len);

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Guest memory as the frontend shares it: up to GM_MAX_REGIONS memfd
- * regions mapped MAP_SHARED, and overflow-safe translation of guest-physical
- * (GPA) and frontend-virtual (UVA) addresses into pointers in our mappings.
+ * Guest memory as the frontend shares it, whichever the transport: up to
+ * GM_MAX_REGIONS memfd regions mapped MAP_SHARED, and overflow-safe translation
+ * of guest-physical (GPA) and frontend-virtual (UVA) addresses into pointers in
+ * our mappings.
  *
  * Every translation checks the whole [addr, addr + len) range against one
  * region (or, for gm_gpa_to_iov(), a run of GPA-contiguous regions); nothing
  * outside a mapping is ever returned.  A region carries its protection
  * (prot): vhost-user regions are always read-write, a vfio-user DMA region
  * may be read-only (QEMU maps ROM so) and is then mapped PROT_READ; every
- * translation for a device write (the _w forms) refuses it.  Not
+ * translation for a device write (the _w forms) refuses it.  Each
+ * transport describes its regions with struct gm_desc (vhost-user's
+ * SET_MEM_TABLE entries in vu_proto.c, vfio-user's DMA_MAP in
+ * vfio_user/pci.c); nothing here knows either protocol.  Not
  * thread-safe; the worker is single-threaded.
  */
 #ifndef RDMAGATE_WORKER_GUEST_MEM_H
@@ -22,16 +26,34 @@
 #include <sys/uio.h>
 
 #include "common/reason.h"
-#include "common/vhost_user.h"
 
-/* Regions we map at once: SET_MEM_TABLE's array and our GET_MAX_MEM_SLOTS. */
-#define GM_MAX_REGIONS VHOST_USER_MEM_BASELINE_NREGS
+/*
+ * Regions we map at once: vhost-user's SET_MEM_TABLE array
+ * (VHOST_USER_MEM_BASELINE_NREGS, asserted in vu_proto.c) and our
+ * GET_MAX_MEM_SLOTS.
+ */
+#define GM_MAX_REGIONS 8
 /*
  * What a table can hold when its owner raises the limit (max_regions):
  * QEMU's vfio-user client maps every RAM section, and a q35 machine has a
  * dozen at once (low RAM, the PAM shadow ROM pieces, option ROMs, VRAM).
  */
 #define GM_TABLE_REGIONS 64
+
+/*
+ * A region as a transport describes it (the file's range is the fd given
+ * with it): guest-physical address, size, the VMM's address of it
+ * (vhost-user's rings are named by it; vfio-user has none and gives gpa),
+ * the offset in the file and the protection it is mapped with, PROT_READ
+ * or PROT_READ | PROT_WRITE.
+ */
+struct gm_desc {
+	uint64_t gpa;
+	uint64_t size;
+	uint64_t uva;
+	uint64_t mmap_offset;
+	int prot;
+};
 
 struct gm_region {
 	uint64_t gpa;
@@ -106,11 +128,14 @@ void gm_move(struct guest_mem *dst, struct guest_mem *src);
  * overlap, free slot).  Returns 0 or -EINVAL/-ENOSPC with *why on
  * failure.
  */
-int gm_check_region(const struct guest_mem *gm,
-		    const struct vhost_user_mem_region *r, struct reason *why);
+int gm_check_region(const struct guest_mem *gm, const struct gm_desc *r,
+		    struct reason *why);
 
 /*
- * Checks r as gm_check_region() does, checks that fd is a regular file
+ * Checks r as gm_check_region() does and its protection (PROT_READ:
+ * mapped read-only, never written through any translation; or PROT_READ |
+ * PROT_WRITE; anything else, no access or write-only, is refused with
+ * -EINVAL), checks that fd is a regular file
  * (memfd, hugetlbfs file) that holds [mmap_offset, mmap_offset + size), maps
  * that range MAP_SHARED (aligned to the file's block size, which is the huge
  * page size on hugetlbfs), excluded from core dumps (MADV_DONTDUMP), and adds
@@ -119,24 +144,14 @@ int gm_check_region(const struct guest_mem *gm,
  * registration can map ranges of the same file again.
  * Returns 0 or -errno with *why set.
  */
-int gm_add_region(struct guest_mem *gm, const struct vhost_user_mem_region *r,
-		  int fd, struct reason *why);
-/*
- * The same with the region's protection: PROT_READ (mapped read-only,
- * never written through any translation) or PROT_READ | PROT_WRITE.
- * Anything else (no access, write-only) is refused with -EINVAL.
- * gm_add_region() is this with PROT_READ | PROT_WRITE.
- */
-int gm_add_region_prot(struct guest_mem *gm,
-		       const struct vhost_user_mem_region *r, int fd, int prot,
-		       struct reason *why);
+int gm_add_region(struct guest_mem *gm, const struct gm_desc *r, int fd,
+		  struct reason *why);
 
 /*
  * Removes and unmaps the region with r's GPA, size and UVA (its mmap_offset
  * is ignored: QEMU has sent 0 there).  Returns 0 or -ENOENT.
  */
-int gm_remove_region(struct guest_mem *gm,
-		     const struct vhost_user_mem_region *r);
+int gm_remove_region(struct guest_mem *gm, const struct gm_desc *r);
 
 /* The region holding gpa, and gpa's offset in it; NULL if none. */
 const struct gm_region *gm_find_gpa(const struct guest_mem *gm, uint64_t gpa,

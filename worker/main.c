@@ -6,11 +6,12 @@
  * broker channel's, the SELinux switch and the seccomp filter; then the
  * epoll loop, on one thread, with its adaptive polling.  The loop serves
  * one VMM connection at a time (the next is accepted after the current
- * one disconnects) through one of two transports: vhost-user (virtio-rdma,
- * or the echo test device), each message fed to vu_proto, with the rings'
- * kick fds; or vfio-user (the PVRDMA function, or the PCI test function)
- * through vfio_user/conn.c.  It also watches the broker channel
- * (broker_link.c), the mux channel (backend/qp1.c) and the devices' fds.
+ * one disconnects) through one transport's ops table (transport.h):
+ * vhost-user (vhost_user/conn.c: virtio-rdma, or the echo test device,
+ * with the rings' kick fds) or vfio-user (vfio_user/conn.c: the PVRDMA
+ * function, or the PCI test function).  It also watches the broker
+ * channel (broker_link.c), the mux channel (backend/qp1.c) and the
+ * devices' fds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +32,6 @@
 #include "common/cleanup.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "common/stream_msg.h"
 #include "common/unix_socket.h"
 #include "config.h"
 #include "policy/policy.h" /* the poll budget's default and ceiling */
@@ -41,15 +41,16 @@
 #define RDMAGATE_PROBES_DEFINE /* the semaphores live here */
 #include "common/probes.h"
 #include "worker/broker_link.h"
-#include "worker/device.h"
+#include "worker/guest_mem.h"
 #include "worker/opts.h"
+#include "worker/transport.h"
+#include "worker/vhost_user/device.h"
 #include "worker/backend/qp1.h"
 #include "worker/pvrdma/pvrdma.h"
 #include "worker/virtio_rdma/vrdma.h"
 #include "worker/sandbox/sandbox.h"
 #include "worker/sandbox/selinux.h"
-#include "worker/vfio_user/conn.h"
-#include "worker/vu_proto.h"
+#include "worker/vfio_user/pci_fn.h" /* the PCI test function */
 
 /* A frontend that stops mid-message, or stops reading our replies, is
  * dropped after this long. */
@@ -97,11 +98,10 @@ struct loop {
 	int ep;
 	int lfd; /* listening socket, or -1 (inherited connection) */
 	int cfd; /* current frontend, or -1 */
-	const struct device_ops *ops;
-	struct vu_dev *dev;
-	/* --frontend vfio-user: the PCI function and its client */
-	const struct pci_fn_ops *fn_ops;
-	struct vfu_conn *vfu;
+	/* the transport and the device model it serves (transport.h) */
+	const struct transport_ops *tp;
+	const void *model;
+	void *conn; /* the transport's state for cfd, or NULL */
 	struct dev_watch watches[MAX_DEV_WATCHES];
 	struct broker_link broker;
 	/* the mux channel (QP1): its fd, and the device that gets its MADs */
@@ -172,15 +172,17 @@ static void unwatch_fd(void *ctx, int fd)
 		}
 }
 
-static const struct vu_host_ops host_ops = {
-	.watch_kick = watch_kick,
-	.unwatch_kick = unwatch_kick,
-};
-
 /* What the device gets at create time; cfg is set once at startup. */
 static struct dev_env dev_env = {
 	.watch_fd = watch_fd,
 	.unwatch_fd = unwatch_fd,
+};
+
+/* What the transport gets for each connection. */
+static const struct tp_env tp_env = {
+	.dev = &dev_env,
+	.watch_kick = watch_kick,
+	.unwatch_kick = unwatch_kick,
 };
 
 /* ---- the mux channel (QP1) ------------------------------------------ */
@@ -212,42 +214,12 @@ static void mux_channel(void *arg, int fd, uint32_t mux_worker_id)
 	l->mux.mux_worker_id = mux_worker_id;
 }
 
-/* ---- receiving one message ------------------------------------------- */
-
-/*
- * Reads one message: the header with its fds, then the payload (unless
- * the size field is out of range: vu_handle() reports that).  Returns the
- * bytes in buf, or -errno (-EPIPE at end of stream); fds are the caller's.
- */
-static ssize_t read_msg(int cfd, uint8_t *buf, int *fds, unsigned int *nfds)
-{
-	struct vhost_user_header h;
-	uint64_t deadline;
-	int ret;
-
-	ret = stream_recv_hdr(cfd, buf, sizeof(h), fds, VHOST_USER_MAX_FDS,
-			      nfds, &deadline);
-	if (ret == -EPROTO)
-		log_peer_warnx("frontend sent more than %d fds with one "
-			       "message; dropping the connection",
-			       VHOST_USER_MAX_FDS);
-	if (ret < 0)
-		return ret;
-	memcpy(&h, buf, sizeof(h));
-	if (h.size > VHOST_USER_MAX_PAYLOAD)
-		return sizeof(h);
-	ret = stream_read_full(cfd, buf + sizeof(h), h.size, deadline);
-	return ret < 0 ? ret : (ssize_t)(sizeof(h) + h.size);
-}
-
 /* ---- connections ----------------------------------------------------- */
 
 static void conn_close(struct loop *l)
 {
-	vu_dev_free(l->dev);
-	l->dev = NULL;
-	vfu_conn_close(l->vfu);
-	l->vfu = NULL;
+	l->tp->close(l->conn);
+	l->conn = NULL;
 	epoll_ctl(l->ep, EPOLL_CTL_DEL, l->cfd, NULL);
 	l->cfd = safe_close(l->cfd);
 	if (l->lfd >= 0 && ep_add(l->ep, l->lfd, mktag(TAG_LISTEN, 0)) < 0)
@@ -265,10 +237,7 @@ static int conn_open(struct loop *l, int cfd)
 	/* A frontend that stops reading its replies cannot hold us either. */
 	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	dev_env.loop_ctx = l;
-	if (l->fn_ops)
-		ret = vfu_conn_open(l->fn_ops, &dev_env, cfd, &l->vfu);
-	else
-		ret = vu_dev_new_env(l->ops, &host_ops, l, &dev_env, &l->dev);
+	ret = l->tp->open(l->model, &tp_env, cfd, &l->conn);
 	if (ret < 0) {
 		safe_close(cfd);
 		return ret;
@@ -327,56 +296,6 @@ static void on_listen(struct loop *l)
 		log_warnx("cannot set up a device for the new frontend");
 }
 
-static void on_conn(struct loop *l)
-{
-	uint8_t buf[sizeof(struct vhost_user_msg)];
-	int fds[VHOST_USER_MAX_FDS];
-	unsigned int nfds = 0, i;
-	struct vu_result res;
-	ssize_t n;
-
-	if (l->vfu) {
-		if (vfu_conn_readable(l->vfu) < 0)
-			conn_close(l);
-		return;
-	}
-	n = read_msg(l->cfd, buf, fds, &nfds);
-	if (n <= 0) {
-		if (n < 0 && n != -EPIPE && n != -EPROTO)
-			log_peer_warnx("reading from the frontend: %s",
-				       strerror((int)-n));
-		for (i = 0; i < nfds; i++)
-			safe_close(fds[i]);
-		conn_close(l);
-		return;
-	}
-	vu_handle(l->dev, buf, (size_t)n, fds, nfds, &res);
-	if (res.reply_len &&
-	    stream_send(l->cfd, res.reply.bytes, res.reply_len, NULL, 0) < 0) {
-		log_peer_warn("replying to the frontend");
-		res.disconnect = true;
-	}
-	if (res.disconnect)
-		conn_close(l);
-}
-
-static void on_kick(struct loop *l, unsigned int q)
-{
-	uint64_t v;
-	int fd;
-
-	/* The event may be stale: the ring's fd or connection changed. */
-	if (!l->dev || q >= l->ops->num_queues)
-		return;
-	fd = l->dev->rings[q].kick_fd;
-	if (fd < 0)
-		return;
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_peer_warn("reading the kick fd of queue %u", q);
-	RDMAGATE_KICK(rdmagate_probe_vm, q);
-	vu_kick(l->dev, q);
-}
-
 static void dispatch(struct loop *l, uint64_t tag)
 {
 	switch ((enum tag)(tag >> 32)) {
@@ -384,11 +303,13 @@ static void dispatch(struct loop *l, uint64_t tag)
 		on_listen(l);
 		break;
 	case TAG_CONN:
-		if (l->cfd >= 0)
-			on_conn(l);
+		if (l->conn && l->tp->readable(l->conn) < 0)
+			conn_close(l);
 		break;
 	case TAG_KICK:
-		on_kick(l, (unsigned int)tag);
+		/* The event may be stale: the connection changed. */
+		if (l->conn && l->tp->kick)
+			l->tp->kick(l->conn, (unsigned int)tag);
 		break;
 	case TAG_BROKER_LISTEN:
 		broker_link_accept(&l->broker);
@@ -416,20 +337,13 @@ static void check_lost_memory(struct loop *l)
 {
 	unsigned int n = gm_sigbus_lost();
 
-	if (!n || (!l->dev && !l->vfu))
+	if (!n || !l->conn)
 		return;
 	log_peer_warnx("guest memory: %u page(s) vanished under a live "
 		       "mapping (the frontend shrank a region's file); "
 		       "dropping the connection",
 		       n);
 	conn_close(l);
-}
-
-static bool dev_wants_poll(const struct loop *l)
-{
-	if (l->vfu)
-		return vfu_conn_wants_poll(l->vfu);
-	return l->dev && l->ops->wants_poll && l->ops->wants_poll(l->dev->priv);
 }
 
 /* Work the frontends did for the guest, as the counters count it. */
@@ -499,12 +413,10 @@ static int run(struct loop *l)
 	for (;;) {
 		if (l->lfd < 0 && l->cfd < 0)
 			return 0; /* inherited connection closed */
-		/* a PCI function whose doorbells are stores: when to look */
-		idle_poll = l->vfu ? vfu_conn_poll_timeout_ns(l->vfu) : -1;
-		timeout = l->dev && vu_needs_poll(l->dev) ? 1000000 : -1;
-		if (l->vfu)
-			timeout = idle_poll;
-		if (spinning || dev_wants_poll(l))
+		/* rings or doorbells the transport looks at: when to look */
+		idle_poll = l->conn ? l->tp->poll_timeout_ns(l->conn) : -1;
+		timeout = idle_poll;
+		if (spinning || (l->conn && l->tp->wants_poll(l->conn)))
 			timeout = 0;
 		n = wait_events(l->ep, ev, ARRAY_SIZE(ev), timeout);
 		if (n < 0) {
@@ -514,13 +426,9 @@ static int run(struct loop *l)
 		}
 		for (i = 0; i < n; i++)
 			dispatch(l, ev[i].data.u64);
-		if (l->dev && vu_needs_poll(l->dev))
-			vu_poll(l->dev);
 		/* a device's doorbells in shared memory count as events */
-		if (l->vfu && (dev_wants_poll(l) || idle_poll >= 0))
-			n += (int)vfu_conn_poll(l->vfu);
-		else if (dev_wants_poll(l) && !l->vfu)
-			l->ops->poll(l->dev->priv);
+		if (l->conn)
+			n += (int)l->tp->poll(l->conn, idle_poll >= 0);
 		check_lost_memory(l);
 		spinning = spin_round(&l->spin, n);
 	}
@@ -780,7 +688,8 @@ static void backend_cfg(const struct worker_opts *o, struct loop *l,
 	be->hca = &hca;
 	be->lim = o->lim;
 	be->counters = &counters;
-	be->broker = &l->broker;
+	be->gids = &broker_link_gid_claims;
+	be->gids_arg = &l->broker;
 	be->mux = &l->mux;
 	l->mux.counters = &counters;
 	l->broker.on_mux_channel = mux_channel;
@@ -818,27 +727,25 @@ static void spin_setup(const struct worker_opts *o, struct loop *l,
 	l->spin.always = o->busy_poll;
 }
 
-static const struct device_ops *pick_device(const struct worker_opts *o,
-					    struct loop *l)
+/* virtio-rdma on host verbs (docs/worker.md). */
+static const struct device_ops *serve_virtio_rdma(const struct worker_opts *o,
+						  struct loop *l)
 {
 	static struct vrdma_cfg cfg;
+
+	backend_cfg(o, l, &cfg.be);
+	cfg.busy_poll = o->busy_poll;
+	spin_setup(o, l, &cfg.busy_poll);
+	dev_env.cfg = &cfg;
+	return &rdma_device_ops;
+}
+
+/* --test-device echo: vhost-user's test device. */
+static const struct device_ops *serve_echo(const struct worker_opts *o,
+					   struct loop *l)
+{
 	static struct echo_cfg echo;
 
-	if (o->device && o->test_device)
-		fatalx("give one of --device NAME and --test-device echo");
-	if (!o->device && !o->test_device)
-		fatalx("no device to serve: give --device NAME (a verbs "
-		       "device, e.g. rxe0)");
-	if (o->device) {
-		backend_cfg(o, l, &cfg.be);
-		cfg.busy_poll = o->busy_poll;
-		spin_setup(o, l, &cfg.busy_poll);
-		dev_env.cfg = &cfg;
-		return &rdma_device_ops;
-	}
-	if (strcmp(o->test_device, "echo") != 0)
-		fatalx("unknown test device '%s' (only 'echo')",
-		       o->test_device);
 	log_warnx("serving the transport TEST device 'echo' (copies each "
 		  "request back), not virtio-rdma");
 	/* its chains count as commands: the work the spin watches */
@@ -849,16 +756,13 @@ static const struct device_ops *pick_device(const struct worker_opts *o,
 	return &echo_device_ops;
 }
 
-/* --frontend pvrdma: the PVRDMA function on host verbs (docs/pvrdma.md). */
-static const struct pci_fn_ops *pick_pvrdma(const struct worker_opts *o,
-					    struct loop *l)
+/* The PVRDMA function on host verbs (docs/pvrdma.md). */
+static const struct pci_fn_ops *serve_pvrdma(const struct worker_opts *o,
+					     struct loop *l)
 {
 	static struct pvrdma_cfg cfg;
 	struct reason why;
 
-	if (!o->device || o->test_device)
-		fatalx("PVRDMA serves a verbs device: give --device NAME (e.g. "
-		       "rxe0) and no --test-device");
 	backend_cfg(o, l, &cfg.be);
 	cfg.busy_poll = o->busy_poll;
 	spin_setup(o, l, &cfg.busy_poll);
@@ -871,39 +775,43 @@ static const struct pci_fn_ops *pick_pvrdma(const struct worker_opts *o,
 	return &pvrdma_fn_ops;
 }
 
-/*
- * --frontend vfio-user / pvrdma: the PCI function served
- * (docs/vfio-user.md, docs/pvrdma.md).  NULL for the default vhost-user
- * frontend.
- */
-static const struct pci_fn_ops *pick_function(const struct worker_opts *o,
-					      struct loop *l)
+/* --test-device pci-test: vfio-user's test function. */
+static const struct pci_fn_ops *serve_pci_test(void)
 {
-	const struct pci_fn_ops *fn;
-
-	/* the broker names the guest's device, an operator the protocol */
-	if (!o->frontend || strcmp(o->frontend, "vhost-user") == 0 ||
-	    strcmp(o->frontend, "virtio-rdma") == 0)
-		return NULL;
-	/* over vfio-user, a verbs device is served as the PVRDMA function */
-	if (strcmp(o->frontend, "pvrdma") == 0 ||
-	    (strcmp(o->frontend, "vfio-user") == 0 && o->device))
-		return pick_pvrdma(o, l);
-	if (strcmp(o->frontend, "vfio-user") != 0)
-		fatalx("--frontend: '%s' is none of virtio-rdma (vhost-user), "
-		       "pvrdma and vfio-user",
-		       o->frontend);
-	if (!o->test_device)
-		fatalx("--frontend vfio-user serves --device NAME (PVRDMA) or "
-		       "--test-device pci-test");
-	fn = vfu_test_function(o->test_device);
-	if (!fn)
-		fatalx("unknown vfio-user test device '%s' (only 'pci-test')",
-		       o->test_device);
 	log_warnx("serving the vfio-user transport TEST function '%s', not "
 		  "PVRDMA",
-		  fn->name);
-	return fn;
+		  pci_test_fn_ops.name);
+	return &pci_test_fn_ops;
+}
+
+/*
+ * The transport and the device model the command line names
+ * (worker_opts_split()), each model set up on the loop.
+ */
+static void pick(const struct worker_opts *o, struct loop *l)
+{
+	enum worker_transport t;
+	enum worker_model m;
+	struct reason why;
+
+	if (worker_opts_split(o, &t, &m, &why) < 0)
+		fatalx("%s", why.msg);
+	l->tp = t == WT_VFIO_USER ? &vfio_user_transport
+				  : &vhost_user_transport;
+	switch (m) {
+	case WM_VIRTIO_RDMA:
+		l->model = serve_virtio_rdma(o, l);
+		break;
+	case WM_ECHO:
+		l->model = serve_echo(o, l);
+		break;
+	case WM_PVRDMA:
+		l->model = serve_pvrdma(o, l);
+		break;
+	case WM_PCI_TEST:
+		l->model = serve_pci_test();
+		break;
+	}
 }
 
 /* The broker channel: its listening socket, accepted connections later. */
@@ -1096,9 +1004,7 @@ int main(int argc, char **argv)
 	}
 	if (!o.socket_path == (o.fd < 0))
 		fatalx("give exactly one of --socket PATH and --fd N");
-	l.fn_ops = pick_function(&o, &l);
-	if (!l.fn_ops)
-		l.ops = pick_device(&o, &l);
+	pick(&o, &l);
 	signal(SIGPIPE, SIG_IGN);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)

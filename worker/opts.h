@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/opt_num.h"
+#include "common/reason.h"
 #include "worker/backend/limits.h"
 
 struct worker_opts {
@@ -57,5 +58,33 @@ enum worker_opt_num {
 
 /* Fields of struct worker_opts. */
 extern const struct opt_num worker_opt_nums[WO_COUNT];
+
+/*
+ * What the worker serves, in two parts: the transport the VMM speaks
+ * (worker/transport.h) and the device model on it.  The command line
+ * names them with --frontend (the broker passes the guest's device,
+ * virtio-rdma or pvrdma; an operator may name the protocol, vhost-user or
+ * vfio-user), --device NAME (a verbs device: the RDMA model of the
+ * transport) and --test-device NAME (a transport's test model).
+ */
+enum worker_transport {
+	WT_VHOST_USER,
+	WT_VFIO_USER,
+};
+
+enum worker_model {
+	WM_VIRTIO_RDMA, /* vhost-user, --device NAME */
+	WM_ECHO,	/* vhost-user, --test-device echo */
+	WM_PVRDMA,	/* vfio-user, --device NAME */
+	WM_PCI_TEST,	/* vfio-user, --test-device pci-test */
+};
+
+/*
+ * The transport and model o's --frontend, --device and --test-device
+ * name.  0, or -EINVAL with why: what the command line lacks or has too
+ * much of.
+ */
+int worker_opts_split(const struct worker_opts *o, enum worker_transport *t,
+		      enum worker_model *m, struct reason *why);
 
 #endif

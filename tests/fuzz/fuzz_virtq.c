@@ -23,7 +23,7 @@
 
 #include "common/log.h"
 #include "worker/guest_mem.h"
-#include "worker/virtq.h"
+#include "worker/vhost_user/virtq.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,7 +38,7 @@ static size_t dirty;
 
 static void add(int fd, uint64_t gpa, uint64_t uva, uint64_t off)
 {
-	struct vhost_user_mem_region r = { gpa, R_SIZE, uva, off };
+	struct gm_desc r = { gpa, R_SIZE, uva, off, PROT_READ | PROT_WRITE };
 	struct reason why;
 
 	if (gm_add_region(&gm, &r, fd, &why) < 0)

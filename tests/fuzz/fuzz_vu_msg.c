@@ -23,8 +23,8 @@
 
 #include "common/log.h"
 #include "tests/fuzz/fuzz_script.h"
-#include "worker/device.h"
-#include "worker/vu_proto.h"
+#include "worker/vhost_user/device.h"
+#include "worker/vhost_user/vu_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "worker/virtq.h"
+#include "worker/vhost_user/virtq.h"
 
 struct ram {
 	int fd;

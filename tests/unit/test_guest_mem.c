@@ -40,7 +40,7 @@ static int teardown(void **state)
 static int add(struct guest_mem *gm, uint64_t gpa, uint64_t size, uint64_t uva,
 	       uint64_t off, struct reason *why)
 {
-	struct vhost_user_mem_region r = { gpa, size, uva, off };
+	struct gm_desc r = { gpa, size, uva, off, PROT_READ | PROT_WRITE };
 
 	return gm_add_region(gm, &r, ram.fd, why);
 }
@@ -148,7 +148,7 @@ static void test_more_than_max_regions_is_refused(void **state)
 
 static void test_fd_that_is_not_a_file_is_refused(void **state)
 {
-	struct vhost_user_mem_region r = { 0, 0x1000, 0, 0 };
+	struct gm_desc r = { 0, 0x1000, 0, 0, PROT_READ | PROT_WRITE };
 	struct guest_mem gm;
 	struct reason why;
 	int p[2];
@@ -168,7 +168,7 @@ static void test_fd_that_is_not_a_file_is_refused(void **state)
  */
 static void test_file_on_disk_is_refused(void **state)
 {
-	struct vhost_user_mem_region r = { 0, 0x1000, 0, 0 };
+	struct gm_desc r = { 0, 0x1000, 0, 0, PROT_READ | PROT_WRITE };
 	char path[] = "./guest-ram-on-disk.XXXXXX";
 	struct guest_mem gm;
 	struct reason why;
@@ -245,9 +245,9 @@ static void test_iov_wrapping_past_2_pow_64_is_refused(void **state)
 static int add_prot(struct guest_mem *gm, uint64_t gpa, int fd, int prot,
 		    struct reason *why)
 {
-	struct vhost_user_mem_region r = { gpa, K64, 0x5000000 + gpa, gpa };
+	struct gm_desc r = { gpa, K64, 0x5000000 + gpa, gpa, prot };
 
-	return gm_add_region_prot(gm, &r, fd, prot, why);
+	return gm_add_region(gm, &r, fd, why);
 }
 
 /* A write through p dies of SIGSEGV (in a child): the page is read-only. */
@@ -332,7 +332,7 @@ static void test_region_without_read_access_refused(void **state)
 
 static void test_remove_region_unmaps_only_that_one(void **state)
 {
-	struct vhost_user_mem_region r = { K64, K64, 0x3000000, 0 };
+	struct gm_desc r = { K64, K64, 0x3000000, 0, PROT_READ | PROT_WRITE };
 	struct guest_mem gm;
 	struct reason why;
 
@@ -358,7 +358,7 @@ static bool same_file(int fd)
 
 static void test_region_keeps_its_own_cloexec_fd(void **state)
 {
-	struct vhost_user_mem_region r = { K64, K64, 0x3000000, 0 };
+	struct gm_desc r = { K64, K64, 0x3000000, 0, PROT_READ | PROT_WRITE };
 	struct guest_mem gm;
 	struct reason why;
 	uint64_t off;
@@ -391,7 +391,7 @@ static void test_region_keeps_its_own_cloexec_fd(void **state)
 /* Needs free huge pages (vm.nr_hugepages); skipped without them. */
 static void test_hugetlb_memfd_region_maps_at_unaligned_offset(void **state)
 {
-	struct vhost_user_mem_region r;
+	struct gm_desc r;
 	struct guest_mem gm;
 	struct reason why;
 	size_t huge = 2u << 20;
@@ -415,8 +415,8 @@ static void test_hugetlb_memfd_region_maps_at_unaligned_offset(void **state)
 	}
 	view[huge + 0x1234] = 0x5a;
 	/* A region that starts mid-way into the second huge page. */
-	r = (struct vhost_user_mem_region){ 0x40000000, huge - 0x1000,
-					    0x7f0000000000, huge + 0x1000 };
+	r = (struct gm_desc){ 0x40000000, huge - 0x1000, 0x7f0000000000,
+			      huge + 0x1000, PROT_READ | PROT_WRITE };
 	gm_init(&gm);
 	assert_int_equal(gm_add_region(&gm, &r, fd, &why), 0);
 	p = gm_gpa_to_host(&gm, 0x40000234, 1);
@@ -477,7 +477,8 @@ static int own_memfd(size_t size)
  */
 static void test_shrunk_file_is_survived_and_counted(void **state)
 {
-	struct vhost_user_mem_region r = { 0, 4 * 4096, 0x7f0000000000, 0 };
+	struct gm_desc r = { 0, 4 * 4096, 0x7f0000000000, 0,
+			     PROT_READ | PROT_WRITE };
 	struct guest_mem gm;
 	volatile uint8_t *p;
 	struct reason why;

@@ -15,7 +15,7 @@
 #include "common/log.h"
 #include "tests/unit/guest_ram.h"
 #include "worker/guest_mem.h"
-#include "worker/virtq.h"
+#include "worker/vhost_user/virtq.h"
 
 /*
  * Guest-physical layout: R0 [0, 64K) and R1 [64K, 128K) are contiguous in
@@ -55,7 +55,7 @@ static uint8_t *at(struct fix *f, uint64_t gpa)
 
 static void add(struct fix *f, uint64_t gpa, uint64_t uva, uint64_t off)
 {
-	struct vhost_user_mem_region r = { gpa, 0x10000, uva, off };
+	struct gm_desc r = { gpa, 0x10000, uva, off, PROT_READ | PROT_WRITE };
 	struct reason why;
 
 	assert_int_equal(gm_add_region(&f->gm, &r, f->ram.fd, &why), 0);

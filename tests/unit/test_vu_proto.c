@@ -16,8 +16,8 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "tests/unit/guest_ram.h"
-#include "worker/device.h"
-#include "worker/vu_proto.h"
+#include "worker/vhost_user/device.h"
+#include "worker/vhost_user/vu_proto.h"
 
 #define RAM_SIZE     0x10000ull
 #define UVA	     0x7f0000000000ull /* the frontend's address of GPA 0 */

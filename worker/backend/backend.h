@@ -51,11 +51,10 @@
 #include "worker/backend/hca.h"
 #include "worker/backend/limits.h"
 #include "worker/backend/mr_layout.h"
-#include "worker/device.h"
+#include "worker/dev_env.h"
 #include "worker/guest_mem.h"
 
 struct be;
-struct broker_link;
 struct qp1_chan;
 
 /* "Any free handle" for the *_create calls. */
@@ -76,6 +75,32 @@ struct qp1_chan;
 
 /* ---- configuration ---- */
 
+/*
+ * Where a guest GID is claimed before the backend uses it: in the worker,
+ * the broker (main.c wires worker/broker_link.c in).  The backend knows
+ * only these calls; arg is be_cfg.gids_arg.
+ */
+struct be_gid_claims {
+	/* Whether claims go anywhere now; false: the host's table as it is. */
+	bool (*on)(void *arg);
+	/*
+	 * Claims a GID (add: waits for the answer; 0 with its host index)
+	 * or gives it back (!add: does not wait), as broker_link_gid():
+	 * keep, on a failed claim, leaves the address in place (the guest
+	 * holds it for the other GID type).  0 or -errno with why.
+	 */
+	int (*claim)(void *arg, bool add, const uint8_t gid[16],
+		     uint32_t gid_type, bool keep, uint32_t *host_index,
+		     struct reason *why);
+	/*
+	 * Registers be's handler of claimed GIDs that left the host
+	 * (gone(be, gid) from the event loop), or with gone NULL drops it
+	 * if be's is the one registered.
+	 */
+	void (*watch_gone)(void *arg, struct be *be,
+			   void (*gone)(void *be, const uint8_t gid[16]));
+};
+
 struct be_cfg {
 	struct rdma_hca *hca; /* opened before any guest input */
 	/*
@@ -93,8 +118,10 @@ struct be_cfg {
 	uint32_t gid_tbl_len;
 	/* the process's counters (the broker's STATS); NULL: the backend's */
 	struct wp_counters *counters;
-	/* GID claims go to the broker when it is on (broker_link_on()) */
-	struct broker_link *broker;
+	/* where the guest's GIDs are claimed (the broker); NULL: nowhere, the
+	 * host's table as it is */
+	const struct be_gid_claims *gids;
+	void *gids_arg;
 	/* the mux channel for QP1, or NULL; the backend registers itself in
 	 * it while it lives (one backend per channel) */
 	struct qp1_chan *mux;

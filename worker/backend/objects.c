@@ -16,7 +16,6 @@
 #include "common/log.h"
 #include "worker/backend/be_impl.h"
 #include "worker/backend/qp1.h"
-#include "worker/broker_link.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
@@ -948,6 +947,12 @@ static int gid_held(const struct be *be, const uint8_t gid[16],
 	return -1;
 }
 
+/* Whether GID claims go to the broker (be_cfg.gids), now. */
+static bool claims_on(const struct be *be)
+{
+	return be->cfg.gids && be->cfg.gids->on(be->cfg.gids_arg);
+}
+
 /* The broker's answer for a guest GID, or the host's table standalone. */
 static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 		     uint32_t gid_type)
@@ -956,7 +961,7 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 	uint32_t host;
 	int i, ret;
 
-	if (!be->cfg.broker || !broker_link_on(be->cfg.broker)) {
+	if (!claims_on(be)) {
 		ret = rdma_hca_find_gid(be->hca, gid, gid_type);
 		if (ret < 0)
 			be_refused(be,
@@ -969,9 +974,9 @@ static int claim_gid(struct be *be, uint32_t index, const uint8_t gid[16],
 	i = gid_held(be, gid, gid_type);
 	if (i >= 0)
 		return be->guest_gid[i];
-	ret = broker_link_gid(be->cfg.broker, WP_GID_ADD, gid, gid_type,
-			      gid_held(be, gid, GID_TYPE_ANY) >= 0, &host,
-			      &why);
+	ret = be->cfg.gids->claim(be->cfg.gids_arg, true, gid, gid_type,
+				  gid_held(be, gid, GID_TYPE_ANY) >= 0, &host,
+				  &why);
 	if (ret < 0) {
 		be->st->gid_errors++;
 		be_refused(be, "ADD_GID: index %u: not granted: %s", index,
@@ -994,13 +999,12 @@ static void release_gid(struct be *be, uint32_t i)
 	be->guest_gid[i] = -1;
 	be->gid_dead[i] = 0;
 	/* the broker said it is gone: nothing to give back */
-	if (dead == BE_GID_GONE || !be->cfg.broker ||
-	    !broker_link_on(be->cfg.broker))
+	if (dead == BE_GID_GONE || !claims_on(be))
 		return;
 	if (gid_held(be, be->gid_raw[i], be->gid_type[i]) >= 0)
 		return;
-	if (broker_link_gid(be->cfg.broker, WP_GID_DEL, be->gid_raw[i],
-			    be->gid_type[i], false, NULL, &why) < 0)
+	if (be->cfg.gids->claim(be->cfg.gids_arg, false, be->gid_raw[i],
+				be->gid_type[i], false, NULL, &why) < 0)
 		log_peer_warnx("DEL_GID: index %u: the broker: %s", i, why.msg);
 }
 
@@ -1155,7 +1159,7 @@ void be_gids_recheck(struct be *be)
 			be_gid_verify(be, i);
 }
 
-/* WP_GID_GONE from the broker (broker_link's callback). */
+/* A claimed GID left the host (the broker's GID_GONE, be_gid_claims). */
 static void gid_gone(void *arg, const uint8_t gid[16])
 {
 	struct be *be = arg;
@@ -1323,10 +1327,8 @@ void be_destroy(struct be *be)
 		return;
 	if (be->cfg.mux && be->cfg.mux->be == be)
 		be->cfg.mux->be = NULL; /* MADs for us are dropped from now */
-	if (be->cfg.broker && be->cfg.broker->gid_gone_arg == be) {
-		be->cfg.broker->on_gid_gone = NULL;
-		be->cfg.broker->gid_gone_arg = NULL;
-	}
+	if (be->cfg.gids)
+		be->cfg.gids->watch_gone(be->cfg.gids_arg, be, NULL);
 	if (be->async_events)
 		log_info("%llu host async events on this guest's objects",
 			 (unsigned long long)be->async_events);
@@ -1424,10 +1426,8 @@ int be_create(const struct be_cfg *cfg, const struct dev_env *env,
 	}
 	if (cfg->mux)
 		cfg->mux->be = be; /* the one connected backend gets the MADs */
-	if (cfg->broker) {	   /* and the broker's word on its GIDs */
-		cfg->broker->on_gid_gone = gid_gone;
-		cfg->broker->gid_gone_arg = be;
-	}
+	if (cfg->gids)		   /* and the broker's word on its GIDs */
+		cfg->gids->watch_gone(cfg->gids_arg, be, gid_gone);
 	*ret_be = be;
 	return 0;
 }

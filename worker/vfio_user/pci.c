@@ -765,7 +765,7 @@ out:
 /* ---- DMA regions -----------------------------------------------------------
  */
 
-/* DMA_MAP's access flags as mmap() protection (gm_add_region_prot). */
+/* DMA_MAP's access flags as mmap() protection (struct gm_desc.prot). */
 static int dma_prot(uint32_t flags)
 {
 	return (flags & VFIO_USER_DMA_F_READ ? PROT_READ : 0) |
@@ -775,11 +775,13 @@ static int dma_prot(uint32_t flags)
 int pci_fn_dma_map(struct pci_fn *fn, const struct vfio_user_dma_map *m, int fd,
 		   struct reason *why)
 {
-	struct vhost_user_mem_region r = {
-		.guest_phys_addr = m->addr,
-		.memory_size = m->size,
-		.userspace_addr = m->addr, /* no VMM addresses in vfio-user */
+	/* a read-only region (QEMU's ROM) is mapped and kept read-only */
+	struct gm_desc r = {
+		.gpa = m->addr,
+		.size = m->size,
+		.uva = m->addr, /* no VMM addresses in vfio-user */
 		.mmap_offset = m->offset,
+		.prot = dma_prot(m->flags),
 	};
 	int ret;
 
@@ -798,8 +800,7 @@ int pci_fn_dma_map(struct pci_fn *fn, const struct vfio_user_dma_map *m, int fd,
 		reason_set(why, "address, size or offset not 4 KiB aligned");
 		return -EINVAL;
 	}
-	/* a read-only region (QEMU's ROM) is mapped and kept read-only */
-	ret = gm_add_region_prot(&fn->mem, &r, fd, dma_prot(m->flags), why);
+	ret = gm_add_region(&fn->mem, &r, fd, why);
 	if (ret < 0)
 		return ret;
 	if (fn->ops->dma_map)
@@ -810,11 +811,7 @@ int pci_fn_dma_map(struct pci_fn *fn, const struct vfio_user_dma_map *m, int fd,
 static void remove_region(struct pci_fn *fn, unsigned int i)
 {
 	const struct gm_region *g = &fn->mem.regions[i];
-	struct vhost_user_mem_region r = {
-		.guest_phys_addr = g->gpa,
-		.memory_size = g->size,
-		.userspace_addr = g->uva,
-	};
+	struct gm_desc r = { .gpa = g->gpa, .size = g->size, .uva = g->uva };
 
 	notify_unmap(fn, g);
 	gm_remove_region(&fn->mem, &r);

@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "worker/device.h"
+#include "worker/dev_env.h"
 #include "worker/guest_mem.h"
 
 #define PCI_FN_NUM_BARS 6
@@ -79,8 +79,9 @@ struct pci_fn_ops {
 
 	/*
 	 * Per connection: make the private state.  fn stays valid until
-	 * destroy(); env as for vhost-user devices (worker/device.h).
-	 * -errno on error (the client is then refused).
+	 * destroy(); env as for vhost-user devices
+	 * (worker/dev_env.h). -errno on error (the client is then
+	 * refused).
 	 */
 	int (*create)(struct pci_fn *fn, const struct dev_env *env,
 		      void **ret_priv);

@@ -40,23 +40,6 @@ struct command {
 	handler_fn handle;
 };
 
-static void violation(struct vfu_dev *dev, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/*
- * One warning per refused message, through the process's limiter for lines
- * a peer causes (common/log.h): a client that reconnects and misbehaves
- * again cannot flood the log.
- */
-static void violation(struct vfu_dev *dev, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_peer_vemit(LOG_LVL_WARN, 0, fmt, ap);
-	va_end(ap);
-}
-
 /* ---- framing ------------------------------------------------------------ */
 
 const char *vfu_check_framing(const void *buf, size_t len)
@@ -370,7 +353,7 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 	res->reply_fd = -1;
 	why = vfu_check_framing(buf, len);
 	if (why) {
-		violation(dev, "vfio-user: %s; dropping the connection", why);
+		log_peer_warnx("vfio-user: %s; dropping the connection", why);
 		res->disconnect = true;
 		goto close_fds;
 	}
@@ -382,9 +365,9 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 		  nfds, m.hdr.flags & VFIO_USER_F_NO_REPLY ? ", no reply" : "");
 	why = check_request(dev, &m, &err);
 	if (why) {
-		violation(dev, "vfio-user: refusing %s (%u, id %u): %s",
-			  vfio_user_command_name(m.hdr.command), m.hdr.command,
-			  m.hdr.msg_id, why);
+		log_peer_warnx("vfio-user: refusing %s (%u, id %u): %s",
+			       vfio_user_command_name(m.hdr.command),
+			       m.hdr.command, m.hdr.msg_id, why);
 		reply(&m, err, 0, res);
 		goto close_fds;
 	}
@@ -394,9 +377,10 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 			  vfio_user_command_name(m.hdr.command), m.hdr.msg_id,
 			  o.why.msg);
 	else if (err)
-		violation(dev, "vfio-user: refusing %s (id %u): %s",
-			  vfio_user_command_name(m.hdr.command), m.hdr.msg_id,
-			  o.why.msg[0] ? o.why.msg : strerror(err));
+		log_peer_warnx("vfio-user: refusing %s (id %u): %s",
+			       vfio_user_command_name(m.hdr.command),
+			       m.hdr.msg_id,
+			       o.why.msg[0] ? o.why.msg : strerror(err));
 	reply(&m, err, o.len, res);
 	if (!err && res->reply_len)
 		res->reply_fd = o.fd;

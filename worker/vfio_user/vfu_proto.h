@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "common/vfio_user.h"
-#include "worker/device.h"
+#include "worker/dev_env.h"
 #include "worker/vfio_user/pci.h"
 
 struct vfu_dev {

@@ -15,7 +15,7 @@
 
 #include "common/virtio_rdma.h"
 #include "worker/backend/backend.h"
-#include "worker/device.h"
+#include "worker/vhost_user/device.h"
 #include "worker/virtio_rdma/cmd.h"
 #include "worker/virtio_rdma/wqe.h"
 

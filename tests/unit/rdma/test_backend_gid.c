@@ -236,7 +236,8 @@ static int setup(void **state)
 	cfg.hca = &f->hca;
 	be_limits_default(&cfg.lim);
 	cfg.gid_tbl_len = cfg_gids;
-	cfg.broker = &f->bl;
+	cfg.gids = &broker_link_gid_claims;
+	cfg.gids_arg = &f->bl;
 	env.loop_ctx = &f->ctx;
 	assert_int_equal(be_create(&cfg, &env, &fe_ops, f, &be), 0);
 	f->be = be;

@@ -96,11 +96,12 @@ struct fix {
 
 static void add_region(struct fix *f, int i, uint64_t gpa, uint64_t size)
 {
-	struct vhost_user_mem_region r = {
-		.guest_phys_addr = gpa,
-		.memory_size = size,
-		.userspace_addr = 0x7f0000000000ull + gpa,
+	struct gm_desc r = {
+		.gpa = gpa,
+		.size = size,
+		.uva = 0x7f0000000000ull + gpa,
 		.mmap_offset = 0,
+		.prot = PROT_READ | PROT_WRITE,
 	};
 	struct reason why;
 

@@ -189,7 +189,8 @@ static void be_fake(struct fix *f)
 static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
-	struct vhost_user_mem_region r = { 0, RAM, 0x700000000000ull, 0 };
+	struct gm_desc r = { 0, RAM, 0x700000000000ull, 0,
+			     PROT_READ | PROT_WRITE };
 	struct reason why;
 	struct vr_slot *s;
 

@@ -255,23 +255,6 @@ int vu_check_framing(const void *buf, size_t len, unsigned int nfds,
 
 /* ---- logging ---------------------------------------------------------- */
 
-static void vlog(struct vu_dev *dev, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/*
- * One warning per violation, through the process's limiter for lines a
- * peer causes: a frontend that reconnects, or a guest that breaks its
- * rings again after each reset, cannot flood the log (docs/vhost-user.md).
- */
-static void vlog(struct vu_dev *dev, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_peer_vemit(LOG_LVL_WARN, 0, fmt, ap);
-	va_end(ap);
-}
-
 static int refuse(struct vu_dev *dev, const struct msg *m, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -284,7 +267,7 @@ static int refuse(struct vu_dev *dev, const struct msg *m, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	vlog(dev, "%s: %s; refused", m->name, what);
+	log_peer_warnx("%s: %s; refused", m->name, what);
 	return -EINVAL;
 }
 
@@ -422,7 +405,8 @@ static void rings_update(struct vu_dev *dev, const char *name)
 
 	for (i = 0; i < dev->ops->num_queues; i++)
 		if (ring_update(dev, &dev->rings[i], &why) < 0)
-			vlog(dev, "%s: %s; queue not started", name, why.msg);
+			log_peer_warnx("%s: %s; queue not started", name,
+				       why.msg);
 }
 
 static void drop_kick(struct vu_dev *dev, struct vu_ring *r)
@@ -563,6 +547,21 @@ static void mem_gone(struct vu_dev *dev, const struct gm_region *g)
 		dev->ops->mem_gone(dev->priv, g->gpa, g->size);
 }
 
+_Static_assert(GM_MAX_REGIONS == VHOST_USER_MEM_BASELINE_NREGS,
+	       "SET_MEM_TABLE's array is the table's default limit");
+
+/* A vhost-user region as guest_mem takes it: always read-write. */
+static struct gm_desc region_desc(const struct vhost_user_mem_region *r)
+{
+	return (struct gm_desc){
+		.gpa = r->guest_phys_addr,
+		.size = r->memory_size,
+		.uva = r->userspace_addr,
+		.mmap_offset = r->mmap_offset,
+		.prot = PROT_READ | PROT_WRITE,
+	};
+}
+
 static int h_set_mem_table(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_memory *mem = &m->p.memory;
@@ -573,8 +572,9 @@ static int h_set_mem_table(struct vu_dev *dev, struct msg *m)
 	gm_init(&next);
 	for (i = 0; i < mem->nregions; i++) {
 		const struct vhost_user_mem_region *r = &mem->regions[i];
+		struct gm_desc d = region_desc(r);
 
-		if (gm_add_region(&next, r, m->fds[i], &why) < 0) {
+		if (gm_add_region(&next, &d, m->fds[i], &why) < 0) {
 			gm_clear(&next);
 			return refuse(dev, m,
 				      "region %u (guest 0x%llx size "
@@ -604,10 +604,11 @@ static int h_get_max_mem_slots(struct vu_dev *dev, struct msg *m)
 static int h_add_mem_reg(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_mem_region *r = &m->p.mem_reg.region;
+	struct gm_desc d = region_desc(r);
 	struct reason why;
 
 	/* Existing mappings stay where they are: running rings are fine. */
-	if (gm_add_region(&dev->mem, r, m->fds[0], &why) < 0)
+	if (gm_add_region(&dev->mem, &d, m->fds[0], &why) < 0)
 		return refuse(dev, m,
 			      "region guest 0x%llx size 0x%llx "
 			      "offset 0x%llx: %s",
@@ -635,6 +636,7 @@ static int h_rem_mem_reg(struct vu_dev *dev, struct msg *m)
 {
 	const struct vhost_user_mem_region *r = &m->p.mem_reg.region;
 	const struct gm_region *g = find_region(&dev->mem, r);
+	struct gm_desc d = region_desc(r);
 
 	if (!g)
 		return refuse(dev, m,
@@ -645,7 +647,7 @@ static int h_rem_mem_reg(struct vu_dev *dev, struct msg *m)
 			      (unsigned long long)r->userspace_addr);
 	rings_stop_all(dev);
 	mem_gone(dev, g);
-	gm_remove_region(&dev->mem, r);
+	gm_remove_region(&dev->mem, &d);
 	rings_update(dev, m->name);
 	return 0;
 }
@@ -1009,10 +1011,10 @@ static void finish(struct vu_dev *dev, struct msg *m, int ret)
 	} else if (acked) {
 		reply_u64(m, ret < 0 ? 1 : 0);
 	} else if (ret < 0) {
-		vlog(dev,
-		     "%s: failure cannot be reported without REPLY_ACK; "
-		     "dropping the connection",
-		     m->name);
+		log_peer_warnx(
+			"%s: failure cannot be reported without REPLY_ACK; "
+			"dropping the connection",
+			m->name);
 		m->res->disconnect = true;
 	}
 }
@@ -1030,8 +1032,8 @@ void vu_handle(struct vu_dev *dev, const void *buf, size_t len, int *fds,
 	if (check_framing(buf, len, nfds, &why) < 0) {
 		uint32_t req = len >= 4 ? ld_u32(buf) : VHOST_USER_NONE;
 
-		vlog(dev, "%s: %s; dropping the connection",
-		     vhost_user_request_name(req), why.msg);
+		log_peer_warnx("%s: %s; dropping the connection",
+			       vhost_user_request_name(req), why.msg);
 		res->disconnect = true;
 		close_fds(fds, nfds);
 		return;
@@ -1043,10 +1045,10 @@ void vu_handle(struct vu_dev *dev, const void *buf, size_t len, int *fds,
 	r = &rules[m.hdr.request];
 	if (r->needs_pf != NO_PF &&
 	    !(dev->protocol_features & (1ull << r->needs_pf))) {
-		vlog(dev,
-		     "%s: protocol feature %d not negotiated; dropping "
-		     "the connection",
-		     m.name, r->needs_pf);
+		log_peer_warnx(
+			"%s: protocol feature %d not negotiated; dropping "
+			"the connection",
+			m.name, r->needs_pf);
 		ret = DROP;
 	} else {
 		log_debug("%s", m.name);
@@ -1072,7 +1074,7 @@ void vu_kick(struct vu_dev *dev, unsigned int q)
 	if (!r->enable_seen && !r->enabled && r->kick_set) {
 		r->enabled = true;
 		if (ring_update(dev, r, &why) < 0)
-			vlog(dev, "kick: %s; queue not started", why.msg);
+			log_peer_warnx("kick: %s; queue not started", why.msg);
 	}
 }
 

@@ -2,9 +2,9 @@
 /*
  * The interface between the vhost-user layer (vu_proto) and the virtio
  * device the worker implements on top of it (virtio-rdma, or the echo
- * test device): a const ops table.  struct dev_env, what the process gives
- * a device, is also what it gives a vfio-user PCI function (pci_fn.h) and
- * the verbs backend under both frontends (be_create(), backend.h).
+ * test device): a const ops table.  What the process gives a device at
+ * create time, struct dev_env, is in worker/dev_env.h: the same for a
+ * vfio-user PCI function and the verbs backend.
  *
  * The vhost-user layer owns the connection, guest memory and the rings; a
  * device sees only its private state and struct vq handles.  It pops
@@ -34,24 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "worker/virtq.h"
-
-/*
- * What the process gives a device at create time: the event loop (for fds
- * the device waits on, e.g. verbs completion channels; callbacks run on the
- * worker's one thread like everything else) and the device's own
- * configuration (virtio-rdma: struct vrdma_cfg; PVRDMA: struct pvrdma_cfg;
- * echo: struct echo_cfg, or NULL; the PCI test function: NULL).
- */
-struct dev_env {
-	void *loop_ctx;
-	/* Calls cb(arg) whenever fd is readable. 0 or -errno. */
-	int (*watch_fd)(void *loop_ctx, int fd, void (*cb)(void *arg),
-			void *arg);
-	/* Stops watching fd (before the device closes it). */
-	void (*unwatch_fd)(void *loop_ctx, int fd);
-	const void *cfg;
-};
+#include "common/vhost_user.h" /* VHOST_USER_F_PROTOCOL_FEATURES */
+#include "worker/dev_env.h"
+#include "worker/vhost_user/virtq.h"
 
 struct device_ops {
 	const char *name;	/* for logs: "echo", "virtio-rdma" */

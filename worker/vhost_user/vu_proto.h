@@ -31,9 +31,9 @@
 
 #include "common/reason.h"
 #include "common/vhost_user.h"
-#include "worker/device.h"
+#include "worker/vhost_user/device.h"
 #include "worker/guest_mem.h"
-#include "worker/virtq.h"
+#include "worker/vhost_user/virtq.h"
 
 /* Protocol features we offer. */
 #define VU_PROTOCOL_FEATURES                                                   \

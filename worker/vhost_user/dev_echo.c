@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker/device.h"
+#include "worker/vhost_user/device.h"
 
 #define ECHO_QUEUES	    256
 #define ECHO_CONFIG_SIZE    16
