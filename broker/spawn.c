@@ -509,7 +509,7 @@ struct child_args {
 	uint64_t memlock;
 	uid_t uid;
 	gid_t gid;
-	char level[MCS_LEVEL_SIZE]; /* its SELinux MCS level */
+	char level[BP_LEVEL_SIZE]; /* its SELinux MCS level */
 };
 
 static void arg(struct child_args *a, const char *s)
@@ -791,6 +791,33 @@ static int check_request(struct broker *b, const struct conn *c,
 		return -EPERM;
 	}
 #endif
+	/* the level isolates VMs from each other: libvirt's (the hook runs
+	 * as root), never a QEMU identity's choice */
+	if (req->selinux_level[0] && c->uid != 0) {
+		reason_set(&e->why, "only root may name the SELinux level");
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The worker's level: the request's (libvirt's sVirt pair) or its uid's;
+ * refused when another worker runs at it (they could reach each other). */
+static int pick_level(struct broker *b, const struct bp_spawn *req,
+		      struct worker *w, struct reason *why)
+{
+	if (req->selinux_level[0])
+		snprintf(w->level, sizeof(w->level), "%s", req->selinux_level);
+	else
+		mcs_level(w->uid, w->level, sizeof(w->level));
+	for (size_t i = 0; i < BROKER_MAX_WORKERS; i++) {
+		const struct worker *o = &b->workers[i];
+
+		if (o != w && o->used && !strcmp(o->level, w->level))
+			return reason_fail(why, -EEXIST,
+					   "SELinux level %s: vm %s's worker "
+					   "runs at it",
+					   w->level, o->vm);
+	}
 	return 0;
 }
 
@@ -868,7 +895,10 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 		return ret;
 	}
 	/* the VM's categories: its worker's and its socket's */
-	mcs_level(w->uid, a.level, sizeof(a.level));
+	ret = pick_level(b, req, w, &e->why);
+	if (ret < 0)
+		return ret;
+	snprintf(a.level, sizeof(a.level), "%s", w->level);
 	ret = vm_socket(b, c, req, vm, w, a.level, &vu, e);
 	if (ret < 0)
 		return ret;

@@ -114,6 +114,65 @@ static bool syscall_name_ok(const char *s)
 	return true;
 }
 
+/* One category after its 'c': decimal, no sign or leading zero, below
+ * BP_MCS_CATEGORIES; *end is the byte after it. */
+static bool mcs_category(const char *p, unsigned int *ret, const char **end)
+{
+	unsigned int v = 0;
+	size_t i;
+
+	if (p[0] < '0' || p[0] > '9' ||
+	    (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
+		return false;
+	for (i = 0; p[i] >= '0' && p[i] <= '9'; i++) {
+		v = v * 10 + (unsigned int)(p[i] - '0');
+		if (v >= BP_MCS_CATEGORIES)
+			return false;
+	}
+	*ret = v;
+	*end = p + i;
+	return true;
+}
+
+int bp_mcs_level_check(const char *s, unsigned int *a, unsigned int *b,
+		       struct reason *why)
+{
+	char shown[BP_LEVEL_SIZE];
+	size_t n = strnlen(s, BP_LEVEL_SIZE), i;
+	unsigned int ca, cb;
+	const char *p;
+
+	/* the string is the caller's: quoted bounded, no control byte */
+	for (i = 0; i < n && i < sizeof(shown) - 1; i++)
+		shown[i] = ctl_char(s[i]) ? '?' : s[i];
+	shown[i] = 0;
+	if (n >= BP_LEVEL_SIZE)
+		return msg_fail(why, -EINVAL,
+				"selinux level '%s...': longer than %d bytes",
+				shown, BP_LEVEL_SIZE - 1);
+	if (strncmp(s, "s0:c", 4) != 0)
+		return msg_fail(why, -EINVAL,
+				"selinux level '%s': not s0:cA,cB (sensitivity "
+				"s0 and two categories)",
+				shown);
+	if (!mcs_category(s + 4, &ca, &p) || p[0] != ',' || p[1] != 'c' ||
+	    !mcs_category(p + 2, &cb, &p) || p[0])
+		return msg_fail(why, -EINVAL,
+				"selinux level '%s': not s0:cA,cB with "
+				"categories c0..c%u in decimal",
+				shown, BP_MCS_CATEGORIES - 1);
+	if (ca >= cb)
+		return msg_fail(why, -EINVAL,
+				"selinux level '%s': categories not two in "
+				"increasing order",
+				shown);
+	if (a)
+		*a = ca;
+	if (b)
+		*b = cb;
+	return 0;
+}
+
 #define FIELD(m, f, what)                                                      \
 	do {                                                                   \
 		if (msg_field_len((m).f, sizeof((m).f)) < 0)                   \
@@ -223,6 +282,10 @@ static int check_spawn(const void *msg, struct reason *why)
 				s->frontend, BP_FRONTEND_MAX);
 	if (s->pad)
 		return msg_fail(why, -EINVAL, "spawn: padding is not zero");
+	FIELD(*s, selinux_level, "selinux level");
+	if (s->selinux_level[0] &&
+	    bp_mcs_level_check(s->selinux_level, NULL, NULL, why) < 0)
+		return -EINVAL;
 	if (s->flags & ~(uint32_t)BP_SPAWN_FLAGS_ALL)
 		return msg_fail(why, -EINVAL, "flags 0x%x: unknown bits",
 				s->flags);

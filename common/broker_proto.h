@@ -21,8 +21,9 @@
 #include "common/msg_frame.h"
 
 /* 2: SPAWN names a socket in the broker's socket_dir, and a frontend;
- * 3: STATS_REPLY carries 19 counters (async_events) */
-#define RDMAGATE_CTL_VERSION 3
+ * 3: STATS_REPLY carries 19 counters (async_events);
+ * 4: SPAWN carries the VM's SELinux MCS level (libvirt's sVirt label) */
+#define RDMAGATE_CTL_VERSION 4
 
 /* Where the broker listens unless its policy's [broker] control_socket says. */
 #define RDMAGATE_CTL_DEFAULT_SOCKET "/run/rdmagate/control"
@@ -36,6 +37,9 @@
 #define BP_DEVICE_SIZE	64  /* an RDMA device name: 0..63 bytes + NUL */
 #define BP_SYSCALL_SIZE 32  /* a syscall name (test hooks only) */
 #define BP_TEXT_SIZE	256 /* a reply's human-readable message */
+#define BP_LEVEL_SIZE	32  /* an MCS level "s0:cA,cB": at most 14 + NUL */
+/* MCS categories c0..c1023 (the reference policy's MCS, libvirt's sVirt) */
+#define BP_MCS_CATEGORIES 1024u
 
 enum bp_type {
 	BP_HELLO = 2,
@@ -127,8 +131,16 @@ struct bp_spawn {
 	struct bp_addr addrs[BP_SPAWN_ADDRS_MAX];
 	uint32_t frontend; /* enum bp_frontend */
 	uint32_t pad;	   /* 0 */
+	/*
+	 * "" (the broker derives the level from the worker's uid), or the
+	 * MCS level of the VM's QEMU as libvirt's sVirt gave it, exactly
+	 * "s0:cA,cB" with A < B <= 1023 in decimal without leading zeros
+	 * (bp_mcs_level_check()): the worker and its socket run at it.
+	 * Root only.
+	 */
+	char selinux_level[BP_LEVEL_SIZE];
 };
-_Static_assert(sizeof(struct bp_spawn) == 456, "bp_spawn");
+_Static_assert(sizeof(struct bp_spawn) == 488, "bp_spawn");
 
 struct bp_spawn_reply {
 	struct bp_status st;
@@ -302,6 +314,18 @@ bool bp_vm_name_ok(const char *s);
 /* A socket's file name: 1..BP_PATH_SIZE-1 of [A-Za-z0-9_.-], not starting
  * with '.' or '-'. */
 bool bp_socket_name_ok(const char *s);
+
+/*
+ * An MCS level as a VM's worker may run at: exactly "s0:cA,cB", A < B <
+ * BP_MCS_CATEGORIES, decimal without sign or leading zeros (one spelling
+ * per pair, so equal pairs are equal strings), at most BP_LEVEL_SIZE - 1
+ * bytes.  Anything else (another sensitivity, one category or three, a
+ * range, c5,c3, c1024, spaces) is -EINVAL with why quoting the string
+ * (control characters shown as '?').  On success, *a and *b (may be NULL)
+ * are the categories.
+ */
+int bp_mcs_level_check(const char *s, unsigned int *a, unsigned int *b,
+		       struct reason *why);
 
 /* "virtio-rdma", "pvrdma", "qemu-pvrdma" (enum bp_frontend), or NULL. */
 const char *bp_frontend_name(uint32_t frontend);

@@ -352,6 +352,65 @@ static int parse_name(struct domain_meta *m, xmlDoc *doc, const xmlNode *root,
 	return bp_set_str(m->s.vm, sizeof(m->s.vm), name) < 0 ? -EINVAL : 0;
 }
 
+/*
+ * libvirt's SELinux label for the domain's QEMU: the <seclabel
+ * model='selinux'> child of <domain> (a device's own <seclabel> is not the
+ * process's).  type='dynamic' sets svirt_dynamic: libvirt writes its
+ * <label> only once it has picked the pair, after "prepare begin".  A
+ * <label> (dynamic or static) must end in a level the broker accepts
+ * (bp_mcs_level_check): it goes to the SPAWN as selinux_level.
+ */
+static int parse_seclabel(struct domain_meta *m, xmlDoc *doc,
+			  const xmlNode *root, struct reason *why)
+{
+	const xmlNode *n, *l;
+
+	for (n = root->children; n; n = n->next) {
+		_cleanup_xml_ xmlChar *model = NULL, *type = NULL;
+
+		if (!is_elem(n, "seclabel", NULL))
+			continue;
+		model = xmlGetNoNsProp(n, (const xmlChar *)"model");
+		if (!model || strcmp((const char *)model, "selinux"))
+			continue;
+		type = xmlGetNoNsProp(n, (const xmlChar *)"type");
+		m->svirt_dynamic =
+			type && !strcmp((const char *)type, "dynamic");
+		for (l = n->children; l; l = l->next) {
+			_cleanup_xml_ xmlChar *text = NULL;
+			struct reason lerr;
+			const char *level;
+			int i;
+
+			if (!is_elem(l, "label", NULL))
+				continue;
+			text = xmlNodeListGetString(doc, l->children, 1);
+			level = text ? (const char *)text : "";
+			/* user:role:type:LEVEL */
+			for (i = 0; i < 3 && level; i++) {
+				level = strchr(level, ':');
+				level = level ? level + 1 : NULL;
+			}
+			if (!level)
+				return fail(why, xmlGetLineNo(l),
+					    "<seclabel model='selinux'>: "
+					    "<label> is not user:role:type:"
+					    "level");
+			if (bp_mcs_level_check(level, NULL, NULL, &lerr) < 0)
+				return fail(why, xmlGetLineNo(l),
+					    "<seclabel model='selinux'>: %s "
+					    "(rdmagate needs the category "
+					    "pair sVirt gives each QEMU)",
+					    lerr.msg);
+			/* checked: at most BP_LEVEL_SIZE - 1 bytes */
+			bp_set_str(m->s.selinux_level,
+				   sizeof(m->s.selinux_level), level);
+		}
+		return 0;
+	}
+	return 0;
+}
+
 /* Everything after a well-formed parse. */
 static int parse_doc(struct domain_meta *m, xmlDoc *doc, struct reason *why)
 {
@@ -376,6 +435,8 @@ static int parse_doc(struct domain_meta *m, xmlDoc *doc, struct reason *why)
 	if (ret < 0)
 		return ret;
 	ret = parse_device(m, doc, dev, why);
+	if (ret == 0)
+		ret = parse_seclabel(m, doc, root, why);
 	if (ret < 0)
 		return ret;
 	/* what the broker's decoder would refuse, said here with a line */

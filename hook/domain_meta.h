@@ -14,6 +14,9 @@
  *     </rdmagate:device>
  *   </metadata>
  *
+ * and the level of <seclabel model='selinux'>'s <label> (libvirt's sVirt:
+ * "system_u:system_r:svirt_t:s0:c1,c2"), which the worker runs at.
+ *
  * The document is bounded (DOMAIN_XML_MAX) and parsed without network
  * access, DTD loading or entity substitution; a document with a DOCTYPE is
  * refused before its internal subset is read.
@@ -30,8 +33,12 @@
 #define DOMAIN_XML_MAX (4u << 20) /* bytes */
 
 struct domain_meta {
-	bool present;	   /* the domain has <rdmagate:device> */
-	long line;	   /* where that element is */
+	bool present; /* the domain has <rdmagate:device> */
+	long line;    /* where that element is */
+	/* <seclabel type='dynamic' model='selinux'>: libvirt's sVirt picks
+	 * the QEMU's level after "prepare begin"; s.selinux_level is its
+	 * <label>'s level once there, else "" */
+	bool svirt_dynamic;
 	struct bp_spawn s; /* vm = the domain's <name>; only if present */
 };
 

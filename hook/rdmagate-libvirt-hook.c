@@ -34,7 +34,9 @@
 #define STOP_INFO_LEN 512
 #define INFO_LEN      (2 * STOP_INFO_LEN)
 
-enum action { ACT_NONE, ACT_SPAWN, ACT_STOP, ACT_REFUSE };
+/* ACT_SPAWN_SVIRT: the spawn of a domain with a dynamic SELinux label,
+ * whose level libvirt has picked by "start begin" (not at "prepare begin") */
+enum action { ACT_NONE, ACT_SPAWN, ACT_SPAWN_SVIRT, ACT_STOP, ACT_REFUSE };
 
 /* libvirt's OPERATION SUB-OPERATION pairs that concern rdmagate; any other
  * is ACT_NONE */
@@ -43,6 +45,8 @@ static const struct {
 	enum action act;
 } actions[] = {
 	{ .op = "prepare", .subop = "begin", .act = ACT_SPAWN },
+	/* after libvirt's security labels, before QEMU is executed */
+	{ .op = "start", .subop = "begin", .act = ACT_SPAWN_SVIRT },
 	{ .op = "release", .subop = "end", .act = ACT_STOP },
 	/* on the destination, before its QEMU starts: the source runs on */
 	{ .op = "migrate", .subop = "begin", .act = ACT_REFUSE },
@@ -68,6 +72,8 @@ static void usage(FILE *f)
 		"DOMAIN OPERATION SUB-OPERATION EXTRA < domain.xml\n"
 		"  libvirtd runs it as /etc/libvirt/hooks/qemu.d/rdmagate.\n"
 		"  prepare begin: spawn the domain's rdmagate worker;\n"
+		"  start begin: that, for a domain with a dynamic SELinux "
+		"label;\n"
 		"  release end: stop it; migrate begin, restore begin: "
 		"refused;\n"
 		"  anything else: nothing.\n"
@@ -257,9 +263,20 @@ int main(int argc, char **argv)
 		       "pairs, memory regions and GIDs do not move with it)",
 		       meta.s.vm, op);
 
+	/* a dynamic sVirt label is known only at start begin: the worker
+	 * must run at its level */
+	if (act == ACT_SPAWN && meta.svirt_dynamic)
+		return 0;
+	if (act == ACT_SPAWN_SVIRT && !meta.svirt_dynamic)
+		return 0;
+	if (act == ACT_SPAWN_SVIRT && !meta.s.selinux_level[0])
+		fatalx("vm %s: %s %s: the domain's dynamic SELinux label has "
+		       "no <label> yet: the worker cannot run at its QEMU's "
+		       "categories",
+		       meta.s.vm, op, subop);
 	ret = ctl_connect(&conn, control, ho.timeout_s, &why);
 	if (ret == 0) {
-		if (act == ACT_SPAWN)
+		if (act != ACT_STOP)
 			ret = spawn_worker(&conn, &meta.s, info, &why);
 		else
 			ret = stop_worker(&conn, meta.s.vm, info, &why);
@@ -267,7 +284,7 @@ int main(int argc, char **argv)
 	}
 	if (ret < 0)
 		fatalx("vm %s: %s its rdmagate worker: %s", meta.s.vm,
-		       act == ACT_SPAWN ? "cannot start" : "cannot stop",
+		       act != ACT_STOP ? "cannot start" : "cannot stop",
 		       why.msg);
 	log_info("vm %s: %s", meta.s.vm, info);
 	return 0;

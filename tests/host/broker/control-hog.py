@@ -13,7 +13,7 @@ import struct
 import sys
 import time
 
-VERSION, HELLO, LIST, LIST_REPLY = 3, 2, 8, 9
+VERSION, HELLO, LIST, LIST_REPLY = 4, 2, 8, 9
 
 
 def msg(t):

@@ -238,13 +238,13 @@ def ask(b):
     st, = struct.unpack("=i", r[12:16])
     return t, st, r[16:16 + 256].split(b"\0")[0].decode()
 cases = [b"", b"\1", b"\0" * 11, b"\xff" * 600,
-         struct.pack("=III", 4, 2, 0), struct.pack("=III", 3, 12, 0),
-         struct.pack("=III", 3, 3, 0), struct.pack("=III", 3, 4, 0),
-         struct.pack("=III", 3, 2, 4) + b"abcd",
-         struct.pack("=III", 3, 6, 72) + b"x" * 72]
+         struct.pack("=III", 5, 2, 0), struct.pack("=III", 4, 12, 0),
+         struct.pack("=III", 4, 3, 0), struct.pack("=III", 4, 4, 0),
+         struct.pack("=III", 4, 2, 4) + b"abcd",
+         struct.pack("=III", 4, 6, 72) + b"x" * 72]
 random.seed(7)
 for i in range(300):
-    cases.append(struct.pack("=III", 3, random.choice([2, 4, 6, 8, 10, 5]),
+    cases.append(struct.pack("=III", 4, random.choice([2, 4, 6, 8, 10, 5]),
                  random.randrange(0, 300)) +
                  os.urandom(random.randrange(0, 560)))
 bad = 0
@@ -263,7 +263,7 @@ check "hostile datagrams each get a reply with a reason: $out" \
 	grep -q " 0$" <<<"$out"
 check "the broker still serves after them" test "$(ctl list --json)" != ""
 check "the broker logged what was wrong" \
-	grep -q "bad message: protocol version 4, this side speaks 3" "$T/broker.log"
+	grep -q "bad message: protocol version 5, this side speaks 4" "$T/broker.log"
 
 # ---- fixed ids --------------------------------------------------------------
 out=$(ctl spawn --vm fixed --socket "$T/f.sock" --test-echo 2>&1)
@@ -336,7 +336,7 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.connect(sys.argv[1])
 n = 0
 for i in range(2000):
-    s.send(struct.pack("=III", 4, 2, 0))
+    s.send(struct.pack("=III", 5, 2, 0))
     n += struct.unpack("=III", s.recv(4096)[:12])[1] == 13
 print(n)
 PY

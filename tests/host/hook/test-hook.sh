@@ -232,6 +232,84 @@ CONTROL=$T/none.sock run_hook "$T/dom/vm-a.xml" --control "$T/control.sock" \
 	--timeout 10 vm-a started begin -
 check "options before libvirt's four arguments are accepted (rc $rc)" test "$rc" = 0
 
+# ---- sVirt: libvirt's dynamic SELinux label, the worker at its level -----
+# (docs/libvirt-hook.md "sVirt"): libvirt writes the <label> after prepare
+# begin, so such a domain is spawned at start begin with its level
+svirt_doc() { # NAME LABEL-ELEMENT > document
+	sed -e "s|<name>vm-a</name>|<name>$1</name>|" -e "s|vm-a.sock|$1.sock|g" \
+		-e '/<rdmagate:address>/d' \
+		-e "s|</domain>|<seclabel type='dynamic' model='selinux' relabel='yes'>$2</seclabel></domain>|" \
+		"$T/dom/vm-a.xml"
+}
+argv_level() { # PID: the --selinux-level the worker was given
+	tr '\0' '\n' < "/proc/$1/cmdline" | sed -n '/^--selinux-level$/{n;p}'
+}
+ALEVEL=$(argv_level "$npid")
+check "vm-a's worker runs at its uid's pair ($ALEVEL)" \
+	grep -qE '^s0:c[0-9]+,c[0-9]+$' <<<"$ALEVEL"
+svirt_doc vm-b "" > "$T/dom/svirt-nolabel.xml"
+svirt_doc vm-b "<label>system_u:system_r:svirt_t:s0:c123,c456</label>" \
+	> "$T/dom/svirt-b.xml"
+run_hook "$T/dom/svirt-nolabel.xml" vm-b prepare begin -
+check "dynamic label, prepare begin: exit 0, silent, no worker yet ($rc: $err)" \
+	test "$rc:$out:$err:$(field vm-b pid)" = "0:::"
+run_hook "$T/dom/svirt-nolabel.xml" vm-b start begin -
+check "start begin without the <label>: exit 1 ($rc), one line: $err" \
+	test "$rc:$err" = "1:rdmagate-libvirt-hook: error: vm vm-b: start begin: the domain's dynamic SELinux label has no <label> yet: the worker cannot run at its QEMU's categories"
+run_hook "$T/dom/svirt-b.xml" vm-b start begin -
+bpid=$(field vm-b pid)
+check "start begin with the label: exit 0 ($rc), a worker (${bpid:-none}): $err" \
+	test "$rc" = 0 -a -n "$bpid"
+check "vm-b's worker is given the QEMU's level s0:c123,c456" \
+	test "$(argv_level "${bpid:-0}")" = s0:c123,c456
+run_hook "$T/dom/vm-b-bad-address.xml" vm-b start begin -
+check "start begin of a domain without a dynamic label: nothing ($rc: $err)" \
+	test "$rc:$err:$(field vm-b pid)" = "0::$bpid"
+run_hook "$T/dom/svirt-b.xml" vm-b release end -
+check "vm-b release end: exit 0 ($rc)" test "$rc:$(field vm-b pid)" = "0:"
+svirt_doc vm-b "<label>system_u:system_r:svirt_t:$ALEVEL</label>" \
+	> "$T/dom/svirt-same.xml"
+run_hook "$T/dom/svirt-same.xml" vm-b start begin -
+check "vm-a's level for vm-b: refused, exit 1 ($rc): $err" \
+	test "$rc:$err" = "1:rdmagate-libvirt-hook: error: vm vm-b: cannot start its rdmagate worker: broker: SELinux level $ALEVEL: vm vm-a's worker runs at it (File exists)"
+check "... no worker, no socket for vm-b" \
+	test -z "$(field vm-b pid)" -a ! -e "$T/vm/vm-b.sock"
+svirt_doc vm-b "<label>system_u:system_r:svirt_t:s0:c456,c123</label>" \
+	> "$T/dom/svirt-rev.xml"
+run_hook "$T/dom/svirt-rev.xml" vm-b start begin -
+check "a reversed pair in the label: exit 1 ($rc), the line and why: $err" \
+	grep -q "^rdmagate-libvirt-hook: error: vm-b start begin: domain XML line [0-9]*: <seclabel model='selinux'>: selinux level 's0:c456,c123': categories not two in increasing order" <<<"$err"
+# the broker's own check, without the hook's: raw SPAWNs with hostile levels
+raw_spawn() { # LEVEL-BYTES (python literal): the broker's reply text
+	"$PY" - "$T/control.sock" "$1" <<'PYEOF'
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.send(struct.pack("=III", 4, 2, 0))
+s.recv(1024)
+level = eval(sys.argv[2]).ljust(32, b"\0")
+body = (b"vm-b".ljust(72, b"\0") + bytes(108 + 64 + 32) +
+        struct.pack("=III", 0, 1, 0) + bytes(160) + struct.pack("=II", 0, 0) +
+        level)
+s.send(struct.pack("=III", 4, 4, len(body)) + body)
+r = s.recv(1024)
+v, t, n = struct.unpack("=III", r[:12])
+st = struct.unpack("=i", r[12:16])[0]
+print(t, st, r[16:272].split(b"\0")[0].decode())
+PYEOF
+}
+for lv in 'b"s1:c1,c2"' 'b"s0:c1,c1024"' 'b"s0:c2,c1"' 'b"s0:c1\0,c2"' \
+	'b"s0:c1,c2\n"' 'b"s0:c" + b"1" * 28'; do
+	r=$(raw_spawn "$lv" 2>&1)
+	check "raw SPAWN level $lv: ERROR_REPLY EINVAL, with why: $r" \
+		grep -qE "^13 22 (selinux level '.*': not s0:cA,cB|selinux level '.*': categories not two|selinux level: not NUL-terminated|selinux level '.*': longer than 31 bytes)" <<<"$r"
+done
+r=$(raw_spawn 'b"s0:c7,c9"' 2>&1)
+check "raw SPAWN with a good level: SPAWN_REPLY 0 ($r)" grep -q "^5 0 " <<<"$r"
+check "... its worker at s0:c7,c9" \
+	test "$(argv_level "$(field vm-b pid)")" = s0:c7,c9
+run_hook "$T/dom/svirt-b.xml" vm-b release end -
+
 # ---- release end: STOP ----------------------------------------------------
 CONTROL=$T/none.sock run_hook "$T/dom/vm-a.xml" --control "$T/control.sock" \
 	vm-a release end -

@@ -174,6 +174,27 @@ static void m_spawn_pad(struct bp_msg *m, uint8_t *b, size_t *len)
 	PAY(b)->pad = 1;
 }
 
+static void m_level_nul(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	/* a NUL inside: "s0:c1" then ",c2" hidden behind it */
+	memcpy(PAY(b)->selinux_level, "s0:c1\0,c2", 10);
+}
+
+static void m_level_unterminated(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	memset(PAY(b)->selinux_level, 'c', BP_LEVEL_SIZE);
+}
+
+static void m_level_reversed(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	bp_set_str(PAY(b)->selinux_level, BP_LEVEL_SIZE, "s0:c456,c123");
+}
+
+static void m_level_s1(struct bp_msg *m, uint8_t *b, size_t *len)
+{
+	bp_set_str(PAY(b)->selinux_level, BP_LEVEL_SIZE, "s1:c1,c2");
+}
+
 static void m_socket_dotdot(struct bp_msg *m, uint8_t *b, size_t *len)
 {
 	bp_set_str(PAY(b)->socket, BP_PATH_SIZE, "/run/../etc/x");
@@ -272,11 +293,11 @@ static const struct bad_case bad[] = {
 	{ "unknown_type_huge", m_type_huge, -EOPNOTSUPP,
 	  "unknown message type 4294967295" },
 	{ "len_disagrees_with_datagram", m_len_vs_datagram, -EBADMSG,
-	  "header says 456 payload bytes, the message has 455" },
+	  "header says 488 payload bytes, the message has 487" },
 	{ "payload_too_long_for_type", m_len_field, -EBADMSG,
-	  "SPAWN: payload of 460 bytes, it has 456" },
+	  "SPAWN: payload of 492 bytes, it has 488" },
 	{ "payload_too_short_for_type", m_truncated_payload, -EBADMSG,
-	  "SPAWN: payload of 100 bytes, it has 456" },
+	  "SPAWN: payload of 100 bytes, it has 488" },
 	{ "vm_unterminated", m_vm_unterminated, -EINVAL,
 	  "vm name: not NUL-terminated" },
 	{ "vm_junk_after_nul", m_vm_junk, -EINVAL,
@@ -296,6 +317,14 @@ static const struct bad_case bad[] = {
 	{ "frontend_4", m_frontend, -EINVAL,
 	  "frontend 4: not 0 (the policy's) or 1..3" },
 	{ "spawn_padding", m_spawn_pad, -EINVAL, "spawn: padding is not zero" },
+	{ "level_nul_inside", m_level_nul, -EINVAL,
+	  "selinux level: not NUL-terminated and NUL-padded" },
+	{ "level_unterminated", m_level_unterminated, -EINVAL,
+	  "selinux level: not NUL-terminated" },
+	{ "level_reversed", m_level_reversed, -EINVAL,
+	  "selinux level 's0:c456,c123': categories not two in increasing" },
+	{ "level_s1", m_level_s1, -EINVAL,
+	  "selinux level 's1:c1,c2': not s0:cA,cB" },
 	{ "socket_dotdot", m_socket_dotdot, -EINVAL, "socket '/run/../etc/x'" },
 	{ "socket_dot", m_socket_dot, -EINVAL, "socket '/run/./x'" },
 	{ "socket_trailing_slash", m_socket_trailing_slash, -EINVAL,
@@ -354,7 +383,7 @@ static void test_good_spawn(void **state)
 
 	good_spawn(&m);
 	len = wire(&m, buf);
-	assert_int_equal(len, 12 + 456);
+	assert_int_equal(len, 12 + 488);
 	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
 	assert_string_equal(out.u.spawn.vm, "vm-a");
 	assert_string_equal(out.u.spawn.socket, "/run/rdmagate/vm-a.sock");
@@ -389,6 +418,76 @@ static void test_good_spawn(void **state)
 	memset(m.u.spawn.socket, 0, BP_PATH_SIZE);
 	len = wire(&m, buf);
 	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
+}
+
+/* The MCS level check alone (bp_mcs_level_check): what libvirt's sVirt
+ * gives is accepted, each hostile form refused with its reason. */
+static void test_mcs_level(void **state)
+{
+	static const struct {
+		const char *s, *msg; /* msg NULL: accepted */
+		unsigned int a, b;
+	} cases[] = {
+		{ "s0:c0,c1", NULL, 0, 1 },
+		{ "s0:c123,c456", NULL, 123, 456 },
+		{ "s0:c1022,c1023", NULL, 1022, 1023 },
+		{ "s0:c5,c5", "categories not two in increasing order", 0, 0 },
+		{ "s0:c456,c123", "categories not two in increasing order", 0,
+		  0 },
+		{ "s0:c1,c1024", "categories c0..c1023", 0, 0 },
+		{ "s0:c99999999999,c1", "categories c0..c1023", 0, 0 },
+		{ "s0:c01,c2", "categories c0..c1023", 0, 0 },
+		{ "s0:c1,c2,c3", "not s0:cA,cB with", 0, 0 },
+		{ "s0:c1.c5", "not s0:cA,cB with", 0, 0 },
+		{ "s0:c1", "not s0:cA,cB with", 0, 0 },
+		{ "s0:c+1,c2", "not s0:cA,cB with", 0, 0 },
+		{ "s0:c-1,c2", "not s0:cA,cB with", 0, 0 },
+		{ "s0:c1,c2 ", "not s0:cA,cB with", 0, 0 },
+		{ "s0:c1, c2", "not s0:cA,cB with", 0, 0 },
+		{ "s0:c1,c2-s0:c1.c1023", "not s0:cA,cB with", 0, 0 },
+		{ "s0-s0:c0.c1023", "not s0:cA,cB (sensitivity", 0, 0 },
+		{ "s1:c1,c2", "not s0:cA,cB (sensitivity", 0, 0 },
+		{ "s15:c1,c2", "not s0:cA,cB (sensitivity", 0, 0 },
+		{ "S0:c1,c2", "not s0:cA,cB (sensitivity", 0, 0 },
+		{ "", "not s0:cA,cB (sensitivity", 0, 0 },
+		{ "s0", "not s0:cA,cB (sensitivity", 0, 0 },
+		{ "s0:c1,c2\n", "'s0:c1,c2?'", 0, 0 },
+		{ "s0:c1\x1b[2J,c2", "'s0:c1?[2J,c2'", 0, 0 },
+		{ "s0:c1,c000000000000000000000000002",
+		  "000...': longer than 31 bytes", 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct reason why = { "" };
+		unsigned int a = 9999, b = 9999;
+		int ret = bp_mcs_level_check(cases[i].s, &a, &b, &why);
+
+		if (!cases[i].msg) {
+			assert_int_equal(ret, 0);
+			assert_int_equal(a, cases[i].a);
+			assert_int_equal(b, cases[i].b);
+			continue;
+		}
+		assert_int_equal(ret, -EINVAL);
+		if (!strstr(why.msg, cases[i].msg))
+			fail_msg("'%s': '%s' does not contain '%s'", cases[i].s,
+				 why.msg, cases[i].msg);
+	}
+}
+
+/* A SPAWN carrying a level is decoded with it. */
+static void test_spawn_level(void **state)
+{
+	uint8_t buf[BP_MSG_MAX] = { 0 };
+	struct reason why = { "" };
+	struct bp_msg m, out;
+	size_t len;
+
+	good_spawn(&m);
+	bp_set_str(m.u.spawn.selinux_level, BP_LEVEL_SIZE, "s0:c123,c456");
+	len = wire(&m, buf);
+	assert_int_equal(bp_decode(buf, len, &out, &why), 0);
+	assert_string_equal(out.u.spawn.selinux_level, "s0:c123,c456");
 }
 
 static void test_frontend_names(void **state)
@@ -511,7 +610,7 @@ static void test_set_str(void **state)
 
 int main(void)
 {
-	struct CMUnitTest t[ARRAY_SIZE(bad) + 6];
+	struct CMUnitTest t[ARRAY_SIZE(bad) + 8];
 	size_t i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
@@ -523,5 +622,7 @@ int main(void)
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_counter_names);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_set_str);
 	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_frontend_names);
+	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_mcs_level);
+	t[n++] = (struct CMUnitTest)cmocka_unit_test(test_spawn_level);
 	return _cmocka_run_group_tests("broker_proto", t, n, NULL, NULL);
 }

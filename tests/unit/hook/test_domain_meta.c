@@ -125,6 +125,24 @@ static void check_addr(const struct bp_addr *a, int family, const char *text)
 	assert_memory_equal(a->addr, want, sizeof(want));
 }
 
+/* A vm-a domain with our device and seclabels sl after <devices> (line 5). */
+static const char *with_seclabel(const char *sl)
+{
+	static char buf[1 << 15];
+
+	snprintf(buf, sizeof(buf),
+		 "<domain type='kvm'>\n"
+		 "  <name>vm-a</name>\n"
+		 "  <metadata><rdmagate:device " NS " socket='/run/a.sock'/>"
+		 "</metadata>\n"
+		 "  <devices><disk><seclabel model='selinux' relabel='no'/>"
+		 "</disk></devices>\n"
+		 "%s\n"
+		 "</domain>\n",
+		 sl);
+	return buf;
+}
+
 /* ---- good documents -------------------------------------------------- */
 
 static void test_real_domain(void **state)
@@ -378,6 +396,66 @@ static void test_bad_port(void **state)
 	}
 }
 
+/* libvirt's sVirt label: its level goes to the SPAWN; a dynamic label
+ * without <label> (prepare begin) is marked dynamic with no level. */
+static void test_seclabel(void **state)
+{
+	struct domain_meta m;
+
+	m = ok_parse(with_seclabel(
+		"<seclabel type='dynamic' model='dac' relabel='yes'>"
+		"<label>+64055:+64055</label></seclabel>"
+		"<seclabel type='dynamic' model='selinux' relabel='yes'>"
+		"<label>system_u:system_r:svirt_t:s0:c123,c456</label>"
+		"<imagelabel>system_u:object_r:svirt_image_t:s0:c123,c456"
+		"</imagelabel></seclabel>"));
+	assert_true(m.svirt_dynamic);
+	assert_string_equal(m.s.selinux_level, "s0:c123,c456");
+	m = ok_parse(with_seclabel(
+		"<seclabel type='dynamic' model='selinux' relabel='yes'/>"));
+	assert_true(m.svirt_dynamic);
+	assert_string_equal(m.s.selinux_level, "");
+	m = ok_parse(with_seclabel(
+		"<seclabel type='static' model='selinux' relabel='yes'>"
+		"<label>system_u:system_r:svirt_t:s0:c1,c2</label></"
+		"seclabel>"));
+	assert_false(m.svirt_dynamic);
+	assert_string_equal(m.s.selinux_level, "s0:c1,c2");
+	/* no selinux seclabel, only a device's: nothing */
+	m = ok_parse(with_seclabel(""));
+	assert_false(m.svirt_dynamic);
+	assert_string_equal(m.s.selinux_level, "");
+}
+
+static void test_bad_seclabel(void **state)
+{
+	static const struct {
+		const char *label, *msg;
+	} cases[] = {
+		{ "system_u:system_r:svirt_t:s0:c456,c123",
+		  "categories not two in increasing order" },
+		{ "system_u:system_r:svirt_t:s1:c1,c2", "not s0:cA,cB" },
+		{ "system_u:system_r:svirt_t:s0", "not s0:cA,cB" },
+		{ "system_u:system_r:svirt_t:s0-s0:c0.c1023", "not s0:cA,cB" },
+		{ "system_u:system_r:svirt_t:s0:c1,c1024", "c0..c1023" },
+		{ "system_u:system_r:svirt_t:s0:c1,c2&#10;", "'s0:c1,c2?'" },
+		{ "system_u:system_r:svirt_t:s0:c1,c2,c3,c4,c5,c6,c7,c8,c9,c10",
+		  "longer than 31 bytes" },
+		{ "svirt_t", "<label> is not user:role:type:level" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char sl[256];
+
+		snprintf(sl, sizeof(sl),
+			 "<seclabel type='dynamic' model='selinux'>"
+			 "<label>%s</label></seclabel>",
+			 cases[i].label);
+		bad(with_seclabel(sl), -EINVAL, "line 5: <seclabel");
+		bad(with_seclabel(sl), -EINVAL, cases[i].msg);
+	}
+}
+
 static void test_bad_address(void **state)
 {
 	static const char *const addrs[] = { "10.99.0.300",
@@ -544,6 +622,8 @@ int main(void)
 		cmocka_unit_test(test_unknown_attribute),
 		cmocka_unit_test(test_bad_port),
 		cmocka_unit_test(test_bad_address),
+		cmocka_unit_test(test_seclabel),
+		cmocka_unit_test(test_bad_seclabel),
 		cmocka_unit_test(test_too_many_addresses),
 		cmocka_unit_test(test_doctype_refused),
 		cmocka_unit_test(test_huge_refused),

@@ -16,15 +16,20 @@
 #    before its seccomp filter, so that SELinux alone decides): open a file,
 #    create a socket to connect the control socket, signal a process of its
 #    own uid: each refused with EACCES and an AVC denial of the sandbox;
+#  - libvirt's sVirt level: the second pair of workers spawned by
+#    rdmagate-libvirt-hook at "start begin" with the domain XML on stdin as
+#    libvirtd writes it (a dynamic <seclabel> whose <label> holds the
+#    QEMU's pair): each worker and its socket at that pair, not its uid's;
 #  - MCS at work: QEMU's domain svirt_t (VMM_CONNECT, the stand-in, run at
 #    a VM's categories) connects to its VM's socket and is refused the other
 #    VM's; VM A's worker refuses a VMM at VM B's categories (the connection
 #    carries the client's level).
 # Usage: selinux-flow.sh BROKER RDMAGATECTL WORKER GUEST MUX TRACE VMM_CONNECT
+#                        HOOK
 set -u
 
 BROKER_SRC=$1 CTL_SRC=$2 WORKER_SRC=$3 GUEST=$4 MUX_SRC=$5 TRACE_SRC=$6
-VMM_CONNECT_SRC=$7
+VMM_CONNECT_SRC=$7 HOOK_SRC=$8
 here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../../tap.sh"
 . "$here/../two-vms.sh" # A, B, two_vm_policy; host-gid.sh
@@ -39,6 +44,7 @@ WORKER=/usr/local/libexec/rdmagate/rdmagate-worker
 MUX=/usr/local/bin/rdmagate-mux
 TRACE=/usr/local/bin/rdmagate-trace
 CTL=/usr/local/bin/rdmagatectl
+HOOK=/usr/local/bin/rdmagate-libvirt-hook # bin_t: runs in init_t, as root
 VMM_CONNECT=/usr/local/libexec/rdmagate-test/vmm-connect # qemu_exec_t
 ENTRY=/run/rdmagate-vm-init/bash	# init_exec_t (rdmagate-vm --selinux)
 L=$(mktemp -d /run/selinux-test.XXXXXX)
@@ -98,6 +104,7 @@ install -D -m 755 "$BROKER_SRC" $BROKER &&
 	install -D -m 755 "$MUX_SRC" $MUX &&
 	install -D -m 755 "$TRACE_SRC" $TRACE &&
 	install -D -m 755 "$CTL_SRC" $CTL &&
+	install -D -m 755 "$HOOK_SRC" $HOOK &&
 	install -D -m 755 "$VMM_CONNECT_SRC" $VMM_CONNECT &&
 	chcon -t qemu_exec_t $VMM_CONNECT || { not_ok "install"; tap_end; exit 1; }
 elapsed "restorecon"
@@ -254,11 +261,31 @@ avcs | tail -n +$((AVC1 + 1)) | diag
 
 # ---- MCS: each VM's QEMU and worker at its own categories -----------------
 elapsed "MCS"
+# spawned as libvirtd spawns them: the hook at start begin, the domain XML
+# on stdin with libvirt's dynamic label (the pair it gave the VM's QEMU)
+LV[vm-a]=s0:c123,c456 LV[vm-b]=s0:c7,c900
 for vm in vm-a vm-b; do
-	$CTL spawn --vm $vm --socket $vm.sock > /dev/null 2>&1
+	out=$("$HOOK" $vm start begin - 2>&1 <<XML
+<domain type='kvm'>
+  <name>$vm</name>
+  <metadata>
+    <rdmagate:device xmlns:rdmagate="https://rdmagate.dev/xmlns/libvirt/1" socket="$vm.sock"/>
+  </metadata>
+  <seclabel type='dynamic' model='selinux' relabel='yes'>
+    <label>system_u:system_r:svirt_t:${LV[$vm]}</label>
+    <imagelabel>system_u:object_r:svirt_image_t:${LV[$vm]}</imagelabel>
+  </seclabel>
+</domain>
+XML
+)
+	check "the hook spawns $vm at start begin (libvirt's label ${LV[$vm]}): $out" \
+		grep -q "worker/$vm: pid" <<<"$out"
 	wp=$(worker_field $vm pid)
 	wait_for 20 eval 'test "$(domain_of '"$wp"')" = rdmagate_worker_sandbox_t'
-	LV[$vm]=$(mcs_of_uid "$(worker_field $vm uid)")
+	check "$vm's worker (pid $wp) runs at its QEMU's pair ${LV[$vm]}, not its uid's ($(mcs_of_uid "$(worker_field $vm uid)"))" \
+		test "$(level_of "$wp")" = "${LV[$vm]}"
+	check "$vm's socket is rdmagate_vm_runtime_t at ${LV[$vm]}" \
+		label_is /run/rdmagate/vm/$vm.sock system_u:object_r:rdmagate_vm_runtime_t:${LV[$vm]}
 done
 AVC2=$(avcs | wc -l)
 new_avc() { avcs | tail -n +$((AVC2 + 1)) | grep -q -- "$1"; }
