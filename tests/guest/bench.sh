@@ -39,7 +39,11 @@
 #   "--doorbell-poll-ms 0" or "--poll-budget-us 0"), WORKER_NICE (the
 #   worker's nice value, 0 by default: what policy's worker_nice sets),
 #   VM_SMP (the test VM's vCPUs, 2 by default: whether the worker has a
-#   CPU of its own beside the nested guest's vCPU and the native peer).
+#   CPU of its own beside the nested guest's vCPU and the native peer),
+#   PEER_OPTS (more perftest options for the native server that the nested
+#   guests run against, in both nested columns: e.g. "-e", so that the peer
+#   sleeps on its CQ's events instead of spinning on a vCPU the worker
+#   needs; a peer on another host would cost this machine no CPU at all).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -50,7 +54,7 @@ GUEST_IP=10.99.2.2 NATIVE_IP=10.99.0.1 PEER_IP=10.99.0.2 BASE_PORT=18800
 LAT_N=${LAT_N:-500} BW_N=${BW_N:-200} RATE_N=${RATE_N:-2000}
 LOOP_N=${LOOP_N:-2000000} MODES=${MODES:-rdmagate pvrdma} ONLY=${ONLY:-}
 IDLE_S=${IDLE_S:-60} WORKER_OPTS=${WORKER_OPTS:-} WORKER_NICE=${WORKER_NICE:-0}
-VM_SMP=${VM_SMP:-2}
+VM_SMP=${VM_SMP:-2} PEER_OPTS=${PEER_OPTS:-}
 # NAME TOOL ARGS (both sides of a perftest must agree: the guest reads
 # the counts from $T/params); the figure is column COL of the result line
 figs() {
@@ -133,7 +137,8 @@ serve() { # T TAG
 		[ -z "${NOT_THERE[$tag:$name]:-}" ] || continue
 		[ ! -e "$T/$tag-abort" ] || return 0
 		timeout 1800 "$tool" -F -d "$RDMAGATE_VM_DEV1" -x "$pidx" \
-			-p $((BASE_PORT + k)) $args > "$T/$tag-srv-$k.out" 2>&1 &
+			-p $((BASE_PORT + k)) $args $PEER_OPTS \
+			> "$T/$tag-srv-$k.out" 2>&1 &
 		p=$!
 		sleep 1
 		: > "$T/$tag-srv-$k"
@@ -313,9 +318,11 @@ esac
 : "${RDMAGATE_BUILD:=$(cd "$here/../../build" && pwd -P)}"
 export RDMAGATE_BUILD
 echo "# load average (machine): $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# test VM: $VM_SMP vCPUs on $(nproc) host CPUs, worker nice $WORKER_NICE"
+echo "# test VM: $VM_SMP vCPUs on $(nproc) host CPUs, worker nice" \
+	"$WORKER_NICE, peer options '$PEER_OPTS'"
 HOST_LOOP_MS=$(cpu_loop_ms)
 GUEST_VM_OPTS=(--no-cm -s "$VM_SMP" -e "HOST_LOOP_MS=$HOST_LOOP_MS" -e "LAT_N=$LAT_N"
 	-e "BW_N=$BW_N" -e "RATE_N=$RATE_N" -e "LOOP_N=$LOOP_N" -e "MODES=$MODES"
-	-e "ONLY=$ONLY" -e "IDLE_S=$IDLE_S" -e "WORKER_OPTS=$WORKER_OPTS" -e "WORKER_NICE=$WORKER_NICE")
+	-e "ONLY=$ONLY" -e "IDLE_S=$IDLE_S" -e "WORKER_OPTS=$WORKER_OPTS" -e "WORKER_NICE=$WORKER_NICE"
+	-e "PEER_OPTS=$PEER_OPTS")
 guest_run_in_test_vm 3400 "$here/bench.sh" --in-vm "$@"
