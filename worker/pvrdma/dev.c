@@ -523,7 +523,8 @@ static void log_stats(const struct pvrdma_dev *d)
 		 "%llu WQEs refused, %llu events (%llu dropped), %llu "
 		 "interrupts, longest polled-CQ wait %llu us; "
 		 "request-response: %llu rounds, device %llu us, guest %llu "
-		 "us per round",
+		 "us per round; median device %llu us, guest %llu us; 90th "
+		 "percentile device %llu us, guest %llu us",
 		 (unsigned long long)s->commands,
 		 (unsigned long long)s->command_errors,
 		 (unsigned long long)s->doorbells,
@@ -547,7 +548,11 @@ static void log_stats(const struct pvrdma_dev *d)
 						   : 0),
 		 (unsigned long long)(s->rr_rounds ? s->rr_guest_ns /
 							     s->rr_rounds / 1000
-						   : 0));
+						   : 0),
+		 (unsigned long long)lat_hist_quantile(&s->rr_device_us, 50),
+		 (unsigned long long)lat_hist_quantile(&s->rr_guest_us, 50),
+		 (unsigned long long)lat_hist_quantile(&s->rr_device_us, 90),
+		 (unsigned long long)lat_hist_quantile(&s->rr_guest_us, 90));
 }
 
 static void fn_destroy(void *priv)

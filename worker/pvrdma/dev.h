@@ -19,6 +19,7 @@
 #include "worker/backend/backend.h"
 #include "worker/pvrdma/cmd.h"
 #include "worker/pvrdma/dsr.h"
+#include "worker/pvrdma/lat_hist.h"
 #include "worker/pvrdma/pdir.h"
 #include "worker/pvrdma/pvrdma.h"
 
@@ -111,9 +112,12 @@ struct pvrdma_stats {
 	 * written (the device's part: host, fabric, peer, worker) and from
 	 * that CQE to the next SEND posted (the guest's part, with the
 	 * worker's look for its doorbell).  Meaningful for one request-
-	 * response stream at a time (a latency benchmark's).
+	 * response stream at a time (a latency benchmark's).  The sums give
+	 * the means; the histograms (microseconds) the medians, which a TCG
+	 * guest's outliers do not move.
 	 */
 	uint64_t rr_rounds, rr_device_ns, rr_guest_ns;
+	struct lat_hist rr_device_us, rr_guest_us;
 };
 
 struct pvrdma_dev {

@@ -320,8 +320,11 @@ static void rr_send_posted(struct pvrdma_dev *d)
 {
 	uint64_t now = mono_ns();
 
-	if (d->rr_recv_ns > d->rr_send_ns && d->rr_send_ns)
+	if (d->rr_recv_ns > d->rr_send_ns && d->rr_send_ns) {
 		d->stats.rr_guest_ns += now - d->rr_recv_ns;
+		lat_hist_add(&d->stats.rr_guest_us,
+			     (now - d->rr_recv_ns) / 1000);
+	}
 	d->rr_send_ns = now;
 }
 
@@ -332,6 +335,8 @@ static void rr_recv_written(struct pvrdma_dev *d)
 	if (d->rr_send_ns > d->rr_recv_ns) {
 		d->stats.rr_device_ns += now - d->rr_send_ns;
 		d->stats.rr_rounds++;
+		lat_hist_add(&d->stats.rr_device_us,
+			     (now - d->rr_send_ns) / 1000);
 	}
 	d->rr_recv_ns = now;
 }

@@ -368,6 +368,7 @@ static void send_done(uint32_t qp, uint64_t wr_id)
 static void test_request_response_split(void **state)
 {
 	unsigned long long rounds = 0, dev_us = 0, guest_us = 0;
+	unsigned long long dev_med = 0, guest_med = 0, dev_90 = 0, guest_90 = 0;
 	struct log_capture lc;
 	const char *l;
 	uint32_t cq, qp, i;
@@ -395,13 +396,19 @@ static void test_request_response_split(void **state)
 	assert_int_equal(
 		sscanf(l,
 		       "request-response: %llu rounds, device %llu us, "
-		       "guest %llu us per round",
-		       &rounds, &dev_us, &guest_us),
-		3);
+		       "guest %llu us per round; median device %llu us, "
+		       "guest %llu us; 90th percentile device %llu us, "
+		       "guest %llu us",
+		       &rounds, &dev_us, &guest_us, &dev_med, &guest_med,
+		       &dev_90, &guest_90),
+		7);
 	assert_int_equal(rounds, 2);
 	assert_true(dev_us >= 3000);
 	/* one guest part (the second SEND) over two rounds */
 	assert_true(guest_us >= 1000);
+	/* the histograms' buckets are within 1/8 of what they count */
+	assert_true(dev_med >= 3000 - 3000 / 8 && dev_90 >= dev_med);
+	assert_true(guest_med >= 2000 - 2000 / 8 && guest_90 >= guest_med);
 }
 
 /*
