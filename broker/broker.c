@@ -183,7 +183,8 @@ int broker_reload(struct broker *b, struct reason *why)
  * What the broker keeps (docs/broker.md): SETUID, SETGID, SETPCAP for the
  * workers' privilege drop, CHOWN for their sockets, DAC_OVERRIDE to make
  * them in callers' directories, KILL to stop workers, SYS_RESOURCE for
- * RLIMIT_MEMLOCK above the hard limit, NET_ADMIN for the guests' addresses.
+ * RLIMIT_MEMLOCK above the hard limit, NET_ADMIN for the guests' addresses,
+ * SYS_NICE for a negative worker_nice.
  */
 static void drop_own_caps(void)
 {
@@ -199,6 +200,7 @@ static void drop_own_caps(void)
 		{ CAP_KILL, "kill" },
 		{ CAP_SYS_RESOURCE, "sys_resource" },
 		{ CAP_NET_ADMIN, "net_admin" },
+		{ CAP_SYS_NICE, "sys_nice" },
 	};
 	bool have[ARRAY_SIZE(keep)];
 	unsigned int i;
@@ -220,6 +222,9 @@ static void drop_own_caps(void)
 				  keep[i].cap == CAP_SYS_RESOURCE
 					  ? ": max_pinned above the hard "
 					    "RLIMIT_MEMLOCK will fail"
+				  : keep[i].cap == CAP_SYS_NICE
+					  ? ": a negative worker_nice will "
+					    "fail"
 					  : "");
 			continue;
 		}
@@ -232,7 +237,8 @@ static void drop_own_caps(void)
 	if (capng_apply(CAPNG_SELECT_BOTH) < 0)
 		fatalx("cannot reduce the broker's capabilities");
 	log_info("capabilities cut to setuid setgid setpcap chown "
-		 "dac_override kill sys_resource net_admin (those available)");
+		 "dac_override kill sys_resource net_admin sys_nice (those "
+		 "available)");
 }
 
 /* ---- the loop --------------------------------------------------------------

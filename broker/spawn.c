@@ -4,8 +4,9 @@
  * directory only root changes, owned by the VM's QEMU identity), the VM's
  * cgroup with rdma.max, memory.max and pids.max from the quotas, then fork
  * and, in the child, in this order: join the cgroup, RLIMIT_MEMLOCK and
- * RLIMIT_CORE 0 (a core would hold guest memory), the fds it inherits and
- * no others, the privilege drop, execve of rdmagate-worker.
+ * RLIMIT_CORE 0 (a core would hold guest memory), its nice value (the
+ * policy's worker_nice), the fds it inherits and no others, the privilege
+ * drop, execve of rdmagate-worker.
  * docs/broker.md explains the order.
  */
 #include <errno.h>
@@ -507,6 +508,7 @@ struct child_args {
 	const char *cgroup;
 	int log_fd; /* its stdout and stderr */
 	uint64_t memlock;
+	int nice; /* policy worker_nice; 0: the broker's own */
 	uid_t uid;
 	gid_t gid;
 	char level[BP_LEVEL_SIZE]; /* its SELinux MCS level */
@@ -594,6 +596,7 @@ static const char *const step_names[] = {
 	"resetting signals",
 	"joining its cgroup",
 	"setting RLIMIT_MEMLOCK and RLIMIT_CORE",
+	"setting its nice value (worker_nice)",
 	"arranging its fds",
 	"dropping privileges",
 	"executing the worker",
@@ -617,6 +620,35 @@ static int child_join_cgroup(const char *cgroup)
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	return write_file(path, pid);
+}
+
+/*
+ * The policy's worker_nice, set while the child is still root: the worker
+ * cannot lower its own (no CAP_SYS_NICE, and no setpriority in its
+ * allow-list).  setsid() gave the child an autogroup of its own, in which a
+ * task's nice value weighs only against the group's other tasks, so the
+ * group's nice (/proc/self/autogroup) is set too: that is what counts
+ * against QEMU's vCPUs in their own sessions.  A kernel without autogroups
+ * has no such file.  Under a cgroup with the cpu controller, cpu.weight
+ * decides between cgroups, and this only within the worker's.
+ */
+static int child_set_nice(int nice)
+{
+	char s[16];
+	int fd, n, ret = 0;
+
+	if (!nice)
+		return 0;
+	if (setpriority(PRIO_PROCESS, 0, nice) < 0)
+		return -errno;
+	fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	n = snprintf(s, sizeof(s), "%d", nice);
+	if (write(fd, s, (size_t)n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
 }
 
 /* vu -> 3, the error pipe -> 4 (close-on-exec), the broker channel -> 5,
@@ -661,15 +693,18 @@ static __attribute__((noreturn)) void child(const struct child_args *a, int vu,
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0 ||
 	    setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 }) < 0)
 		child_fail(efd, 2, errno);
-	ret = child_fds(vu, efd, chan, a->log_fd);
+	ret = child_set_nice(a->nice);
 	if (ret < 0)
 		child_fail(efd, 3, -ret);
+	ret = child_fds(vu, efd, chan, a->log_fd);
+	if (ret < 0)
+		child_fail(efd, 4, -ret);
 	efd = CHILD_ERR_FD;
 	ret = privdrop_to(a->uid, a->gid);
 	if (ret < 0)
-		child_fail(efd, 4, -ret);
+		child_fail(efd, 5, -ret);
 	execve(a->argv[0], a->argv, envp);
-	child_fail(efd, 5, errno);
+	child_fail(efd, 6, errno);
 }
 
 /* Forks the child; 0 once it has executed the worker, else -errno. */
@@ -913,6 +948,7 @@ static int spawn_steps(struct broker *b, const struct conn *c,
 		a.cgroup = w->cgroup;
 		a.log_fd = lg;
 		a.memlock = vm->quota.max_pinned;
+		a.nice = vm->worker_nice;
 		a.uid = w->uid;
 		a.gid = w->gid;
 		ret = fork_worker(w, &a, vu, chan, e);

@@ -65,6 +65,7 @@ enum key_id {
 	K_MAX_PIDS,
 	K_POLL_BUDGET_US,
 	K_DOORBELL_POLL_MS,
+	K_WORKER_NICE,
 	K_COUNT
 };
 
@@ -120,6 +121,7 @@ enum key_type {
 	T_ADDRS,
 	T_ID,
 	T_FRONTEND,
+	T_NICE,
 };
 
 struct key_desc {
@@ -237,6 +239,10 @@ static const struct key_desc keys[K_COUNT] = {
 				 .max = POLICY_DOORBELL_POLL_MAX_MS,
 				 .why_max = "an idle doorbell would wait over "
 					    "a second" },
+	[K_WORKER_NICE] = { .name = "worker_nice",
+			    .type = T_NICE,
+			    .sections = IN_DEFAULTS | IN_VM,
+			    .off = offsetof(struct policy_vm, worker_nice) },
 };
 
 static const struct policy_broker builtin_broker = {
@@ -490,6 +496,32 @@ static int parse_u32(struct parser *ps, const struct key_desc *k, const char *v,
 	if (number_in_range(ps, k, v, &n) < 0)
 		return -1;
 	*(uint32_t *)((char *)base + k->off) = (uint32_t)n;
+	return 0;
+}
+
+/* nice(1)'s scale: an optional '-', then decimal digits. */
+static int parse_nice(struct parser *ps, const struct key_desc *k,
+		      const char *v, void *base)
+{
+	bool neg = v[0] == '-';
+	const char *end;
+	uint64_t n;
+	int r;
+
+	r = parse_u64(v + neg, &end, &n);
+	if (r == 0 && *end)
+		r = -EINVAL;
+	if (r == -EINVAL || r == -ERANGE ||
+	    n > (uint64_t)(neg ? -POLICY_NICE_MIN : POLICY_NICE_MAX)) {
+		perr(ps, ps->lineno,
+		     "%s = %s: %s (expected a whole number from %d to %d, "
+		     "the kernel's nice values)",
+		     k->name, show(v).s,
+		     r == -EINVAL ? "not a number" : "out of range",
+		     POLICY_NICE_MIN, POLICY_NICE_MAX);
+		return -1;
+	}
+	*(int32_t *)((char *)base + k->off) = neg ? -(int32_t)n : (int32_t)n;
 	return 0;
 }
 
@@ -912,6 +944,7 @@ static const parse_fn parsers[] = {
 	[T_U32] = parse_u32,	     [T_U8] = parse_u8,
 	[T_SIZE] = parse_size,	     [T_ADDRS] = parse_addrs,
 	[T_ID] = parse_id,	     [T_FRONTEND] = parse_frontend,
+	[T_NICE] = parse_nice,
 };
 
 /* ---- lines and sections ------------------------------------------------ */
@@ -1926,6 +1959,9 @@ static void print_key(FILE *f, const struct key_desc *k, const void *base)
 		return;
 	case T_U8:
 		fprintf(f, "%s = %u\n", k->name, *(const uint8_t *)field);
+		return;
+	case T_NICE:
+		fprintf(f, "%s = %d\n", k->name, *(const int32_t *)field);
 		return;
 	case T_SIZE:
 		format_size(*(const uint64_t *)field, buf, sizeof(buf));

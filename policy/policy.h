@@ -54,6 +54,16 @@
 #define POLICY_DOORBELL_POLL_MAX_MS	1000
 
 /*
+ * worker_nice: the worker's CPU priority, nice(1)'s scale, set by the broker
+ * before the worker drops its privileges (docs/policy.md).  A worker that
+ * polls shares the host's CPUs with its guest's vCPUs: where they are
+ * oversubscribed, a doorbell waits until the worker gets one
+ * (docs/benchmarks.md).  0: the worker keeps the broker's own.
+ */
+#define POLICY_NICE_MIN (-20)
+#define POLICY_NICE_MAX 19
+
+/*
  * A PVRDMA device's rings are in guest memory, sized by its driver: its
  * queue depths are bounded by rdmagate's ceiling only, and unset they
  * default to the worker's own (room for ibv_srq_pingpong's 1024-entry CQ).
@@ -117,6 +127,7 @@ struct policy_vm {
 	uint32_t vmm_uid, vmm_gid;
 	uint32_t poll_budget_us;   /* the worker's --poll-budget-us */
 	uint32_t doorbell_poll_ms; /* the worker's --doorbell-poll-ms */
+	int32_t worker_nice;	   /* POLICY_NICE_MIN..MAX; 0: inherited */
 };
 
 struct policy_broker {

@@ -26,6 +26,7 @@ write_policy() { # [control_group]
 		"socket_dir = $T/vm" <<EOF
 [vm a]
 addresses = 10.99.0.10, fd99::/64
+worker_nice = -5
 [vm sys]
 [vm fixed]
 uid = $((ID0 + 50))
@@ -53,6 +54,8 @@ within_log() {
 }
 
 status_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+# nice is field 19 of /proc/PID/stat: the 17th after the comm's ')'
+nice_of() { sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f17; }
 
 write_policy
 broker_start "$T/broker.log" --state-dir "$T/state" --stop-workers-on-exit \
@@ -87,6 +90,14 @@ check "worker RLIMIT_MEMLOCK is max_pinned (4 MiB)" \
 	grep -q "^Max locked memory *4194304 *4194304 *bytes" "/proc/$pid/limits"
 check "worker RLIMIT_CORE is 0 (a core would hold guest memory)" \
 	grep -q "^Max core file size *0 *0 *bytes" "/proc/$pid/limits"
+check "worker nice value is the policy's worker_nice (-5)" \
+	test "$(nice_of "$pid")" = -5
+if [ -e "/proc/$pid/autogroup" ]; then
+	check "worker's autogroup (its own session's) has nice -5: $(cat "/proc/$pid/autogroup")" \
+		grep -q 'nice -5$' "/proc/$pid/autogroup"
+else
+	echo "# no /proc/PID/autogroup: this kernel has no autogroups"
+fi
 # the broker channel is up once STATS gets a fresh answer
 for i in $(seq 50); do
 	ctl stats --vm a --json | grep -q '"fresh": true' && break
@@ -268,6 +279,8 @@ check "the broker logged what was wrong" \
 # ---- fixed ids --------------------------------------------------------------
 out=$(ctl spawn --vm fixed --socket "$T/f.sock" --test-echo 2>&1)
 fpid=$(ctl list --json | sed -n 's/.*"vm": "fixed", "pid": \([0-9]*\).*/\1/p')
+check "without worker_nice the worker keeps the broker's nice ($(nice_of "$BPID"))" \
+	test "$(nice_of "${fpid:-0}")" = "$(nice_of "$BPID")"
 check "fixed uid/gid from the policy: $out" \
 	test "$(grep ^Uid: /proc/${fpid:-0}/status | awk '{print $2}') $(grep ^Gid: /proc/${fpid:-0}/status | awk '{print $2}')" = "$((ID0 + 50)) $((ID0 + 51))"
 ctl stop --vm fixed > /dev/null 2>&1

@@ -109,6 +109,32 @@ static void test_polling_bounds_and_inheritance(void **state)
 			    POLICY_DOORBELL_POLL_MAX_MS);
 }
 
+/* worker_nice: nice(1)'s scale, signed, inherited, printed back as set. */
+static void test_worker_nice(void **state)
+{
+	struct policy *p = parse_ok(DEV "worker_nice = 5\n[vm a]\n"
+					"worker_nice = -20\n[vm b]\n[vm c]\n"
+					"worker_nice = 19\n[vm d]\n"
+					"worker_nice = -0\n");
+	char *canon;
+
+	(void)state;
+	assert_int_equal(policy_lookup_vm(p, "a")->worker_nice, -20);
+	assert_int_equal(policy_lookup_vm(p, "b")->worker_nice, 5);
+	assert_int_equal(policy_lookup_vm(p, "c")->worker_nice, 19);
+	assert_int_equal(policy_lookup_vm(p, "d")->worker_nice, 0);
+	assert_int_equal(policy_defaults(p)->worker_nice, 5);
+	canon = policy_canonical_string(p);
+	assert_non_null(strstr(canon, "[vm a]\n"));
+	assert_non_null(strstr(canon, "worker_nice = -20\n"));
+	assert_non_null(strstr(canon, "worker_nice = 5\n"));
+	free(canon);
+	policy_free(p);
+	p = parse_ok(DEV "[vm a]\n");
+	assert_int_equal(policy_lookup_vm(p, "a")->worker_nice, 0);
+	policy_free(p);
+}
+
 static void test_vmm_identity_frontend_and_limits(void **state)
 {
 	struct policy *p = parse_ok(DEV "frontend = pvrdma\nmax_pids = 4\n"
@@ -703,6 +729,7 @@ int main(void)
 		cmocka_unit_test(test_depths_above_the_rings_are_refused),
 		cmocka_unit_test(test_vmm_identity_frontend_and_limits),
 		cmocka_unit_test(test_polling_bounds_and_inheritance),
+		cmocka_unit_test(test_worker_nice),
 		cmocka_unit_test(test_broker_keys_and_builtin_broker),
 		cmocka_unit_test(
 			test_may_claim_exact_prefix_and_ipv4_mapped_gid),

@@ -248,6 +248,24 @@ static const struct bad_case cases[] = {
 	  DEV "[vm a]\ndoorbell_poll_ms = 1001\n",
 	  "t.conf:4: doorbell_poll_ms = 1001: more than 1000 (an idle "
 	  "doorbell would wait over a second)" },
+	{ "worker_nice_below", DEV "[vm a]\nworker_nice = -21\n",
+	  "t.conf:4: worker_nice = -21: out of range (expected a whole number "
+	  "from -20 to 19, the kernel's nice values)" },
+	{ "worker_nice_above", DEV "worker_nice = 20\n",
+	  "t.conf:3: worker_nice = 20: out of range (expected a whole number "
+	  "from -20 to 19, the kernel's nice values)" },
+	{ "worker_nice_huge", DEV "worker_nice = -99999999999999999999999\n",
+	  "t.conf:3: worker_nice = -99999999999999999999999: out of range "
+	  "(expected a whole number from -20 to 19, the kernel's nice values)" },
+	{ "worker_nice_plus", DEV "worker_nice = +5\n",
+	  "t.conf:3: worker_nice = +5: not a number (expected a whole number "
+	  "from -20 to 19, the kernel's nice values)" },
+	{ "worker_nice_bare_minus", DEV "worker_nice = -\n",
+	  "t.conf:3: worker_nice = -: not a number (expected a whole number "
+	  "from -20 to 19, the kernel's nice values)" },
+	{ "worker_nice_in_broker", "[broker]\nworker_nice = 1\n",
+	  "t.conf:2: worker_nice is not allowed in [broker] (it belongs in "
+	  "[defaults] or [vm NAME])" },
 	{ "poll_budget_negative", DEV "poll_budget_us = -1\n",
 	  "t.conf:3: poll_budget_us = -1: not a number (expected a whole "
 	  "number from 0 to 10000)" },
