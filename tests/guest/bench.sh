@@ -40,10 +40,12 @@
 #   worker's nice value, 0 by default: what policy's worker_nice sets),
 #   VM_SMP (the test VM's vCPUs, 2 by default: whether the worker has a
 #   CPU of its own beside the nested guest's vCPU and the native peer),
-#   PEER_OPTS (more perftest options for the native server that the nested
-#   guests run against, in both nested columns: e.g. "-e", so that the peer
-#   sleeps on its CQ's events instead of spinning on a vCPU the worker
-#   needs; a peer on another host would cost this machine no CPU at all).
+#   PEER_OPTS (more perftest options for the native server of the SEND
+#   figures that the nested guests run against, in both nested columns:
+#   e.g. "-e", so that the peer sleeps on its CQ's events instead of
+#   spinning on a vCPU the worker needs; a peer on another host would cost
+#   this machine no CPU at all.  A WRITE figure's server polls its buffer,
+#   not a CQ, and perftest refuses -e there: it gets none).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -130,14 +132,16 @@ in_guest() { # T TAG
 
 # The native servers on rxe1 for one nested guest's clients.
 serve() { # T TAG
-	local T=$1 tag=$2 k name tool args p pidx
+	local T=$1 tag=$2 k name tool args p pidx popts
 	pidx=$(v2_gid "$RDMAGATE_VM_DEV1" "$PEER_IP")
 	for k in "${!FIGS[@]}"; do
 		read -r name tool args <<< "${FIGS[$k]}"
 		[ -z "${NOT_THERE[$tag:$name]:-}" ] || continue
 		[ ! -e "$T/$tag-abort" ] || return 0
+		popts=
+		[[ $tool != ib_send_* ]] || popts=$PEER_OPTS
 		timeout 1800 "$tool" -F -d "$RDMAGATE_VM_DEV1" -x "$pidx" \
-			-p $((BASE_PORT + k)) $args $PEER_OPTS \
+			-p $((BASE_PORT + k)) $args $popts \
 			> "$T/$tag-srv-$k.out" 2>&1 &
 		p=$!
 		sleep 1
