@@ -11,8 +11,8 @@
 
 #include <stdint.h>
 
-#define LAT_HIST_SUB_BITS 3			  /* 8 buckets per power of 2 */
-#define LAT_HIST_MAX	  ((1ull << 31) - 1)	  /* larger values count here */
+#define LAT_HIST_SUB_BITS 3		     /* 8 buckets per power of 2 */
+#define LAT_HIST_MAX	  ((1ull << 31) - 1) /* larger values count here */
 #define LAT_HIST_BUCKETS  ((31 - LAT_HIST_SUB_BITS + 1) << LAT_HIST_SUB_BITS)
 
 struct lat_hist {

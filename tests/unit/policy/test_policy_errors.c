@@ -256,7 +256,8 @@ static const struct bad_case cases[] = {
 	  "from -20 to 19, the kernel's nice values)" },
 	{ "worker_nice_huge", DEV "worker_nice = -99999999999999999999999\n",
 	  "t.conf:3: worker_nice = -99999999999999999999999: out of range "
-	  "(expected a whole number from -20 to 19, the kernel's nice values)" },
+	  "(expected a whole number from -20 to 19, the kernel's nice "
+	  "values)" },
 	{ "worker_nice_plus", DEV "worker_nice = +5\n",
 	  "t.conf:3: worker_nice = +5: not a number (expected a whole number "
 	  "from -20 to 19, the kernel's nice values)" },
