@@ -114,6 +114,8 @@ chmod 755 /run/rdmagate
 {
 	printf '[broker]\ncgroup_parent = /rdmagate\n\n'
 	two_vm_policy
+	# vm-b's section: a negative nice needs sys_nice and setsched
+	echo "worker_nice = -3"
 } > /etc/rdmagate/policy.conf
 chmod 644 /etc/rdmagate/policy.conf
 restorecon -RF $BROKER /usr/local/libexec/rdmagate $MUX $TRACE $CTL /etc/rdmagate /run/rdmagate
@@ -157,6 +159,9 @@ for vm in vm-a vm-b; do
 	LV[$vm]=$(mcs_of_uid "$(worker_field $vm uid)")
 	check "$vm's worker runs at its categories, ${LV[$vm]}" \
 		test "$(level_of "$wp")" = "${LV[$vm]}"
+	want=0; [ $vm = vm-b ] && want=-3
+	check "$vm's worker runs at nice $want (worker_nice)" \
+		test "$(sed 's/.*) //' "/proc/$wp/stat" | cut -d' ' -f17)" = "$want"
 	check "$vm's socket is rdmagate_vm_runtime_t at ${LV[$vm]}" \
 		label_is /run/rdmagate/vm/$vm.sock system_u:object_r:rdmagate_vm_runtime_t:${LV[$vm]}
 done
