@@ -59,11 +59,13 @@ static int write_file(const char *path, const char *text)
 {
 	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
 	size_t len = strlen(text);
+	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		return -errno;
+	n = write(fd, text, len);
+	if (n != (ssize_t)len)
+		return n < 0 ? -errno : -EIO;
 	return 0;
 }
 
@@ -635,20 +637,15 @@ static int child_join_cgroup(const char *cgroup)
 static int child_set_nice(int nice)
 {
 	char s[16];
-	int fd, n, ret = 0;
+	int ret;
 
 	if (!nice)
 		return 0;
 	if (setpriority(PRIO_PROCESS, 0, nice) < 0)
 		return -errno;
-	fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	n = snprintf(s, sizeof(s), "%d", nice);
-	if (write(fd, s, (size_t)n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
+	snprintf(s, sizeof(s), "%d", nice);
+	ret = write_file("/proc/self/autogroup", s);
+	return ret == -ENOENT ? 0 : ret;
 }
 
 /* vu -> 3, the error pipe -> 4 (close-on-exec), the broker channel -> 5,
