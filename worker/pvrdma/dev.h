@@ -114,10 +114,13 @@ struct pvrdma_stats {
 	 * worker's look for its doorbell).  Meaningful for one request-
 	 * response stream at a time (a latency benchmark's).  The sums give
 	 * the means; the histograms (microseconds) the medians, which a TCG
-	 * guest's outliers do not move.
+	 * guest's outliers do not move.  rr_ack_us splits the device's
+	 * part: from the SEND posted to its own completion seen by the
+	 * worker (the host's stack, the fabric and the peer's HCA ACKing,
+	 * no peer process), the rest being the peer's reply.
 	 */
 	uint64_t rr_rounds, rr_device_ns, rr_guest_ns;
-	struct lat_hist rr_device_us, rr_guest_us;
+	struct lat_hist rr_device_us, rr_guest_us, rr_ack_us;
 };
 
 struct pvrdma_dev {
@@ -155,8 +158,10 @@ struct pvrdma_dev {
 	uint64_t deferred_due_ns;
 	/* the last look for long-unread CQs (renotify_unread) */
 	uint64_t renotify_ns;
-	/* the last SEND posted and receive CQE written, for the split */
+	/* the last SEND posted and receive CQE written, for the split;
+	 * whether that SEND's completion was seen */
 	uint64_t rr_send_ns, rr_recv_ns;
+	bool rr_acked;
 
 	struct pvrdma_stats stats;
 	/* refusals per command code (PVRDMA_CMD_MAX: unknown, or before

@@ -326,6 +326,16 @@ static void rr_send_posted(struct pvrdma_dev *d)
 			     (now - d->rr_recv_ns) / 1000);
 	}
 	d->rr_send_ns = now;
+	d->rr_acked = false;
+}
+
+/* The round's SEND completed on the host (the first send completion). */
+static void rr_send_completed(struct pvrdma_dev *d)
+{
+	if (d->rr_send_ns <= d->rr_recv_ns || d->rr_acked)
+		return;
+	d->rr_acked = true;
+	lat_hist_add(&d->stats.rr_ack_us, (mono_ns() - d->rr_send_ns) / 1000);
 }
 
 static void rr_recv_written(struct pvrdma_dev *d)
@@ -347,6 +357,8 @@ static void fe_completion(void *fe, const struct be_wc *wc)
 	struct pvrdma_cq *cq = wc->cq_ctx;
 	struct pvrdma_cqe cqe;
 
+	if (!wc->recv && wc->status == IBV_WC_SUCCESS)
+		rr_send_completed(d);
 	if (!wc->signaled && wc->status == IBV_WC_SUCCESS)
 		return;
 	if (!cq || pvrdma_cqe_encode(wc, wc->cookie, wc->qp, &cqe) < 0) {
