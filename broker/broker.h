@@ -77,8 +77,8 @@ struct worker {
 	uint32_t frontend; /* enum bp_frontend, never 0 */
 	char device[BP_DEVICE_SIZE];
 	char cgroup[BROKER_CGROUP_MAX]; /* "" when it has none */
-	/* its SELinux MCS level: libvirt's (SPAWN) or its uid's; "" when
-	 * unknown (adopted) or none (qemu-pvrdma) */
+	/* its SELinux MCS level: libvirt's (SPAWN) or its uid's, kept in
+	 * its state record; "" for none (qemu-pvrdma) */
 	char level[BP_LEVEL_SIZE];
 	pid_t pid;
 	uid_t uid;

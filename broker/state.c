@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "broker/mcs_level.h"
 #include "broker/state_record.h"
 #include "common/cleanup.h"
 #include "common/log.h"
@@ -94,6 +95,8 @@ static void to_record(const struct broker *b, const struct worker *w,
 	r->gid = w->gid;
 	r->port = w->port;
 	r->start = (int64_t)w->start;
+	r->frontend = w->frontend;
+	memcpy(r->level, w->level, sizeof(r->level));
 	for (i = 0; i < BROKER_MAX_GIDS && r->n_addrs < STATE_ADDRS_MAX; i++) {
 		const struct gid_entry *e = &b->gids[i];
 
@@ -295,6 +298,45 @@ static void adopt_socket(struct worker *w)
 			  w->vm, w->socket);
 }
 
+/*
+ * The level of a worker whose record has none (a version 2 record, from a
+ * broker before levels were kept): the one its process runs at, from its
+ * SELinux context (user:role:type:level), else its uid's, as a spawn
+ * without libvirt's level gives.  The level is what keeps two VMs' workers
+ * apart (broker/spawn.c pick_level), so an adopted worker must have its
+ * own, not "".
+ */
+static void adopted_level(struct worker *w, const struct state_record *r)
+{
+	char path[64], ctx[256], *p = ctx;
+	_cleanup_close_ int fd = -1;
+	ssize_t n = -1;
+	int i;
+
+	if (r->level[0]) {
+		memcpy(w->level, r->level, sizeof(w->level));
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/attr/current", (int)r->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		n = read(fd, ctx, sizeof(ctx) - 1);
+	ctx[n > 0 ? n : 0] = '\0';
+	ctx[strcspn(ctx, "\n")] = '\0';
+	for (i = 0; i < 3 && p; i++) {
+		p = strchr(p, ':');
+		p = p ? p + 1 : NULL;
+	}
+	if (p && bp_mcs_level_check(p, NULL, NULL, NULL) == 0) {
+		snprintf(w->level, sizeof(w->level), "%s", p);
+		return;
+	}
+	mcs_level(w->uid, w->level, sizeof(w->level));
+	log_warnx("worker/%s: its record has no SELinux level and its "
+		  "process shows none; taking its uid's, %s",
+		  w->vm, w->level);
+}
+
 static void adopt(struct broker *b, const struct state_record *r)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -328,7 +370,9 @@ static void adopt(struct broker *b, const struct state_record *r)
 	w->start = (time_t)r->start;
 	w->state = BP_STATE_RUNNING;
 	w->adopted = true;
-	w->frontend = BP_FRONTEND_VIRTIO_RDMA; /* informational only */
+	/* a version 2 record has none: a worker's, never QEMU's pvrdma */
+	w->frontend = r->frontend ? r->frontend : BP_FRONTEND_VIRTIO_RDMA;
+	adopted_level(w, r);
 	adopt_socket(w);
 	n_addrs = restore_addrs(b, r);
 	pidfd = worker_pidfd(r);

@@ -21,36 +21,57 @@
 #define LINE_MAX_  1024 /* an escaped line */
 #define PID_LIMIT  (1u << 22)
 #define PORT_LIMIT 255
+/* the oldest version still read: no frontend or level lines */
+#define STATE_RECORD_OLDEST 2
 
-enum kind { V_VM, V_DEVICE, V_PATH, V_CGROUP, V_I32, V_U32, V_U64, V_I64 };
+enum kind {
+	V_VM,
+	V_DEVICE,
+	V_PATH,
+	V_CGROUP,
+	V_LEVEL,
+	V_FRONTEND,
+	V_I32,
+	V_U32,
+	V_U64,
+	V_I64
+};
 
 struct key {
 	const char *name;
 	enum kind kind;
 	size_t off, size;
 	uint64_t min, max;
+	int since; /* the version that added it (0: the oldest read) */
 };
 
 #define F(f)                                                                   \
-	offsetof(struct state_record, f), sizeof(((struct state_record *)0)->f)
+	.off = offsetof(struct state_record, f),                               \
+	.size = sizeof(((struct state_record *)0)->f)
+#define STR(k, f, ty)                                                          \
+	{                                                                      \
+		.name = k, .kind = ty, F(f)                                    \
+	}
 #define NUM(k, f, ty, lo, hi)                                                  \
 	{                                                                      \
-		k, ty, F(f), lo, hi                                            \
+		.name = k, .kind = ty, F(f), .min = lo, .max = hi              \
 	}
 
 /* Every key but addr, in the order they are written; each appears once. */
 static const struct key keys[] = {
-	{ "vm", V_VM, F(vm), 0, 0 },
+	STR("vm", vm, V_VM),
 	NUM("pid", pid, V_I32, 2, PID_LIMIT - 1),
 	NUM("starttime", pid_start, V_U64, 0, UINT64_MAX),
 	NUM("uid", uid, V_U32, 0, UINT32_MAX - 1),
 	NUM("gid", gid, V_U32, 0, UINT32_MAX - 1),
-	{ "device", V_DEVICE, F(device), 0, 0 },
+	STR("device", device, V_DEVICE),
 	NUM("port", port, V_U32, 1, PORT_LIMIT),
-	{ "socket", V_PATH, F(socket), 0, 0 },
-	{ "cgroup", V_CGROUP, F(cgroup), 0, 0 },
+	STR("socket", socket, V_PATH),
+	STR("cgroup", cgroup, V_CGROUP),
 	NUM("start", start, V_I64, 0, INT64_MAX),
-	{ "channel", V_PATH, F(channel), 0, 0 },
+	STR("channel", channel, V_PATH),
+	{ .name = "frontend", .kind = V_FRONTEND, F(frontend), .since = 3 },
+	{ .name = "level", .kind = V_LEVEL, F(level), .since = 3 },
 };
 _Static_assert(ARRAY_SIZE(keys) < 32, "seen is a 32-bit mask");
 
@@ -82,9 +103,18 @@ static bool str_ok(enum kind kind, const char *s)
 		return path_ok(s);
 	case V_CGROUP:
 		return !s[0] || path_ok(s);
+	case V_LEVEL:
+		return bp_mcs_level_check(s, NULL, NULL, NULL) == 0;
 	default:
 		return false;
 	}
+}
+
+/* A worker's frontend: a record is never written for QEMU's own pvrdma
+ * (nothing to re-adopt). */
+static bool frontend_ok(uint32_t f)
+{
+	return f == BP_FRONTEND_VIRTIO_RDMA || f == BP_FRONTEND_PVRDMA;
 }
 
 static bool num_ok(const struct key *k, const struct state_record *r)
@@ -117,6 +147,12 @@ static bool is_num(enum kind kind)
 	return kind == V_I32 || kind == V_U32 || kind == V_U64 || kind == V_I64;
 }
 
+/* Whether a record of version v has key k. */
+static bool in_version(const struct key *k, int v)
+{
+	return k->since <= v;
+}
+
 /* Every field as the parser wants it; the name of the first bad one. */
 static const char *invalid_field(const struct state_record *r)
 {
@@ -126,9 +162,10 @@ static const char *invalid_field(const struct state_record *r)
 		const struct key *k = &keys[i];
 		const char *s = (const char *)r + k->off;
 
-		if (is_num(k->kind) ? !num_ok(k, r)
-				    : (strnlen(s, k->size) >= k->size ||
-				       !str_ok(k->kind, s)))
+		if (k->kind == V_FRONTEND ? !frontend_ok(r->frontend)
+		    : is_num(k->kind)	  ? !num_ok(k, r)
+					  : (strnlen(s, k->size) >= k->size ||
+					     !str_ok(k->kind, s)))
 			return k->name;
 	}
 	if (r->n_addrs > STATE_ADDRS_MAX)
@@ -208,6 +245,9 @@ static void put_key(struct out *o, const struct key *k,
 	case V_CGROUP:
 		/* "-": none (a value is never empty) */
 		put_escaped(o, k->name, p[0] ? p : "-");
+		break;
+	case V_FRONTEND:
+		put_escaped(o, k->name, bp_frontend_name(r->frontend));
 		break;
 	default:
 		put_escaped(o, k->name, p);
@@ -346,8 +386,8 @@ static bool set_addr(const char *v, struct state_record *r)
 }
 
 /* One "key value" line (NUL-terminated, no newline). */
-static int parse_line(char *line, struct state_record *r, uint32_t *seen,
-		      struct reason *why)
+static int parse_line(char *line, int version, struct state_record *r,
+		      uint32_t *seen, struct reason *why)
 {
 	char val[LINE_MAX_];
 	char *sp = strchr(line, ' ');
@@ -367,8 +407,9 @@ static int parse_line(char *line, struct state_record *r, uint32_t *seen,
 	}
 	for (i = 0; i < ARRAY_SIZE(keys) && strcmp(keys[i].name, line); i++)
 		;
-	if (i == ARRAY_SIZE(keys)) {
-		reason_set(why, "unknown key '%.32s'", line);
+	if (i == ARRAY_SIZE(keys) || !in_version(&keys[i], version)) {
+		reason_set(why, "unknown key '%.32s' in a version %d record",
+			   line, version);
 		return -EINVAL;
 	}
 	if (*seen & (1u << i)) {
@@ -376,7 +417,11 @@ static int parse_line(char *line, struct state_record *r, uint32_t *seen,
 		return -EINVAL;
 	}
 	*seen |= 1u << i;
-	if (is_num(keys[i].kind)) {
+	if (keys[i].kind == V_FRONTEND) {
+		if (bp_frontend_parse(sp + 1, &r->frontend) == 0 &&
+		    frontend_ok(r->frontend))
+			return 0;
+	} else if (is_num(keys[i].kind)) {
 		if (set_num(&keys[i], sp + 1, r))
 			return 0;
 	} else if (unescape(sp + 1, val, sizeof(val)) &&
@@ -402,6 +447,7 @@ int state_record_parse(const char *buf, size_t len, struct state_record *ret,
 	uint32_t seen = 0;
 	char *line, *nl;
 	unsigned int lineno = 1;
+	int version;
 	size_t i;
 
 	if (len > STATE_RECORD_MAX || memchr(buf, '\0', len) || !len ||
@@ -413,10 +459,15 @@ int state_record_parse(const char *buf, size_t len, struct state_record *ret,
 	}
 	memcpy(text, buf, len);
 	text[len] = '\0';
-	snprintf(head, sizeof(head), "%s %d\n", HEADER, STATE_RECORD_VERSION);
-	if (strncmp(text, head, strlen(head))) {
-		reason_set(why, "not a version %d record (first line)",
-			   STATE_RECORD_VERSION);
+	for (version = STATE_RECORD_VERSION; version >= STATE_RECORD_OLDEST;
+	     version--) {
+		snprintf(head, sizeof(head), "%s %d\n", HEADER, version);
+		if (!strncmp(text, head, strlen(head)))
+			break;
+	}
+	if (version < STATE_RECORD_OLDEST) {
+		reason_set(why, "not a version %d to %d record (first line)",
+			   STATE_RECORD_OLDEST, STATE_RECORD_VERSION);
 		return -EINVAL;
 	}
 	memset(&r, 0, sizeof(r));
@@ -426,13 +477,13 @@ int state_record_parse(const char *buf, size_t len, struct state_record *ret,
 		lineno++;
 		nl = strchr(line, '\n');
 		*nl = '\0';
-		if (parse_line(line, &r, &seen, &err) < 0) {
+		if (parse_line(line, version, &r, &seen, &err) < 0) {
 			reason_set(why, "line %u: %s", lineno, err.msg);
 			return -EINVAL;
 		}
 	}
 	for (i = 0; i < ARRAY_SIZE(keys); i++)
-		if (!(seen & (1u << i))) {
+		if (in_version(&keys[i], version) && !(seen & (1u << i))) {
 			reason_set(why, "no %s line", keys[i].name);
 			return -EINVAL;
 		}

@@ -87,6 +87,13 @@ check "a's channel is reconnected (fresh counters)" fresh a
 check "a's log line from the gap reaches broker 2" \
 	grep -q "^worker/a: said with no broker$" "$T/broker2.log"
 check "b's channel is reconnected (fresh counters)" fresh b
+argv_of() { # PID OPTION: the value the worker was given
+	tr '\0' '\n' < "/proc/$1/cmdline" | sed -n "/^$2\$/{n;p}"
+}
+rec_of() { sed -n "s/^$2 //p" "$T/state/workers/$1.state"; } # vm key
+ALEVEL=$(argv_of "$pa" --selinux-level)
+check "a's record, rewritten by broker 2, keeps its SELinux level ($(rec_of a level)) and frontend" \
+	test "$(rec_of a level):$(rec_of a frontend)" = "$ALEVEL:$(argv_of "$pa" --frontend)" -a -n "$ALEVEL"
 check "a counts its guest's connection" \
 	test "$(ctl stats --vm a --json | jq '.[0].connects')" = 1
 wait "$GPID"
@@ -129,9 +136,11 @@ record() { # vm pid starttime channel
 }
 record reuse "$VICTIM" 1 "$T/state/workers/reuse.channel"
 record chan "$VICTIM" "$(awk '{ print $22 }' /proc/$VICTIM/stat)" /tmp/elsewhere
+# a's record as a broker of version 2 wrote it: no frontend, no level
+sed -i -e '1s/ 3$/ 2/' -e '/^frontend /d' -e '/^level /d' "$T/state/workers/a.state"
 check "broker 3 is up" start_broker "$T/broker3.log"
 check "the v1 record is refused" \
-	grep -q "v1.state: not a version 2 record" "$T/broker3.log"
+	grep -q "v1.state: not a version 2 to 3 record" "$T/broker3.log"
 check "a reused pid is not adopted" \
 	grep -q "worker/reuse (pid $VICTIM) ended while no broker" "$T/broker3.log"
 check "a record naming a foreign channel is ignored" \
@@ -147,6 +156,15 @@ check "it cleaned up after c, which died meanwhile" \
 check "c is not listed, its socket and record are gone" \
 	test -z "$(worker_pid c)" -a ! -e "$T/c.sock" -a ! -e "$T/state/workers/c.state"
 check "a was re-adopted again" test "$(worker_pid a)" = "$pa"
+# the level of a version 2 record's worker: its SELinux context's, else
+# (no SELinux here) its uid's, which its spawn used
+if grep -q "worker/a: its record has no SELinux level" "$T/broker3.log"; then
+	how="its uid's"
+else
+	how="its context's"
+fi
+check "a's version 2 record comes back as version 3 with its level ($how): $(head -n 1 "$T/state/workers/a.state"), $(rec_of a level)" \
+	test "$(head -n 1 "$T/state/workers/a.state"):$(rec_of a level)" = "rdmagate-broker-state 3:$ALEVEL"
 
 # STOP of a re-adopted worker
 out=$(ctl stop --vm a 2>&1)

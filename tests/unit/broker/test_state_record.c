@@ -33,6 +33,8 @@ static void good(struct state_record *r)
 	r->gid = 60001;
 	r->port = 1;
 	r->start = 1700000000;
+	r->frontend = BP_FRONTEND_PVRDMA;
+	snprintf(r->level, sizeof(r->level), "s0:c12,c345");
 	r->n_addrs = 2;
 	r->addrs[0].family = AF_INET;
 	inet_pton(AF_INET, "10.99.0.10", r->addrs[0].addr);
@@ -59,11 +61,15 @@ static void test_round_trip(void **state)
 	good(&r);
 	n = state_record_format(&r, text, sizeof(text));
 	assert_true(n > 0);
-	assert_int_equal(lines(text), 1 + 11 + 2);
+	assert_int_equal(lines(text), 1 + 13 + 2);
+	assert_non_null(strstr(text, "rdmagate-broker-state 3\n"));
+	assert_non_null(strstr(text, "\nfrontend pvrdma\nlevel s0:c12,c345\n"));
 	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL), 0);
 	assert_int_equal(state_record_format(&out, again, sizeof(again)), n);
 	assert_string_equal(text, again);
 	assert_string_equal(out.socket, r.socket);
+	assert_int_equal(out.frontend, BP_FRONTEND_PVRDMA);
+	assert_string_equal(out.level, "s0:c12,c345");
 	assert_int_equal(out.pid, 4242);
 	assert_int_equal(out.n_addrs, 2);
 	assert_memory_equal(out.addrs[1].addr, r.addrs[1].addr, 16);
@@ -91,9 +97,53 @@ static void test_escaped(void **state)
 	assert_true(n > 0);
 	assert_non_null(
 		strstr(text, "\nsocket /run/a%20b%2520c%C3%A9/x.sock\n"));
-	assert_int_equal(lines(text), 1 + 11 + 2);
+	assert_int_equal(lines(text), 1 + 13 + 2);
 	assert_int_equal(state_record_parse(text, (size_t)n, &out, NULL), 0);
 	assert_string_equal(out.socket, r.socket);
+}
+
+/*
+ * A version 2 record (a broker before 3 wrote it: no frontend, no level)
+ * is read, with frontend 0 and level "" for the adopter to fill; the two
+ * lines are unknown to it.
+ */
+static void test_version_2(void **state)
+{
+	char text[STATE_RECORD_MAX + 1], v2[STATE_RECORD_MAX + 1];
+	struct state_record r, out;
+	struct reason why;
+	char *p;
+	int n;
+
+	(void)state;
+	good(&r);
+	n = state_record_format(&r, text, sizeof(text));
+	assert_true(n > 0);
+	/* the same record as a broker of version 2 wrote it */
+	p = strstr(text, "frontend pvrdma\nlevel s0:c12,c345\n");
+	assert_non_null(p);
+	snprintf(v2, sizeof(v2), "rdmagate-broker-state 2\n%.*s%s",
+		 (int)(p - text - strlen("rdmagate-broker-state 3\n")),
+		 text + strlen("rdmagate-broker-state 3\n"),
+		 p + strlen("frontend pvrdma\nlevel s0:c12,c345\n"));
+	memset(&out, 0xa5, sizeof(out));
+	assert_int_equal(state_record_parse(v2, strlen(v2), &out, &why), 0);
+	assert_int_equal(out.frontend, 0);
+	assert_string_equal(out.level, "");
+	assert_int_equal(out.pid, 4242);
+	assert_int_equal(out.n_addrs, 2);
+	/* a version 2 record with a version 3 line */
+	strcat(v2, "level s0:c1,c2\n");
+	assert_int_equal(state_record_parse(v2, strlen(v2), &out, &why),
+			 -EINVAL);
+	assert_non_null(strstr(why.msg, "unknown key 'level' in a version 2"));
+	/* written, a record is always version 3: no level is refused */
+	good(&r);
+	r.level[0] = '\0';
+	assert_int_equal(state_record_format(&r, text, sizeof(text)), -EINVAL);
+	good(&r);
+	r.frontend = BP_FRONTEND_QEMU_PVRDMA;
+	assert_int_equal(state_record_format(&r, text, sizeof(text)), -EINVAL);
 }
 
 /* A control character is refused on the way out, not written. */
@@ -123,10 +173,28 @@ struct bad {
 };
 
 static const struct bad bads[] = {
-	{ "version 1", "rdmagate-broker-state 2", "rdmagate-broker-state 1",
-	  "not a version 2 record" },
-	{ "old format", "rdmagate-broker-state 2\n", "# old\nversion 1\n",
-	  "not a version 2 record" },
+	{ "version 1", "rdmagate-broker-state 3", "rdmagate-broker-state 1",
+	  "not a version 2 to 3 record" },
+	{ "version 4", "rdmagate-broker-state 3", "rdmagate-broker-state 4",
+	  "not a version 2 to 3 record" },
+	{ "old format", "rdmagate-broker-state 3\n", "# old\nversion 1\n",
+	  "not a version 2 to 3 record" },
+	{ "frontend unknown", "frontend pvrdma", "frontend ib",
+	  "frontend: not a valid value" },
+	{ "frontend QEMU's", "frontend pvrdma", "frontend qemu-pvrdma",
+	  "frontend: not a valid value" },
+	{ "no frontend", "frontend pvrdma\n", "", "no frontend line" },
+	{ "level range", "level s0:c12,c345", "level s0-s0:c0.c1023",
+	  "level: not a valid value" },
+	{ "level one category", "level s0:c12,c345", "level s0:c12",
+	  "level: not a valid value" },
+	{ "level pair reversed", "level s0:c12,c345", "level s0:c345,c12",
+	  "level: not a valid value" },
+	{ "level escaped comma", "level s0:c12,c345", "level s0:c12%2Cc345",
+	  "level: not a valid value" },
+	{ "no level", "level s0:c12,c345\n", "", "no level line" },
+	{ "level twice", "level s0:c12,c345\n",
+	  "level s0:c12,c345\nlevel s0:c1,c2\n", "level: given twice" },
 	{ "escaped newline", "socket /run/rdmagate/vm/vm-a.sock",
 	  "socket /x.sock%0Aaddr%2010.0.0.1", "socket: not a valid value" },
 	{ "raw control byte", "device rxe0",
@@ -260,6 +328,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_escaped),
+		cmocka_unit_test(test_version_2),
 		cmocka_unit_test(test_format_refuses),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_framing),
