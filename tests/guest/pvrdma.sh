@@ -326,9 +326,8 @@ in_vm() { # STEPS worker COMMAND | STEPS qemu72 BROKER CTL WORKER MUX
 		kill) kill_checks "$T" "$S" "$wp" "$i" ;;
 		esac
 		if ! grep -qx "${smode}_$t=0" "$T/facts" && [ "$smode" != kill ]; then
-			for f in guest-$i.out native-$i.out; do
-				[ -e "$T/$f" ] && { echo "# --- $f"; tail -20 "$T/$f" | diag; }
-			done
+			# to stderr too: CI's excerpt of a failed test shows it
+			step_failure "$T" "$i" "$t" | tee /dev/stderr | diag
 		fi
 	done
 	if [ "$mode" = qemu72 ]; then
@@ -346,6 +345,20 @@ in_vm() { # STEPS worker COMMAND | STEPS qemu72 BROKER CTL WORKER MUX
 	fi
 	rm -rf "$T" "$D"
 	tap_end
+}
+
+# What a failed step I (TOOL) left: both sides' output, and the
+# counters of both rxe devices that say what the fabric lost (retries,
+# sequence errors, RNR), cumulative since the test VM booted.
+step_failure() { # T I TOOL
+	local f d
+	for f in guest-$2.out native-$2.out; do
+		[ -e "$1/$f" ] && { echo "--- step $2 ($3): $f"; tail -20 "$1/$f"; }
+	done
+	for d in rxe0 rxe1; do
+		echo "--- $d counters: $(cd "/sys/class/infiniband/$d/ports/1/hw_counters" 2>/dev/null &&
+			grep -v '^0$' -H -- * | tr '\n' ' ')"
+	done
 }
 
 # check for step I: under --qemu72 a step of REF_DIFFERS is a TODO (its
