@@ -259,8 +259,12 @@ figure() {
 	echo "${v:--}"
 }
 
+# A / B, or "-" unless both are figures: perftest prints "inf" (or "nan")
+# for a latency when its cycle counter's calibration failed, which once
+# made a ratio of 0.00 here
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
-	if (a == "-" || b == "-" || b + 0 == 0) print "-"
+	num = "^[0-9]+([.][0-9]+)?$"
+	if (a !~ num || b !~ num || b + 0 == 0) print "-"
 	else printf "%.2f\n", a / b }'; }
 
 report() { # T
