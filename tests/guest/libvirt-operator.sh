@@ -51,10 +51,12 @@ LONG_ITERS=1000000 KILL_ITERS=100000000
 # before `virsh reset`, says which: the guest's init runs this again at
 # each boot)
 in_guest() {
-	local sync=$1 b=b1 phase='' rc n0 l
+	local sync=$1 b=b1 phase='' rc n0 l up
 	read -r phase 2> /dev/null < "$sync/phase"
 	[ "$phase" = reset ] && b=b2
+	read -r up _ < /proc/uptime
 	echo "${b}_boot=1"
+	echo "${b}_uptime=$up"
 	pvrdma_facts "$RDMAGATE_GUEST_IP" > /tmp/facts
 	rc=$?
 	while read -r l; do echo "${b}_$l"; done < /tmp/facts
@@ -77,9 +79,10 @@ in_guest() {
 		pp $((PORT0 + 3)) "$ITERS" 300
 		echo "b2_rc_pingpong=$?"
 		sed 's/^/b2 rc_pingpong: /' /tmp/pp.out >&2
-		# the test VM kills the worker under this one
+		# the test VM kills the worker under this one (3 s into its
+		# traffic; a client left without completions waits for them)
 		n0=$(dmesg | wc -l)
-		pp $((PORT0 + 4)) "$KILL_ITERS" 90
+		pp $((PORT0 + 4)) "$KILL_ITERS" 40
 		echo "b2_kill_pingpong=$?"
 		sed 's/^/b2 kill_pingpong: /' /tmp/pp.out >&2
 		dmesg | sed -n "$((n0 + 1)),\$p" | grep -i pvrdma | head -n 12 |
@@ -144,7 +147,7 @@ nested_steps() {
 	local qpid=$1 sync=$2 qpns before st i
 	# ---- traffic through the worker under libvirtd
 	guest_step b1_rc_pingpong 2400
-	grep -h 'boot-to-command' "$T/err" | diag
+	echo "the guest's command began at its uptime $(sed -n 's/^b1_uptime=//p' "$T/facts") s" | diag
 	guest_checks b1
 	native_rc 1
 	check "b1: ibv_rc_pingpong guest -> native $PEER_DEV under libvirtd: client $(sed -n 's/^b1_rc_pingpong=//p' "$T/facts"), server $NRC: $(tail -n 1 "$T/native-1.out")" \
@@ -183,6 +186,7 @@ nested_steps() {
 
 	# ---- after the reset: the guest boots again, traffic again
 	guest_step b2_rc_pingpong 2400
+	echo "after the reset, the guest's command began at its uptime $(sed -n 's/^b2_uptime=//p' "$T/facts") s" | diag
 	check "the guest booted again after the reset; its first command never ended ($(grep -c '^b1_long_pingpong=' "$T/facts") b1_long_pingpong)" \
 		bash -c 'grep -qx b2_boot=1 "$1" && ! grep -q "^b1_long_pingpong=" "$1"' _ "$T/facts"
 	guest_checks b2
@@ -205,7 +209,9 @@ nested_steps() {
 		"worker/$OP_VM (pid $OP_PID) killed by SIGKILL"
 	check "no verbs object of the worker is left" \
 		wait_for 30 bash -c '[ -z "$(rdma res show qp | grep " pid $1 ")" ]' _ "$OP_PID"
-	# the guest's client gives up after 90 s, then the guest powers off;
+	nap 5
+	echo "$OP_VM 5 s after: domstate $(virsh domstate --reason "$OP_VM" 2>&1), QEMU $(kill -0 "$qpid" 2> /dev/null && echo running || echo gone)" | diag
+	# the guest's client gives up after 40 s, then the guest powers off;
 	# QEMU may end before
 	for ((i = 0; i < 240; i++)); do
 		has_text "$T/facts" b2_end= && break
@@ -238,13 +244,6 @@ in_vm() {
 	. "$here/../vm/ops/pvrdma-lib.sh"
 	pvrdma_vm_policy "$Q_VM" "$RDMAGATE_VM_DEV1" "$Q_ADDR" "$Q_VMM"
 	start_services
-	if ! libvirt_up; then
-		not_ok "libvirtd is up: $(tail -n 5 "$T/libvirtd.out" "$T/libvirtd.log")"
-		tap_end
-		exit 1
-	fi
-	ok "libvirtd is up: $(/usr/sbin/libvirtd --version)"
-	elapsed "libvirtd up"
 	# the guests' taps; vm-p's guest's routes (its address goes on
 	# veth0 only when its driver binds the GID: the broker adds it then)
 	"$here/nested-guest" --setup-fabric && "$here/nested-guest" --tap 1 --setup-fabric &&
@@ -265,6 +264,7 @@ in_vm() {
 	# one level down) hands its QEMU arguments to libvirt-vmm.sh, which
 	# completes the document and waits while libvirt runs the domain.
 	# The worker's socket appears only when libvirtd's hook starts it.
+	# (Its preparation runs while libvirtd starts.)
 	sync=$(mktemp -d "${RDMAGATE_BUILD:?the build directory, shared with the guest}/libvirt-operator.XXXXXX")
 	chmod 755 "$sync"
 	domain_xml "$OP_VM" > "$T/$OP_VM.base.xml"
@@ -276,6 +276,13 @@ in_vm() {
 		> "$T/facts" 2> "$T/err" &
 	NG_PID=$!
 	PIDS="$PIDS $NG_PID"
+	if ! libvirt_up; then
+		not_ok "libvirtd is up: $(tail -n 5 "$T/libvirtd.out" "$T/libvirtd.log")"
+		tap_end
+		exit 1
+	fi
+	ok "libvirtd is up: $(/usr/sbin/libvirtd --version)"
+	elapsed "libvirtd up"
 	wait_for 300 test -s "$T/$OP_VM.xml"
 	check "vm-p's document boots the nested guest (its kernel, initramfs, ports and shares)" \
 		bash -c 'grep -q "<kernel>" "$1" && grep -q rdmagate.status "$1"' _ "$T/$OP_VM.xml" ||
@@ -340,7 +347,7 @@ in_vm() {
 	kill -9 "$q_wpid"
 	check "the broker reaped $Q_VM's killed worker" wait_for 30 in_log \
 		"$T/broker.log" "worker/$Q_VM (pid $q_wpid) killed by SIGKILL"
-	wait_for 30 not kill -0 "$q_pid" 2> /dev/null
+	wait_for 10 not kill -0 "$q_pid" 2> /dev/null
 	echo "$Q_VM after kill -9 of its worker: domstate $(virsh domstate --reason "$Q_VM" 2>&1), QEMU $(kill -0 "$q_pid" 2> /dev/null && echo running || echo gone); its log:" | diag
 	tail -n 6 "/var/log/libvirt/qemu/$Q_VM.log" | diag
 	if [ "$(virsh domstate "$Q_VM")" = running ]; then
