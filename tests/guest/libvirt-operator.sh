@@ -222,7 +222,10 @@ nested_steps() {
 	! has_text "$T/facts" b2_end= || wait_for 60 not kill -0 "$qpid" 2> /dev/null
 	st=$(virsh domstate --reason "$OP_VM" 2>&1)
 	echo "$OP_VM after kill -9 of its worker under traffic: domstate $st, QEMU $(kill -0 "$qpid" 2> /dev/null && echo running || echo gone), the guest's client: $(sed -n 's/^b2_kill_pingpong=//p' "$T/facts")" | diag
-	grep -v 'rdmagate-vm' "/var/log/libvirt/qemu/$OP_VM.log" | tail -n 8 | diag
+	# QEMU's first lines after the kill, and its last
+	sed -n '/header: EOF\|Broken pipe\|Bad address\|Assertion/p' \
+		"/var/log/libvirt/qemu/$OP_VM.log" | head -n 5 | diag
+	tail -n 3 "/var/log/libvirt/qemu/$OP_VM.log" | diag
 	grep -h '^b2 kill_pingpong: \|^b2 dmesg: ' "$T/err" | tail -n 16 | diag
 	check "libvirt's state follows QEMU's: $st" bash -c \
 		'if kill -0 "$1" 2> /dev/null; then [[ $2 == running* ]];
