@@ -115,7 +115,7 @@ struct worker {
 	char log_tag[BP_VM_SIZE + 16]; /* "worker/<vm>: " */
 	uint32_t mux_gen; /* which worker the row holds, for queued requests */
 	/* the broker's own lines this worker can cause (worker_logx()) */
-	struct log_ratelimit log_rl;
+	struct ratelimit log_rl;
 	/* frontend qemu-pvrdma (broker/qemu_pvrdma.c): no process, only the
 	 * listening socket its QEMU's mad-chardev connects to, which the mux
 	 * serves (RDMACM_ATTACH, again at every replay); else -1 */

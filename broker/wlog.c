@@ -5,26 +5,11 @@
 
 #include "broker/wlog.h"
 
-void wlog_init(struct wlog *l, const char *strip, uint64_t now_ms)
+void wlog_init(struct wlog *l, const char *strip)
 {
 	memset(l, 0, sizeof(*l));
 	l->strip = strip;
-	l->fill_ms = now_ms;
-	l->tokens = WLOG_BURST;
-}
-
-static void refill(struct wlog *l, uint64_t now_ms)
-{
-	uint64_t add;
-
-	if (now_ms <= l->fill_ms)
-		return;
-	add = (now_ms - l->fill_ms) * WLOG_RATE / 1000;
-	if (!add)
-		return;
-	l->fill_ms = now_ms;
-	l->tokens = add >= WLOG_BURST - l->tokens ? WLOG_BURST
-						  : l->tokens + (uint32_t)add;
+	l->rl = (struct ratelimit)RATELIMIT_RATE(WLOG_RATE, WLOG_BURST);
 }
 
 /* in[0..n) escaped into out (WLOG_OUT_MAX bytes). */
@@ -48,16 +33,16 @@ static void escape(const char *in, size_t n, bool cut, char *out)
 }
 
 /* What the bucket dropped since the last line, said once. */
-static void say_dropped(struct wlog *l, wlog_emit_fn emit, void *arg)
+static void say_dropped(uint64_t dropped, wlog_emit_fn emit, void *arg)
 {
 	char out[96];
 
-	if (!l->dropped)
+	if (!dropped)
 		return;
-	snprintf(out, sizeof(out), "(%u lines dropped: more than %d a second)",
-		 l->dropped, WLOG_RATE);
+	snprintf(out, sizeof(out),
+		 "(%llu lines dropped: more than %d a second)",
+		 (unsigned long long)dropped, WLOG_RATE);
 	emit(arg, out);
-	l->dropped = 0;
 }
 
 static void line_done(struct wlog *l, uint64_t now_ms, wlog_emit_fn emit,
@@ -65,15 +50,12 @@ static void line_done(struct wlog *l, uint64_t now_ms, wlog_emit_fn emit,
 {
 	char out[WLOG_OUT_MAX];
 	size_t skip = 0, sl = l->strip ? strlen(l->strip) : 0;
+	uint64_t dropped;
 
-	refill(l, now_ms);
-	if (!l->tokens) {
-		l->dropped++;
+	if (!ratelimit_pass(&l->rl, now_ms, &dropped))
 		goto reset;
-	}
 	/* the notice costs no token: it says what the bucket did */
-	say_dropped(l, emit, arg);
-	l->tokens--;
+	say_dropped(dropped, emit, arg);
 	if (sl && l->len >= sl && !memcmp(l->buf, l->strip, sl))
 		skip = sl;
 	escape(l->buf + skip, l->len - skip, l->cut, out);
@@ -104,5 +86,5 @@ void wlog_end(struct wlog *l, uint64_t now_ms, wlog_emit_fn emit, void *arg)
 {
 	if (l->len || l->cut)
 		line_done(l, now_ms, emit, arg);
-	say_dropped(l, emit, arg);
+	say_dropped(ratelimit_drain(&l->rl), emit, arg);
 }

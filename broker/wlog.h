@@ -4,9 +4,10 @@
  * the bytes a worker writes are cut into lines, each bounded
  * (WLOG_LINE_MAX), its control and non-ASCII bytes escaped (\xHH, and \\),
  * the worker's own "worker/<vm>: " tag taken off, and the lines bounded in
- * rate (a token bucket: WLOG_RATE a second, bursts of WLOG_BURST; what is
- * dropped is counted and said).  The broker puts its fixed "worker/<vm>: "
- * prefix on each: a worker cannot write a line that reads as the broker's.
+ * rate (common/ratelimit.h: WLOG_RATE a second, bursts of WLOG_BURST;
+ * what is dropped is counted and said).  The broker puts its fixed
+ * "worker/<vm>: " prefix on each: a worker cannot write a line that reads as
+ * the broker's.
  */
 #ifndef RDMAGATE_BROKER_WLOG_H
 #define RDMAGATE_BROKER_WLOG_H
@@ -14,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/ratelimit.h"
 
 #define WLOG_LINE_MAX 512 /* bytes of one line kept; the rest is cut */
 #define WLOG_RATE     20  /* lines a second, sustained */
@@ -24,18 +27,16 @@
 struct wlog {
 	char buf[WLOG_LINE_MAX];
 	size_t len;
-	bool cut;	   /* the line is longer: the rest is skipped */
-	uint64_t fill_ms;  /* the bucket's last refill */
-	uint32_t tokens;   /* lines it may emit now */
-	uint32_t dropped;  /* lines not emitted since the last notice */
-	const char *strip; /* the worker's own tag, taken off a line */
+	bool cut;	     /* the line is longer: the rest is skipped */
+	struct ratelimit rl; /* of its lines, WLOG_RATE a second */
+	const char *strip;   /* the worker's own tag, taken off a line */
 };
 
 /* line: NUL-terminated, escaped, without a newline or any prefix. */
 typedef void (*wlog_emit_fn)(void *arg, const char *line);
 
 /* strip: "worker/<vm>: " (kept by the caller), or NULL. */
-void wlog_init(struct wlog *l, const char *strip, uint64_t now_ms);
+void wlog_init(struct wlog *l, const char *strip);
 /* n bytes the worker wrote; complete lines go to emit. */
 void wlog_feed(struct wlog *l, const char *data, size_t n, uint64_t now_ms,
 	       wlog_emit_fn emit, void *arg);

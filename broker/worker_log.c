@@ -62,7 +62,7 @@ static int open_reader(struct broker *b, struct worker *w, const char *path)
 	if (epoll_ctl(b->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
 	snprintf(w->log_tag, sizeof(w->log_tag), "worker/%s: ", w->vm);
-	wlog_init(&w->wlog, w->log_tag, mono_ms());
+	wlog_init(&w->wlog, w->log_tag);
 	w->log_fd = TAKE_FD(fd);
 	return 0;
 }

@@ -60,7 +60,7 @@ struct worker *workers_add(struct broker *b)
 			b->workers[i].log_fd = -1;
 			b->workers[i].rdmacm_fd = -1;
 			b->workers[i].log_rl =
-				(struct log_ratelimit)LOG_RATELIMIT_INIT(
+				(struct ratelimit)RATELIMIT_WINDOW(
 					LOG_PEER_INTERVAL_MS, LOG_PEER_BURST);
 			return &b->workers[i];
 		}
@@ -73,7 +73,7 @@ static void say_dropped(struct worker *w, uint64_t dropped)
 		log_warnx("worker/%s: %llu lines dropped (more than %u per %u "
 			  "ms caused by this worker)",
 			  w->vm, (unsigned long long)dropped, w->log_rl.burst,
-			  w->log_rl.interval_ms);
+			  w->log_rl.period_ms);
 }
 
 void worker_logx(struct worker *w, enum log_level lvl, const char *fmt, ...)
@@ -83,7 +83,7 @@ void worker_logx(struct worker *w, enum log_level lvl, const char *fmt, ...)
 	va_list ap;
 
 	if (lvl > log_get_level() ||
-	    !log_ratelimit_pass(&w->log_rl, mono_ms(), &dropped))
+	    !ratelimit_pass(&w->log_rl, mono_ms(), &dropped))
 		return;
 	say_dropped(w, dropped);
 	va_start(ap, fmt);

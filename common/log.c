@@ -15,8 +15,8 @@ static char log_tag[64] = "rdmagate";
 static enum log_level log_max = LOG_LVL_INFO;
 static int log_fd = 2;
 static uint64_t (*log_clock)(void);
-static struct log_ratelimit log_peer_rl =
-	LOG_RATELIMIT_INIT(LOG_PEER_INTERVAL_MS, LOG_PEER_BURST);
+static struct ratelimit log_peer_rl =
+	RATELIMIT_WINDOW(LOG_PEER_INTERVAL_MS, LOG_PEER_BURST);
 
 void log_init(const char *tag, enum log_level max_level)
 {
@@ -116,33 +116,17 @@ void log_set_clock(uint64_t (*now_ms)(void))
 	log_clock = now_ms;
 }
 
-void log_peer_reset(void)
+uint64_t log_clock_ms(void)
 {
-	const struct log_ratelimit fresh =
-		LOG_RATELIMIT_INIT(LOG_PEER_INTERVAL_MS, LOG_PEER_BURST);
-
-	log_peer_rl = fresh;
+	return log_clock ? log_clock() : mono_ms();
 }
 
-bool log_ratelimit_pass(struct log_ratelimit *rl, uint64_t now_ms,
-			uint64_t *ret_suppressed)
+void log_peer_reset(void)
 {
-	/* A clock going back (a test's) opens a new window too. */
-	if (!rl->started || now_ms < rl->window_ms ||
-	    now_ms - rl->window_ms >= rl->interval_ms) {
-		rl->started = true;
-		rl->window_ms = now_ms;
-		rl->printed = 0;
-	}
-	if (rl->printed >= rl->burst) {
-		if (rl->suppressed < UINT64_MAX)
-			rl->suppressed++;
-		return false;
-	}
-	rl->printed++;
-	*ret_suppressed = rl->suppressed;
-	rl->suppressed = 0;
-	return true;
+	const struct ratelimit fresh =
+		RATELIMIT_WINDOW(LOG_PEER_INTERVAL_MS, LOG_PEER_BURST);
+
+	log_peer_rl = fresh;
 }
 
 static void emit_line(enum log_level lvl, const char *fmt, ...)
@@ -156,26 +140,25 @@ static void emit_line(enum log_level lvl, const char *fmt, ...)
 	va_end(ap);
 }
 
-void log_rl_vemit(struct log_ratelimit *rl, enum log_level lvl, int errnum,
+void log_rl_vemit(struct ratelimit *rl, enum log_level lvl, int errnum,
 		  const char *fmt, va_list ap)
 {
 	uint64_t dropped;
 
 	if (lvl > log_max)
 		return;
-	if (!log_ratelimit_pass(rl, log_clock ? log_clock() : mono_ms(),
-				&dropped))
+	if (!ratelimit_pass(rl, log_clock_ms(), &dropped))
 		return;
 	if (dropped)
 		emit_line(LOG_LVL_WARN,
 			  "%llu similar lines suppressed by the rate limit "
 			  "(%u per %u ms)",
 			  (unsigned long long)dropped, rl->burst,
-			  rl->interval_ms);
+			  rl->period_ms);
 	log_vemit(lvl, errnum, fmt, ap);
 }
 
-void log_rl_warnx(struct log_ratelimit *rl, const char *fmt, ...)
+void log_rl_warnx(struct ratelimit *rl, const char *fmt, ...)
 {
 	int saved = errno;
 	va_list ap;

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/ratelimit.h"
+
 enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 
 /* Sets the tag ("worker/vm-a"); the string is copied. */
@@ -35,37 +37,16 @@ void log_vemit(enum log_level lvl, int errnum, const char *fmt, va_list ap)
 	LOG_PRINTF(3, 0);
 
 /*
- * Rate limiting of lines that a less-trusted peer can cause (a guest's ring
- * violations, a frontend's malformed messages): at most `burst` lines per
- * window of `interval_ms`; the lines over it are counted, and the count is
- * reported on a line of its own just before the next line that passes, so
- * an operator sees that (and how much) was dropped.
+ * Lines that a less-trusted peer can cause (a guest's ring violations, a
+ * frontend's malformed messages) go through a limiter (common/ratelimit.h);
+ * the count of the lines it dropped is reported on a line of its own just
+ * before the next line that passes, so an operator sees that (and how
+ * much) was dropped.
  */
-struct log_ratelimit {
-	uint32_t interval_ms;
-	uint32_t burst;
-	bool started;	     /* a window is open */
-	uint64_t window_ms;  /* when it opened */
-	uint32_t printed;    /* lines in it */
-	uint64_t suppressed; /* lines dropped since the last one written */
-};
-#define LOG_RATELIMIT_INIT(ms, n)                                              \
-	{                                                                      \
-		.interval_ms = (ms), .burst = (n)                              \
-	}
-
-/*
- * The decision alone (pure, for tests): true if a line may be written at
- * now_ms, with *ret_suppressed the lines dropped before it (then forgotten);
- * false after counting the line as dropped.
- */
-bool log_ratelimit_pass(struct log_ratelimit *rl, uint64_t now_ms,
-			uint64_t *ret_suppressed);
 /* log_vemit() through rl (a line filtered out by its level costs nothing). */
-void log_rl_vemit(struct log_ratelimit *rl, enum log_level lvl, int errnum,
+void log_rl_vemit(struct ratelimit *rl, enum log_level lvl, int errnum,
 		  const char *fmt, va_list ap) LOG_PRINTF(4, 0);
-void log_rl_warnx(struct log_ratelimit *rl, const char *fmt, ...)
-	LOG_PRINTF(2, 3);
+void log_rl_warnx(struct ratelimit *rl, const char *fmt, ...) LOG_PRINTF(2, 3);
 
 /*
  * A line caused by guest or frontend input, through the process's one
@@ -81,8 +62,10 @@ void log_peer_info(const char *fmt, ...) LOG_PRINTF(1, 2);
 void log_peer_vemit(enum log_level lvl, int errnum, const char *fmt, va_list ap)
 	LOG_PRINTF(3, 0);
 
-/* Tests: the clock the limiters read (NULL: CLOCK_MONOTONIC), and a
- * fresh peer limiter. */
+/* The clock the limiters read (mono_ms(), or the test's), for a caller's
+ * own limiter in front of the peer one. */
+uint64_t log_clock_ms(void);
+/* Tests: that clock (NULL: CLOCK_MONOTONIC), and a fresh peer limiter. */
 void log_set_clock(uint64_t (*now_ms)(void));
 void log_peer_reset(void);
 

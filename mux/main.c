@@ -184,6 +184,8 @@ int main(int argc, char **argv)
 	router_config_default(&m.rc);
 	m.control_path = RDMAGATE_MUX_DEFAULT_SOCKET;
 	m.ep = m.lfd = m.bfd = m.sfd = m.tfd = -1;
+	m.rl_none =
+		(struct ratelimit)RATELIMIT_WINDOW(LOG_WINDOW_MS, LOG_BURST);
 	if (opt_num_longopts(lo, ARRAY_SIZE(lo), fixed, mux_opt_nums,
 			     MO_COUNT) < 0)
 		fatalx("the option table is too small");

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "common/mux_proto.h"
+#include "common/ratelimit.h"
 #include "mux/router.h"
 
 struct rdmacm_vm;
@@ -45,12 +46,6 @@ enum tag {
 	TAG_WORKER,	   /* + index << 8 */
 	TAG_RDMACM_LISTEN, /* + worker index << 8 */
 	TAG_RDMACM_CLIENT, /* + worker index << 8 */
-};
-
-struct ratelimit {
-	uint64_t window_start;
-	uint32_t lines;
-	uint32_t suppressed;
 };
 
 /* What the kernel holds at a GID index (sysfs), re-read at most every

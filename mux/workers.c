@@ -19,28 +19,23 @@
 #include "mux/mux.h"
 #include "mux/router.h"
 
-/* Opens a new window once the last one is over, saying what it hid. */
-static void rl_roll(struct ratelimit *rl, uint64_t now, const char *who)
+static void say_suppressed(const char *who, uint64_t n)
 {
-	if (now - rl->window_start < LOG_WINDOW_MS)
-		return;
-	if (rl->suppressed)
-		log_warnx("%s: %u more refusal lines suppressed in %d s", who,
-			  rl->suppressed, LOG_WINDOW_MS / 1000);
-	rl->window_start = now;
-	rl->lines = 0;
-	rl->suppressed = 0;
+	log_warnx("%s: %llu more refusal lines suppressed in %d s", who,
+		  (unsigned long long)n, LOG_WINDOW_MS / 1000);
 }
 
+/* Whether a refusal line about who may be written, saying first what the
+ * limiter hid before it. */
 static bool rl_allow(struct ratelimit *rl, uint64_t now, const char *who)
 {
-	rl_roll(rl, now, who);
-	if (rl->lines < LOG_BURST) {
-		rl->lines++;
-		return true;
-	}
-	rl->suppressed++;
-	return false;
+	uint64_t hidden;
+
+	if (!ratelimit_pass(rl, now, &hidden))
+		return false;
+	if (hidden)
+		say_suppressed(who, hidden);
+	return true;
 }
 
 struct worker *worker_by_id(struct mux *m, uint32_t id)
@@ -123,13 +118,15 @@ void outcome(struct mux *m, const struct router_verdict *v)
 /* Says, once a window is over, what it suppressed (the timer's tick). */
 void ratelimits_flush(struct mux *m)
 {
-	uint64_t now = mono_ms();
+	uint64_t now = mono_ms(), n;
 	size_t i;
 
-	rl_roll(&m->rl_none, now, "(no worker)");
+	if (ratelimit_flush(&m->rl_none, now, &n))
+		say_suppressed("(no worker)", n);
 	for (i = 0; i < MAX_WORKERS; i++)
-		if (m->workers[i].used && m->workers[i].rl.suppressed)
-			rl_roll(&m->workers[i].rl, now, m->workers[i].vm);
+		if (m->workers[i].used &&
+		    ratelimit_flush(&m->workers[i].rl, now, &n))
+			say_suppressed(m->workers[i].vm, n);
 }
 
 void worker_readable(struct mux *m, struct worker *w)
@@ -239,6 +236,7 @@ int worker_claim(struct mux *m, uint32_t id, const char *vm, bool rdmacm,
 	w->used = true;
 	w->id = id;
 	w->fd = -1;
+	w->rl = (struct ratelimit)RATELIMIT_WINDOW(LOG_WINDOW_MS, LOG_BURST);
 	snprintf(w->vm, sizeof(w->vm), "%s", vm);
 	*ret = w;
 	return 0;

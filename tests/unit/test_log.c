@@ -80,25 +80,6 @@ static void test_log_long_line_is_truncated_not_overflowed(void **state)
 	assert_int_equal(buf[n - 1], '\n');
 }
 
-static void test_ratelimit_passes_burst_then_counts_drops(void **state)
-{
-	struct log_ratelimit rl = LOG_RATELIMIT_INIT(1000, 3);
-	uint64_t dropped = 99;
-	int i;
-
-	for (i = 0; i < 3; i++) {
-		assert_true(log_ratelimit_pass(&rl, 5000 + i, &dropped));
-		assert_int_equal(dropped, 0);
-	}
-	for (i = 0; i < 4; i++)
-		assert_false(log_ratelimit_pass(&rl, 5999, &dropped));
-	assert_int_equal(dropped, 0); /* untouched when refused */
-	assert_true(log_ratelimit_pass(&rl, 6000, &dropped));
-	assert_int_equal(dropped, 4);
-	assert_true(log_ratelimit_pass(&rl, 6001, &dropped));
-	assert_int_equal(dropped, 0);
-}
-
 static uint64_t test_clock_ms;
 
 static uint64_t test_clock(void)
@@ -147,7 +128,6 @@ int main(void)
 		cmocka_unit_test(test_log_warnx_has_no_errno_and_levels_filter),
 		cmocka_unit_test(
 			test_log_long_line_is_truncated_not_overflowed),
-		cmocka_unit_test(test_ratelimit_passes_burst_then_counts_drops),
 		cmocka_unit_test(
 			test_peer_lines_are_rate_limited_and_drops_reported),
 	};

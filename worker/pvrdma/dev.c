@@ -588,6 +588,7 @@ static int fn_create(struct pci_fn *fn, const struct dev_env *env,
 	d->fn = fn;
 	d->cfg = cfg;
 	d->env = *env;
+	pvrdma_refusal_log_init(d);
 	/* QP handles index the driver's and provider's u16 tables. */
 	if (bc.lim.max_qp > 0xffff)
 		bc.lim.max_qp = 0xffff;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "common/pvrdma_abi.h"
+#include "common/ratelimit.h"
 #include "worker/backend/backend.h"
 #include "worker/pvrdma/cmd.h"
 #include "worker/pvrdma/dsr.h"
@@ -164,9 +165,9 @@ struct pvrdma_dev {
 	bool rr_acked;
 
 	struct pvrdma_stats stats;
-	/* refusals per command code (PVRDMA_CMD_MAX: unknown, or before
-	 * ACTIVATE), for the log's rate limit */
-	uint64_t refused[PVRDMA_CMD_MAX + 1];
+	/* the log's limit of refusals per command code (PVRDMA_CMD_MAX:
+	 * unknown, or before ACTIVATE), in front of the VM's peer limit */
+	struct ratelimit refusal_rl[PVRDMA_CMD_MAX + 1];
 };
 
 /* dev.c: guest memory and interrupts */
@@ -198,6 +199,14 @@ int pvrdma_map_pages(struct pvrdma_dev *d, uint64_t pdir, uint32_t npages,
 		     struct pvrdma_pages *ret);
 
 /* dev_cmd.c */
+/*
+ * Refusal lines per command code: at most PVRDMA_REFUSAL_BURST per
+ * PVRDMA_REFUSAL_WINDOW_MS, each also within the VM's peer limit
+ * (common/log.h); set up by pvrdma_refusal_log_init().
+ */
+#define PVRDMA_REFUSAL_BURST	 4
+#define PVRDMA_REFUSAL_WINDOW_MS 60000
+void pvrdma_refusal_log_init(struct pvrdma_dev *d);
 /* Executes the command slot: response, REG_ERR, vector 0. */
 void pvrdma_exec_cmd(struct pvrdma_dev *d);
 /* Frees every object (after be_reset()/be_destroy()). */

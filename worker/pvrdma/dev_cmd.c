@@ -690,18 +690,29 @@ static const cmd_fn handlers[PVRDMA_CMD_MAX] = {
 	[PVRDMA_CMD_DESTROY_SRQ] = cmd_destroy_srq,
 };
 
+void pvrdma_refusal_log_init(struct pvrdma_dev *d)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(d->refusal_rl); i++)
+		d->refusal_rl[i] = (struct ratelimit)RATELIMIT_WINDOW(
+			PVRDMA_REFUSAL_WINDOW_MS, PVRDMA_REFUSAL_BURST);
+}
+
 /*
- * Logs the 1st, 2nd, 4th, 8th ... refusal of each command: a guest cannot
- * flood the log, and refusals of one command (the driver's CREATE_BIND of
- * GIDs the host lacks) do not hide the first refusal of another.
+ * Logs a command's refusal through that command's own limit, then the VM's
+ * peer limit: a guest cannot flood the log, and refusals of one command (the
+ * driver's CREATE_BIND of GIDs the host lacks) do not hide the first refusal
+ * of another.  Each line counts every refusal so far.
  */
 static void log_refusal(struct pvrdma_dev *d, uint32_t cmd, int err,
 			const char *why)
 {
-	uint64_t n = ++d->stats.command_errors;
-	uint64_t k = ++d->refused[cmd < PVRDMA_CMD_MAX ? cmd : PVRDMA_CMD_MAX];
+	uint64_t n = ++d->stats.command_errors, hidden;
+	struct ratelimit *rl =
+		&d->refusal_rl[cmd < PVRDMA_CMD_MAX ? cmd : PVRDMA_CMD_MAX];
 
-	if ((k & (k - 1)) == 0)
+	if (ratelimit_pass(rl, log_clock_ms(), &hidden))
 		log_peer_warnx(
 			"pvrdma: command %s refused (%s): %s [%llu refused]",
 			pvrdma_cmd_name(cmd), strerror(-err), why,

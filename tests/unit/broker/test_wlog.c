@@ -43,7 +43,7 @@ static void test_lines_and_tag(void **state)
 	struct wlog l;
 
 	(void)state;
-	wlog_init(&l, "worker/a: ", 0);
+	wlog_init(&l, "worker/a: ");
 	feed(&l, "worker/a: frontend connected\nworker/a: warn", 0);
 	assert_int_equal(n_got, 1);
 	assert_string_equal(got[0], "frontend connected");
@@ -66,7 +66,7 @@ static void test_escaped(void **state)
 	struct wlog l;
 
 	(void)state;
-	wlog_init(&l, NULL, 0);
+	wlog_init(&l, NULL);
 	feed(&l, "a\rbroker: forged\x1b[2J\\x\x7f\xc3\xa9\tz\n", 0);
 	assert_int_equal(n_got, 1);
 	assert_string_equal(got[0], "a\\x0dbroker: forged\\x1b[2J\\\\x\\x7f"
@@ -82,7 +82,7 @@ static void test_long_line_cut(void **state)
 
 	(void)state;
 	memset(big, 'x', sizeof(big));
-	wlog_init(&l, NULL, 0);
+	wlog_init(&l, NULL);
 	wlog_feed(&l, big, sizeof(big), 0, collect, NULL);
 	assert_int_equal(n_got, 0);
 	feed(&l, "\nnext\n", 0);
@@ -98,7 +98,7 @@ static void test_rate(void **state)
 	unsigned int i;
 
 	(void)state;
-	wlog_init(&l, NULL, 1000);
+	wlog_init(&l, NULL);
 	for (i = 0; i < WLOG_BURST + 50; i++)
 		feed(&l, "flood\n", 1000);
 	assert_int_equal(n_got, WLOG_BURST);
