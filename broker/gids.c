@@ -337,8 +337,8 @@ static bool answers(const struct worker *w)
 /*
  * Admits the address for w (the policy, the ownership table) and adds it
  * to the netdev behind w's port.  Returns 0 with *ret_e (a new entry, its
- * gid to be filled, or one the VM owns already: *ret_new false), or a
- * positive errno and why.  grant: the broker's own grant of several
+ * gid to be filled, or one the VM owns already: *ret_new false), or
+ * -errno and why.  grant: the broker's own grant of several
  * addresses at once (a QEMU pvrdma VM), so another of the VM's pending is
  * no worker's second request.
  */
@@ -359,9 +359,9 @@ static int claim(struct broker *b, struct worker *w, int family,
 			    w->vm, txt);
 		RDMAGATE_POLICY_REFUSE(w->vm, RDMAGATE_POLICY_GID,
 				       "address not allowed");
-		reason_set(why, "the policy does not let vm %s claim %s", w->vm,
-			   txt);
-		return EPERM;
+		return reason_fail(why, -EPERM,
+				   "the policy does not let vm %s claim %s",
+				   w->vm, txt);
 	}
 	switch (gid_rules_admit(b->gids, BROKER_MAX_GIDS, w->vm, family, addr,
 				BROKER_GIDS_PER_VM, &other)) {
@@ -371,21 +371,20 @@ static int claim(struct broker *b, struct worker *w, int family,
 			    txt, other->vm);
 		RDMAGATE_POLICY_REFUSE(w->vm, RDMAGATE_POLICY_GID,
 				       "address owned by another VM");
-		reason_set(why, "%s is owned by another VM", txt);
-		return EADDRINUSE;
+		return reason_fail(why, -EADDRINUSE,
+				   "%s is owned by another VM", txt);
 	case GID_SAME_PENDING:
-		reason_set(why, "%s is still being added", txt);
-		return EBUSY;
+		return reason_fail(why, -EBUSY, "%s is still being added", txt);
 	case GID_OTHER_PENDING:
 		if (grant)
 			break;
-		reason_set(why, "another address of vm %s is still being added",
-			   w->vm);
-		return EBUSY;
+		return reason_fail(
+			why, -EBUSY,
+			"another address of vm %s is still being added", w->vm);
 	case GID_VM_FULL:
-		reason_set(why, "vm %s holds %u addresses already", w->vm,
-			   BROKER_GIDS_PER_VM);
-		return ENOSPC;
+		return reason_fail(why, -ENOSPC,
+				   "vm %s holds %u addresses already", w->vm,
+				   BROKER_GIDS_PER_VM);
 	case GID_OWNED:
 		/* ours already (another GID type, or the guest re-adds) */
 		*ret_e = (struct gid_entry *)other;
@@ -399,14 +398,13 @@ static int claim(struct broker *b, struct worker *w, int family,
 		worker_logx(w, LOG_LVL_WARN,
 			    "worker/%s: no netdev behind %s port %u: %s", w->vm,
 			    w->device, w->port, strerror(-ret));
-		reason_set(why, "no netdev behind %s port %u", w->device,
-			   w->port);
-		return ENODEV;
+		return reason_fail(why, -ENODEV, "no netdev behind %s port %u",
+				   w->device, w->port);
 	}
 	e = new_entry(b);
 	if (!e) {
-		reason_set(why, "the broker's address table is full");
-		return ENOSPC;
+		return reason_fail(why, -ENOSPC,
+				   "the broker's address table is full");
 	}
 	ret = nl_addr(b, RTM_NEWADDR, ifindex, family, addr);
 	if (ret < 0) {
@@ -414,12 +412,11 @@ static int claim(struct broker *b, struct worker *w, int family,
 		worker_logx(w, LOG_LVL_WARN,
 			    "worker/%s: adding %s to ifindex %d: %s", w->vm,
 			    txt, ifindex, strerror(-ret));
-		reason_set(why, "%s%s", txt,
-			   ret == -EEXIST
-				   ? " is already configured on the host "
-				     "(not by rdmagate): not taken over"
-				   : ": the broker could not add it");
-		return ret == -EEXIST ? EADDRINUSE : -ret;
+		return reason_fail(
+			why, ret == -EEXIST ? -EADDRINUSE : ret, "%s%s", txt,
+			ret == -EEXIST ? " is already configured on the host "
+					 "(not by rdmagate): not taken over"
+				       : ": the broker could not add it");
 	}
 	snprintf(e->vm, sizeof(e->vm), "%s", w->vm);
 	e->family = family;
@@ -445,7 +442,7 @@ void gids_add(struct broker *b, struct worker *w, const struct wp_gid *g)
 
 	st = claim(b, w, family, addr, false, &e, &fresh, &why);
 	if (st) {
-		reply(b, w, WP_GID_ADD_REPLY, g->seq, st, 0, "%s", why.msg);
+		reply(b, w, WP_GID_ADD_REPLY, g->seq, -st, 0, "%s", why.msg);
 		return;
 	}
 	if (fresh) {
@@ -464,7 +461,7 @@ int gids_grant(struct broker *b, struct worker *w, int family,
 
 	st = claim(b, w, family, addr, true, &e, &fresh, why);
 	if (st)
-		return -st;
+		return st;
 	addr_gid(family, addr, e->gid);
 	e->gid_type = WP_GID_ROCE_V2;
 	idx = gid_lookup(e->device, e->port, e->gid, e->gid_type, NULL);

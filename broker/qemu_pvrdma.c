@@ -68,21 +68,17 @@ int qemu_pvrdma_attach(struct broker *b, struct worker *w,
 {
 	int ret;
 
-	if (!b->mux_path) {
-		reason_set(
-			why,
+	if (!b->mux_path)
+		return reason_fail(
+			why, -EOPNOTSUPP,
 			"frontend qemu-pvrdma needs rdmagate-mux (the broker "
 			"runs without --mux): QEMU's pvrdma does not start "
 			"without a MAD multiplexer");
-		return -EOPNOTSUPP;
-	}
-	if (req->flags || req->test_syscall[0]) {
-		reason_set(
-			why,
+	if (req->flags || req->test_syscall[0])
+		return reason_fail(
+			why, -EINVAL,
 			"test hooks are a worker's: frontend qemu-pvrdma has "
 			"none");
-		return -EINVAL;
-	}
 	/* the mux lets only QEMU's uid connect (root without vmm_uid) */
 	w->uid = vm->has_vmm_uid ? vm->vmm_uid : 0;
 	w->gid = vm->has_vmm_gid ? vm->vmm_gid : 0;

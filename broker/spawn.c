@@ -251,8 +251,8 @@ static int cgroup_setup(struct broker *b, struct worker *w, bool test_dev,
 			     b->cgroup_root, parent,
 			     w->vm) >= sizeof(w->cgroup)) {
 		w->cgroup[0] = '\0';
-		reason_set(&e->why, "cgroup path too long");
-		return -ENAMETOOLONG;
+		return reason_fail(&e->why, -ENAMETOOLONG,
+				   "cgroup path too long");
 	}
 	ret = cgroup_make(b, w->cgroup, e);
 	if (ret == 0)
@@ -417,25 +417,21 @@ static int socket_place(struct broker *b, const struct conn *c,
 		snprintf(dir, sizeof(dir), "%s", sdir);
 	if (!dir[0])
 		snprintf(dir, sizeof(dir), "/");
-	if (!bp_socket_name_ok(name)) {
-		reason_set(&e->why,
-			   "'%s' is not a file name of A-Z a-z 0-9 _ . -",
-			   name);
-		return -EINVAL;
-	}
-	if (c->uid != 0 && strcmp(dir, sdir)) {
-		reason_set(&e->why,
-			   "a caller other than root names a file in the "
-			   "broker's socket_dir (%s), not in %s",
-			   sdir, dir);
-		return -EACCES;
-	}
+	if (!bp_socket_name_ok(name))
+		return reason_fail(
+			&e->why, -EINVAL,
+			"'%s' is not a file name of A-Z a-z 0-9 _ . -", name);
+	if (c->uid != 0 && strcmp(dir, sdir))
+		return reason_fail(
+			&e->why, -EACCES,
+			"a caller other than root names a file in the "
+			"broker's socket_dir (%s), not in %s",
+			sdir, dir);
 	if ((size_t)snprintf(w->socket, sizeof(w->socket), "%s%s%s", dir,
 			     strcmp(dir, "/") ? "/" : "",
-			     name) >= sizeof(w->socket)) {
-		reason_set(&e->why, "%s/%s: too long", dir, name);
-		return -ENAMETOOLONG;
-	}
+			     name) >= sizeof(w->socket))
+		return reason_fail(&e->why, -ENAMETOOLONG, "%s/%s: too long",
+				   dir, name);
 	w->sock_dfd = socket_dir_open(dir);
 	if (w->sock_dfd < 0) {
 		int ret = w->sock_dfd;
@@ -719,8 +715,8 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 	if (pid < 0) {
 		safe_close(p[0]);
 		safe_close(p[1]);
-		reason_set(&e->why, "fork: %s", strerror(errno));
-		return -EAGAIN;
+		return reason_fail(&e->why, -EAGAIN, "fork: %s",
+				   strerror(errno));
 	}
 	if (pid == 0) {
 		safe_close(p[0]);
@@ -744,10 +740,8 @@ static int fork_worker(struct worker *w, const struct child_args *a, int vu,
 	w->pid = 0;
 	w->pidfd = safe_close(w->pidfd);
 	if (n != sizeof(f) || f.step < 0 ||
-	    f.step >= (int)ARRAY_SIZE(step_names)) {
-		reason_set(&e->why, "the child failed");
-		return -EIO;
-	}
+	    f.step >= (int)ARRAY_SIZE(step_names))
+		return reason_fail(&e->why, -EIO, "the child failed");
 	reason_set(&e->why, "%s: %s", step_names[f.step], strerror(f.err));
 	return -f.err;
 }
@@ -781,16 +775,14 @@ static int check_request(struct broker *b, const struct conn *c,
 		return -EPERM;
 	}
 	old = workers_find(b, req->vm);
-	if (old && is_qemu_pvrdma(old)) {
-		reason_set(&e->why, "vm %s is attached already (QEMU pvrdma)",
-			   req->vm);
-		return -EEXIST;
-	}
-	if (old) {
-		reason_set(&e->why, "vm %s already has a worker (pid %d)",
-			   req->vm, (int)old->pid);
-		return -EEXIST;
-	}
+	if (old && is_qemu_pvrdma(old))
+		return reason_fail(&e->why, -EEXIST,
+				   "vm %s is attached already (QEMU pvrdma)",
+				   req->vm);
+	if (old)
+		return reason_fail(&e->why, -EEXIST,
+				   "vm %s already has a worker (pid %d)",
+				   req->vm, (int)old->pid);
 	if ((req->device[0] || req->port || req->frontend) && c->uid != 0) {
 		reason_set(
 			&e->why,
@@ -813,22 +805,19 @@ static int check_request(struct broker *b, const struct conn *c,
 		return -EPERM;
 	}
 #if !RDMAGATE_TEST_HOOKS
-	if (req->flags || req->test_syscall[0]) {
-		reason_set(&e->why, "this broker was built without test hooks");
-		return -EPERM;
-	}
+	if (req->flags || req->test_syscall[0])
+		return reason_fail(&e->why, -EPERM,
+				   "this broker was built without test hooks");
 #else
-	if ((req->flags || req->test_syscall[0]) && c->uid != 0) {
-		reason_set(&e->why, "test hooks are root's only");
-		return -EPERM;
-	}
+	if ((req->flags || req->test_syscall[0]) && c->uid != 0)
+		return reason_fail(&e->why, -EPERM,
+				   "test hooks are root's only");
 #endif
 	/* the level isolates VMs from each other: libvirt's (the hook runs
 	 * as root), never a QEMU identity's choice */
-	if (req->selinux_level[0] && c->uid != 0) {
-		reason_set(&e->why, "only root may name the SELinux level");
-		return -EPERM;
-	}
+	if (req->selinux_level[0] && c->uid != 0)
+		return reason_fail(&e->why, -EPERM,
+				   "only root may name the SELinux level");
 	return 0;
 }
 

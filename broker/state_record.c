@@ -393,29 +393,25 @@ static int parse_line(char *line, int version, struct state_record *r,
 	char *sp = strchr(line, ' ');
 	size_t i;
 
-	if (!sp) {
-		reason_set(why, "a line without a value");
-		return -EINVAL;
-	}
+	if (!sp)
+		return reason_fail(why, -EINVAL, "a line without a value");
 	*sp = '\0';
 	if (!strcmp(line, "addr")) {
 		if (set_addr(sp + 1, r))
 			return 0;
-		reason_set(why, "addr: not a distinct address in "
-				"inet_ntop's form, or too many");
-		return -EINVAL;
+		return reason_fail(why, -EINVAL,
+				   "addr: not a distinct address in "
+				   "inet_ntop's form, or too many");
 	}
 	for (i = 0; i < ARRAY_SIZE(keys) && strcmp(keys[i].name, line); i++)
 		;
-	if (i == ARRAY_SIZE(keys) || !in_version(&keys[i], version)) {
-		reason_set(why, "unknown key '%.32s' in a version %d record",
-			   line, version);
-		return -EINVAL;
-	}
-	if (*seen & (1u << i)) {
-		reason_set(why, "%s: given twice", keys[i].name);
-		return -EINVAL;
-	}
+	if (i == ARRAY_SIZE(keys) || !in_version(&keys[i], version))
+		return reason_fail(why, -EINVAL,
+				   "unknown key '%.32s' in a version %d record",
+				   line, version);
+	if (*seen & (1u << i))
+		return reason_fail(why, -EINVAL, "%s: given twice",
+				   keys[i].name);
 	*seen |= 1u << i;
 	if (keys[i].kind == V_FRONTEND) {
 		if (bp_frontend_parse(sp + 1, &r->frontend) == 0 &&
@@ -435,8 +431,7 @@ static int parse_line(char *line, int version, struct state_record *r,
 			return 0;
 		}
 	}
-	reason_set(why, "%s: not a valid value", keys[i].name);
-	return -EINVAL;
+	return reason_fail(why, -EINVAL, "%s: not a valid value", keys[i].name);
 }
 
 int state_record_parse(const char *buf, size_t len, struct state_record *ret,
@@ -451,12 +446,11 @@ int state_record_parse(const char *buf, size_t len, struct state_record *ret,
 	size_t i;
 
 	if (len > STATE_RECORD_MAX || memchr(buf, '\0', len) || !len ||
-	    buf[len - 1] != '\n') {
-		reason_set(why,
-			   "not text of at most %d bytes ending in a newline",
-			   STATE_RECORD_MAX);
-		return -EINVAL;
-	}
+	    buf[len - 1] != '\n')
+		return reason_fail(
+			why, -EINVAL,
+			"not text of at most %d bytes ending in a newline",
+			STATE_RECORD_MAX);
 	memcpy(text, buf, len);
 	text[len] = '\0';
 	for (version = STATE_RECORD_VERSION; version >= STATE_RECORD_OLDEST;
@@ -465,11 +459,10 @@ int state_record_parse(const char *buf, size_t len, struct state_record *ret,
 		if (!strncmp(text, head, strlen(head)))
 			break;
 	}
-	if (version < STATE_RECORD_OLDEST) {
-		reason_set(why, "not a version %d to %d record (first line)",
-			   STATE_RECORD_OLDEST, STATE_RECORD_VERSION);
-		return -EINVAL;
-	}
+	if (version < STATE_RECORD_OLDEST)
+		return reason_fail(why, -EINVAL,
+				   "not a version %d to %d record (first line)",
+				   STATE_RECORD_OLDEST, STATE_RECORD_VERSION);
 	memset(&r, 0, sizeof(r));
 	for (line = text + strlen(head); *line; line = nl + 1) {
 		struct reason err;
@@ -477,16 +470,14 @@ int state_record_parse(const char *buf, size_t len, struct state_record *ret,
 		lineno++;
 		nl = strchr(line, '\n');
 		*nl = '\0';
-		if (parse_line(line, version, &r, &seen, &err) < 0) {
-			reason_set(why, "line %u: %s", lineno, err.msg);
-			return -EINVAL;
-		}
+		if (parse_line(line, version, &r, &seen, &err) < 0)
+			return reason_fail(why, -EINVAL, "line %u: %s", lineno,
+					   err.msg);
 	}
 	for (i = 0; i < ARRAY_SIZE(keys); i++)
-		if (in_version(&keys[i], version) && !(seen & (1u << i))) {
-			reason_set(why, "no %s line", keys[i].name);
-			return -EINVAL;
-		}
+		if (in_version(&keys[i], version) && !(seen & (1u << i)))
+			return reason_fail(why, -EINVAL, "no %s line",
+					   keys[i].name);
 	*ret = r;
 	return 0;
 }

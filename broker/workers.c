@@ -132,13 +132,11 @@ int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
 	uint64_t id;
 
 	if (vm->has_uid) {
-		if (uid_taken(b, vm->uid)) {
-			reason_set(why,
-				   "uid %u of vm %s is in use by "
-				   "another worker",
-				   vm->uid, vm->name);
-			return -EBUSY;
-		}
+		if (uid_taken(b, vm->uid))
+			return reason_fail(why, -EBUSY,
+					   "uid %u of vm %s is in use by "
+					   "another worker",
+					   vm->uid, vm->name);
 		*ret_uid = vm->uid;
 		*ret_gid = vm->has_gid ? vm->gid : vm->uid;
 		return 0;
@@ -151,9 +149,8 @@ int workers_pick_ids(struct broker *b, const struct policy_vm *vm,
 		*ret_gid = vm->has_gid ? vm->gid : (gid_t)id;
 		return 0;
 	}
-	reason_set(why, "no free id in worker_ids %u-%u", pb->worker_id_first,
-		   pb->worker_id_last);
-	return -ENOSPC;
+	return reason_fail(why, -ENOSPC, "no free id in worker_ids %u-%u",
+			   pb->worker_id_first, pb->worker_id_last);
 }
 
 /* "exited with status 1", "killed by SIGSYS (seccomp: ...)" */

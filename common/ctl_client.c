@@ -23,10 +23,10 @@
  */
 static int closed(const struct ctl_conn *c, struct reason *why)
 {
-	reason_set(why,
-		   "the broker closed the connection (not allowed to use %s?)",
-		   c->path);
-	return -ECONNRESET;
+	return reason_fail(
+		why, -ECONNRESET,
+		"the broker closed the connection (not allowed to use %s?)",
+		c->path);
 }
 
 void ctl_close(struct ctl_conn *c)
@@ -40,12 +40,11 @@ int ctl_send(struct ctl_conn *c, const struct bp_msg *m, struct reason *why)
 
 	if (ret == -EPIPE || ret == -ECONNRESET)
 		return closed(c, why);
-	if (ret == -EAGAIN) {
-		reason_set(why,
-			   "the broker did not take the %s request within %u s",
-			   bp_type_name(m->h.type), c->timeout_s);
-		return -ETIMEDOUT;
-	}
+	if (ret == -EAGAIN)
+		return reason_fail(
+			why, -ETIMEDOUT,
+			"the broker did not take the %s request within %u s",
+			bp_type_name(m->h.type), c->timeout_s);
 	if (ret < 0)
 		reason_set(why, "sending to the broker: %s", strerror(-ret));
 	return ret;
@@ -72,13 +71,12 @@ int ctl_recv(struct ctl_conn *c, uint32_t want, struct bp_msg *m,
 	while (n < 0 && errno == EINTR);
 	if (n == 0 || (n < 0 && errno == ECONNRESET))
 		return closed(c, why);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		reason_set(why,
-			   "the broker did not answer within %u s (waiting "
-			   "for %s)",
-			   c->timeout_s, bp_type_name(want));
-		return -ETIMEDOUT;
-	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return reason_fail(
+			why, -ETIMEDOUT,
+			"the broker did not answer within %u s (waiting "
+			"for %s)",
+			c->timeout_s, bp_type_name(want));
 	if (n < 0) {
 		ret = -errno;
 		reason_set(why, "reading from the broker: %s", strerror(errno));
@@ -98,11 +96,10 @@ int ctl_recv(struct ctl_conn *c, uint32_t want, struct bp_msg *m,
 		}
 		return ret;
 	}
-	if (m->h.type != want) {
-		reason_set(why, "the broker answered %s to a request for %s",
-			   bp_type_name(m->h.type), bp_type_name(want));
-		return -EPROTO;
-	}
+	if (m->h.type != want)
+		return reason_fail(why, -EPROTO,
+				   "the broker answered %s to a request for %s",
+				   bp_type_name(m->h.type), bp_type_name(want));
 	return 0;
 }
 
@@ -139,10 +136,9 @@ int ctl_connect(struct ctl_conn *c, const char *path, unsigned int timeout_s,
 
 	c->fd = -1;
 	c->timeout_s = timeout_s;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		reason_set(why, "control socket %s: path too long", path);
-		return -ENAMETOOLONG;
-	}
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return reason_fail(why, -ENAMETOOLONG,
+				   "control socket %s: path too long", path);
 	_Static_assert(sizeof(c->path) == sizeof(sa.sun_path), "path size");
 	strcpy(c->path, path);
 	strcpy(sa.sun_path, path);

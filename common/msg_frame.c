@@ -59,10 +59,10 @@ int msg_field_len(const char *f, size_t size)
 	size_t i;
 
 	if (!nul)
-		return -1;
+		return -EINVAL;
 	for (i = (size_t)(nul - f); i < size; i++)
 		if (f[i])
-			return -1;
+			return -EINVAL;
 	return (int)(nul - f);
 }
 

@@ -198,8 +198,8 @@ int msg_set_str(char *field, size_t size, const char *s);
 void msg_vset_text(char *field, size_t size, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 
-/* The string's length in a fixed field, or -1 if the field has no NUL or
- * has bytes other than NUL after it. */
+/* The string's length in a fixed field, or -EINVAL if the field has no
+ * NUL or has bytes other than NUL after it. */
 int msg_field_len(const char *f, size_t size);
 
 /* Every one of the len bytes at p is 0 (padding, unused entries). */

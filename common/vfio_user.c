@@ -339,25 +339,21 @@ int vfio_user_caps_parse(const char *json, size_t len,
 	struct vfio_user_caps c = { 0 };
 	struct json j = { .p = json, .depth = 1 };
 
-	if (len == 0 || json[len - 1] != '\0' || strlen(json) != len - 1) {
-		reason_set(why, "capabilities not one NUL-terminated string");
-		return -EINVAL;
-	}
+	if (len == 0 || json[len - 1] != '\0' || strlen(json) != len - 1)
+		return reason_fail(
+			why, -EINVAL,
+			"capabilities not one NUL-terminated string");
 	j.end = json + len - 1;
 	ws(&j);
-	if (j.p >= j.end || *j.p != '{') {
-		reason_set(why, "capabilities not a JSON object");
-		return -EINVAL;
-	}
-	if (!object(&j, &c, M_OTHER)) {
-		reason_set(why, "%s", j.why ? j.why : "");
-		return -EINVAL;
-	}
+	if (j.p >= j.end || *j.p != '{')
+		return reason_fail(why, -EINVAL,
+				   "capabilities not a JSON object");
+	if (!object(&j, &c, M_OTHER))
+		return reason_fail(why, -EINVAL, "%s", j.why ? j.why : "");
 	ws(&j);
-	if (j.p != j.end) {
-		reason_set(why, "garbage after the JSON object");
-		return -EINVAL;
-	}
+	if (j.p != j.end)
+		return reason_fail(why, -EINVAL,
+				   "garbage after the JSON object");
 	*ret = c;
 	return 0;
 }

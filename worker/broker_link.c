@@ -112,7 +112,7 @@ static void take_gid_gone(struct broker_link *bl, const struct wp_msg *m)
 /*
  * Reads one message from the broker.  Returns 1 with *m for a reply the
  * caller may want, 0 when it was handled or refused (or nothing was
- * there), -1 when the connection is gone.  msg_conn_recv() refuses what
+ * there), -EPIPE when the connection is gone.  msg_conn_recv() refuses what
  * the table does not allow (a worker's type, an fd with anything but
  * MUX_CHANNEL, a MUX_CHANNEL without one).
  */
@@ -127,7 +127,7 @@ static int read_one(struct broker_link *bl, struct wp_msg *m)
 		return 0;
 	if (n == -EPIPE) {
 		drop_conn(bl, why.msg);
-		return -1;
+		return -EPIPE;
 	}
 	if (n < 0) {
 		log_warnx("broker channel: bad message: %s", why.msg);

@@ -150,39 +150,31 @@ int gm_check_region(const struct guest_mem *gm, const struct gm_desc *r,
 	uint64_t end;
 	unsigned int i;
 
-	if (r->size == 0) {
-		reason_set(why, "zero size");
-		return -EINVAL;
-	}
+	if (r->size == 0)
+		return reason_fail(why, -EINVAL, "zero size");
 	if (__builtin_add_overflow(r->gpa, r->size, &end) ||
 	    __builtin_add_overflow(r->uva, r->size, &end) ||
 	    __builtin_add_overflow(r->mmap_offset, r->size, &end) ||
-	    end > (uint64_t)INT64_MAX) {
-		reason_set(why, "address or offset + size overflows");
-		return -EINVAL;
-	}
-	if (r->size > SIZE_MAX) {
-		reason_set(why, "size larger than the address space");
-		return -EINVAL;
-	}
+	    end > (uint64_t)INT64_MAX)
+		return reason_fail(why, -EINVAL,
+				   "address or offset + size overflows");
+	if (r->size > SIZE_MAX)
+		return reason_fail(why, -EINVAL,
+				   "size larger than the address space");
 	for (i = 0; i < gm->nregions; i++) {
 		const struct gm_region *o = &gm->regions[i];
 
-		if (ranges_overlap(o->gpa, o->size, r->gpa, r->size)) {
-			reason_set(why,
-				   "guest-physical range overlaps a region");
-			return -EINVAL;
-		}
-		if (ranges_overlap(o->uva, o->size, r->uva, r->size)) {
-			reason_set(why,
-				   "frontend address range overlaps a region");
-			return -EINVAL;
-		}
+		if (ranges_overlap(o->gpa, o->size, r->gpa, r->size))
+			return reason_fail(
+				why, -EINVAL,
+				"guest-physical range overlaps a region");
+		if (ranges_overlap(o->uva, o->size, r->uva, r->size))
+			return reason_fail(
+				why, -EINVAL,
+				"frontend address range overlaps a region");
 	}
-	if (gm->nregions >= gm_max_regions(gm)) {
-		reason_set(why, "no free memory slot");
-		return -ENOSPC;
-	}
+	if (gm->nregions >= gm_max_regions(gm))
+		return reason_fail(why, -ENOSPC, "no free memory slot");
 	return 0;
 }
 
@@ -207,10 +199,9 @@ static int map_region(struct gm_region *g, int fd, struct reason *why)
 	if (fstat(fd, &st) < 0) {
 		return reason_fail(why, -errno, "cannot fstat the region's fd");
 	}
-	if (!S_ISREG(st.st_mode)) {
-		reason_set(why, "region fd is not a memfd or regular file");
-		return -EINVAL;
-	}
+	if (!S_ISREG(st.st_mode))
+		return reason_fail(why, -EINVAL,
+				   "region fd is not a memfd or regular file");
 	/*
 	 * Shared memory only (memfd, tmpfs, hugetlbfs: the files whose seals
 	 * F_GET_SEALS can read): a page fault on a FUSE or NFS file can block
@@ -222,10 +213,10 @@ static int map_region(struct gm_region *g, int fd, struct reason *why)
 				   "region fd is a file on disk, not shared "
 				   "memory (a memfd, tmpfs or hugetlbfs file)");
 	/* Checked by gm_check_region(): no overflow below INT64_MAX. */
-	if (st.st_size < 0 || g->mmap_offset + g->size > (uint64_t)st.st_size) {
-		reason_set(why, "mmap_offset + size is past the end of the fd");
-		return -EINVAL;
-	}
+	if (st.st_size < 0 || g->mmap_offset + g->size > (uint64_t)st.st_size)
+		return reason_fail(
+			why, -EINVAL,
+			"mmap_offset + size is past the end of the fd");
 	align = map_align(&st);
 	g->page_size = align;
 	start = g->mmap_offset & ~(align - 1);

@@ -216,15 +216,14 @@ static int ah_get(struct be *be, uint32_t pd, const struct be_ah_attr *av,
 	int i, r;
 
 	r = be_ah_to_host(be, av, &key);
-	if (r < 0) {
-		reason_set(why, "%s",
-			   r == -EADDRNOTAVAIL
-				   ? "address vector names a GID that is no "
-				     "longer the guest's on the host port"
-				   : "address vector names a GID index the "
-				     "guest never added");
-		return -1;
-	}
+	if (r < 0)
+		return reason_fail(
+			why, -1, "%s",
+			r == -EADDRNOTAVAIL
+				? "address vector names a GID that is no "
+				  "longer the guest's on the host port"
+				: "address vector names a GID index the "
+				  "guest never added");
 	for (i = 0; i < be->attr.max_ah; i++) {
 		struct be_ah *a = &be->ah[i];
 
@@ -240,25 +239,22 @@ static int ah_get(struct be *be, uint32_t pd, const struct be_ah_attr *av,
 		}
 	}
 	/* a new host AH: its source GID still the guest's right now? */
-	if (be_gid_verify(be, av->sgid_index) < 0) {
-		reason_set(why, "address vector names a GID that is no longer "
-				"the guest's on the host port");
-		return -1;
-	}
+	if (be_gid_verify(be, av->sgid_index) < 0)
+		return reason_fail(
+			why, -1,
+			"address vector names a GID that is no longer "
+			"the guest's on the host port");
 	if (!free_e)
 		free_e = ah_evict(be);
-	if (!free_e) {
-		reason_set(why, "address handle cache full, every entry in "
-				"flight (--max-ah)");
-		return -1;
-	}
+	if (!free_e)
+		return reason_fail(why, -1,
+				   "address handle cache full, every entry in "
+				   "flight (--max-ah)");
 	free_e->ah = ibv_create_ah(be->pd[pd].pd, &key);
-	if (!free_e->ah) {
-		reason_set(
-			why,
+	if (!free_e->ah)
+		return reason_fail(
+			why, -1,
 			"the host refused the address vector (ibv_create_ah)");
-		return -1;
-	}
 	free_e->used = true;
 	free_e->pd = pd;
 	free_e->inflight = 0;

@@ -329,12 +329,14 @@ int qp1_chan_readable(struct qp1_chan *c)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
 		if (n < 0) {
+			int ret = -errno;
+
 			log_warn("mux channel");
-			return -1;
+			return ret;
 		}
 		if (n == 0) {
 			log_info("mux channel closed by the mux");
-			return -1;
+			return -EPIPE;
 		}
 		handle(c, buf, (size_t)n);
 	}

@@ -52,8 +52,8 @@ enum ibv_wc_status qp1_send(struct be *be, uint32_t h,
  * The mux channel is readable: reads up to QP1_RECV_BATCH datagrams and
  * delivers each MAD_RECV to the device's QP1, dropping (and counting)
  * what does not decode, what has no device, QP1 or receive buffer to go
- * to.  Returns 0, or -1 when the channel is closed or broken: the caller
- * stops watching and closes it.
+ * to.  Returns 0, or -EPIPE (closed) or -errno (broken): the
+ * caller stops watching and closes it.
  */
 int qp1_chan_readable(struct qp1_chan *c);
 

@@ -34,28 +34,24 @@ int sandbox_selinux_context(const char *cur, char **ret, struct reason *why)
 	 * user:role:type[:level], every part non-empty.  context_new() takes
 	 * empty parts, and reads a trailing ':' as "no level": refuse both.
 	 */
-	if (!cur || !*cur) {
-		reason_set(why, "empty security context");
-		return -EINVAL;
-	}
-	if (cur[strlen(cur) - 1] == ':') {
-		reason_set(why, "'%s' ends with an empty level", cur);
-		return -EINVAL;
-	}
+	if (!cur || !*cur)
+		return reason_fail(why, -EINVAL, "empty security context");
+	if (cur[strlen(cur) - 1] == ':')
+		return reason_fail(why, -EINVAL,
+				   "'%s' ends with an empty level", cur);
 	c = context_new(cur);
 	if (!c) {
 		if (errno == ENOMEM)
 			return -ENOMEM;
-		reason_set(why, "'%s' is not a security context", cur);
-		return -EINVAL;
+		return reason_fail(why, -EINVAL,
+				   "'%s' is not a security context", cur);
 	}
 	type = context_type_get(c);
 	if (!context_user_get(c)[0] || !context_role_get(c)[0] || !type[0] ||
-	    (context_range_get(c) && !context_range_get(c)[0])) {
-		reason_set(why, "'%s' has an empty user, role, type or level",
-			   cur);
-		return -EINVAL;
-	}
+	    (context_range_get(c) && !context_range_get(c)[0]))
+		return reason_fail(
+			why, -EINVAL,
+			"'%s' has an empty user, role, type or level", cur);
 	if (strcmp(type, SANDBOX_SELINUX_WORKER_TYPE) != 0)
 		return 0;
 	if (context_type_set(c, SANDBOX_SELINUX_SANDBOX_TYPE) != 0)

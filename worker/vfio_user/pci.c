@@ -67,29 +67,25 @@ static int check_bars(const struct pci_fn_ops *ops, struct reason *why)
 		const struct pci_fn_bar *b = &ops->bars[i];
 
 		if (!b->size) {
-			if (b->flags) {
-				reason_set(why, "flags on a BAR of size 0");
-				return -EINVAL;
-			}
+			if (b->flags)
+				return reason_fail(why, -EINVAL,
+						   "flags on a BAR of size 0");
 			continue;
 		}
 		if (!is_pow2(b->size) || b->size < MIN_BAR_SIZE ||
-		    b->size > MAX_BAR_SIZE) {
-			reason_set(why,
-				   "BAR size not a power of 2 in [16, 1 GiB]");
-			return -EINVAL;
-		}
-		if (b->flags & ~(PCI_FN_BAR_MEM64 | PCI_FN_BAR_PREFETCH)) {
-			reason_set(why, "unknown BAR flags");
-			return -EINVAL;
-		}
+		    b->size > MAX_BAR_SIZE)
+			return reason_fail(
+				why, -EINVAL,
+				"BAR size not a power of 2 in [16, 1 GiB]");
+		if (b->flags & ~(PCI_FN_BAR_MEM64 | PCI_FN_BAR_PREFETCH))
+			return reason_fail(why, -EINVAL, "unknown BAR flags");
 		if (!(b->flags & PCI_FN_BAR_MEM64))
 			continue;
 		if (i + 1 >= PCI_FN_NUM_BARS || ops->bars[i + 1].size ||
-		    ops->bars[i + 1].flags) {
-			reason_set(why, "a 64-bit BAR needs the next BAR free");
-			return -EINVAL;
-		}
+		    ops->bars[i + 1].flags)
+			return reason_fail(
+				why, -EINVAL,
+				"a 64-bit BAR needs the next BAR free");
 		i++; /* its upper half */
 	}
 	return 0;
@@ -100,30 +96,23 @@ static int check_msix(const struct pci_fn_ops *ops, struct reason *why)
 	const struct pci_fn_msix *m = &ops->msix;
 	uint64_t tend, pend, bar_size;
 
-	if (m->vectors == 0 || m->vectors > PCI_FN_MAX_VECTORS) {
-		reason_set(why, "MSI-X vectors not in 1..2048");
-		return -EINVAL;
-	}
-	if (m->bar >= PCI_FN_NUM_BARS || !ops->bars[m->bar].size) {
-		reason_set(why, "MSI-X BAR not implemented");
-		return -EINVAL;
-	}
+	if (m->vectors == 0 || m->vectors > PCI_FN_MAX_VECTORS)
+		return reason_fail(why, -EINVAL,
+				   "MSI-X vectors not in 1..2048");
+	if (m->bar >= PCI_FN_NUM_BARS || !ops->bars[m->bar].size)
+		return reason_fail(why, -EINVAL, "MSI-X BAR not implemented");
 	bar_size = ops->bars[m->bar].size;
 	tend = (uint64_t)m->table_offset +
 	       (uint64_t)m->vectors * MSIX_ENTRY_SIZE;
 	pend = (uint64_t)m->pba_offset + pba_bytes(m->vectors);
-	if ((m->table_offset | m->pba_offset) & 7) {
-		reason_set(why, "MSI-X table or PBA not 8-byte aligned");
-		return -EINVAL;
-	}
-	if (tend > bar_size || pend > bar_size) {
-		reason_set(why, "MSI-X table or PBA outside its BAR");
-		return -EINVAL;
-	}
-	if (m->table_offset < pend && m->pba_offset < tend) {
-		reason_set(why, "MSI-X table and PBA overlap");
-		return -EINVAL;
-	}
+	if ((m->table_offset | m->pba_offset) & 7)
+		return reason_fail(why, -EINVAL,
+				   "MSI-X table or PBA not 8-byte aligned");
+	if (tend > bar_size || pend > bar_size)
+		return reason_fail(why, -EINVAL,
+				   "MSI-X table or PBA outside its BAR");
+	if (m->table_offset < pend && m->pba_offset < tend)
+		return reason_fail(why, -EINVAL, "MSI-X table and PBA overlap");
 	return 0;
 }
 
@@ -132,10 +121,9 @@ int pci_fn_ops_check(const struct pci_fn_ops *ops, struct reason *why)
 	int ret;
 
 	if (!ops->create || !ops->destroy || !ops->bar_read ||
-	    !ops->bar_write || !ops->reset) {
-		reason_set(why, "a mandatory callback is missing");
-		return -EINVAL;
-	}
+	    !ops->bar_write || !ops->reset)
+		return reason_fail(why, -EINVAL,
+				   "a mandatory callback is missing");
 	ret = check_bars(ops, why);
 	return ret < 0 ? ret : check_msix(ops, why);
 }
@@ -440,10 +428,9 @@ static int cfg_rw(struct pci_fn *fn, uint64_t off, uint8_t *buf, uint32_t count,
 	uint16_t old_msix = cfg16(fn, MSIX_CTRL);
 	uint32_t i;
 
-	if (off >= PCI_CFG_SIZE || count > PCI_CFG_SIZE - off) {
-		reason_set(why, "access past the end of config space");
-		return -EINVAL;
-	}
+	if (off >= PCI_CFG_SIZE || count > PCI_CFG_SIZE - off)
+		return reason_fail(why, -EINVAL,
+				   "access past the end of config space");
 	if (!write) {
 		memcpy(buf, fn->cfg + off, count);
 		return 0;
@@ -519,19 +506,16 @@ static int bar_rw(struct pci_fn *fn, unsigned int bar, uint64_t off,
 	uint64_t size = bar_size(fn, bar), rel = 0, val = 0;
 	int ret;
 
-	if (!size) {
-		reason_set(why, "BAR not implemented");
-		return -EINVAL;
-	}
+	if (!size)
+		return reason_fail(why, -EINVAL, "BAR not implemented");
 	if ((count != 1 && count != 2 && count != 4 && count != 8) ||
-	    off % count) {
-		reason_set(why, "BAR access not of 1, 2, 4 or 8 aligned bytes");
-		return -EINVAL;
-	}
-	if (off >= size || count > size - off) {
-		reason_set(why, "access past the end of the BAR");
-		return -EINVAL;
-	}
+	    off % count)
+		return reason_fail(
+			why, -EINVAL,
+			"BAR access not of 1, 2, 4 or 8 aligned bytes");
+	if (off >= size || count > size - off)
+		return reason_fail(why, -EINVAL,
+				   "access past the end of the BAR");
 	switch (msix_area(fn, bar, off, count, &rel)) {
 	case AREA_TABLE:
 		table_rw(fn, rel, buf, count, write);
@@ -542,8 +526,8 @@ static int bar_rw(struct pci_fn *fn, unsigned int bar, uint64_t off,
 			memcpy(buf, (uint8_t *)fn->pba + rel, count);
 		return 0;
 	case AREA_STRADDLE:
-		reason_set(why, "access straddles the MSI-X table or PBA");
-		return -EINVAL;
+		return reason_fail(why, -EINVAL,
+				   "access straddles the MSI-X table or PBA");
 	case AREA_DEVICE:
 		break;
 	}
@@ -564,16 +548,14 @@ int pci_fn_region_rw(struct pci_fn *fn, uint32_t index, uint64_t offset,
 		     uint8_t *buf, uint32_t count, bool write,
 		     struct reason *why)
 {
-	if (count == 0) {
-		reason_set(why, "zero-byte access");
-		return -EINVAL;
-	}
+	if (count == 0)
+		return reason_fail(why, -EINVAL, "zero-byte access");
 	if (index == VFIO_USER_PCI_CONFIG)
 		return cfg_rw(fn, offset, buf, count, write, why);
 	if (index <= VFIO_USER_PCI_BAR5)
 		return bar_rw(fn, index, offset, buf, count, write, why);
-	reason_set(why, "no such region (ROM and VGA are not implemented)");
-	return -EINVAL;
+	return reason_fail(why, -EINVAL,
+			   "no such region (ROM and VGA are not implemented)");
 }
 
 /* ---- interrupts ---------------------------------------------------------- */
@@ -655,10 +637,10 @@ static int irqs_set_fds(struct pci_fn *fn, uint32_t start, uint32_t count,
 		close_irq_fds(fn, start, count);
 		return 0;
 	}
-	if (nfds != count) {
-		reason_set(why, "eventfd count differs from the vector count");
-		return -EINVAL;
-	}
+	if (nfds != count)
+		return reason_fail(
+			why, -EINVAL,
+			"eventfd count differs from the vector count");
 	for (i = 0; i < nfds; i++) {
 		ret = irq_fd_ok(fds[i], why);
 		if (ret < 0)
@@ -679,15 +661,13 @@ static int irqs_trigger(struct pci_fn *fn, const struct vfio_user_irq_set *s,
 	bool is_bool = s->flags & VFIO_USER_IRQ_SET_DATA_BOOL;
 	uint32_t i;
 
-	if (data_len != (is_bool ? s->count : 0)) {
-		reason_set(why, "data size does not match the count");
-		return -EINVAL;
-	}
+	if (data_len != (is_bool ? s->count : 0))
+		return reason_fail(why, -EINVAL,
+				   "data size does not match the count");
 	for (i = 0; is_bool && i < s->count; i++)
-		if (data[i] > 1) {
-			reason_set(why, "a bool is neither 0 nor 1");
-			return -EINVAL;
-		}
+		if (data[i] > 1)
+			return reason_fail(why, -EINVAL,
+					   "a bool is neither 0 nor 1");
 	for (i = 0; i < s->count; i++)
 		if (!is_bool || data[i])
 			pci_fn_raise(fn, s->start + i);
@@ -702,36 +682,28 @@ static int irqs_check(const struct pci_fn *fn,
 		s->index == VFIO_USER_PCI_MSIX ? fn->ops->msix.vectors : 0;
 
 	if (s->flags &
-	    ~(VFIO_USER_IRQ_SET_DATA_MASK | VFIO_USER_IRQ_SET_ACTION_BITS)) {
-		reason_set(why, "unknown flags");
-		return -EINVAL;
-	}
+	    ~(VFIO_USER_IRQ_SET_DATA_MASK | VFIO_USER_IRQ_SET_ACTION_BITS))
+		return reason_fail(why, -EINVAL, "unknown flags");
 	if (!one_bit(s->flags, VFIO_USER_IRQ_SET_DATA_MASK) ||
-	    !one_bit(s->flags, VFIO_USER_IRQ_SET_ACTION_BITS)) {
-		reason_set(why, "not exactly one data type and one action");
-		return -EINVAL;
-	}
-	if (s->index >= PCI_FN_NUM_IRQ_INDEXES) {
-		reason_set(why, "no such irq index");
-		return -EINVAL;
-	}
-	if (nfds && !(s->flags & VFIO_USER_IRQ_SET_DATA_EVENTFD)) {
-		reason_set(why, "fds without DATA_EVENTFD");
-		return -EINVAL;
-	}
+	    !one_bit(s->flags, VFIO_USER_IRQ_SET_ACTION_BITS))
+		return reason_fail(why, -EINVAL,
+				   "not exactly one data type and one action");
+	if (s->index >= PCI_FN_NUM_IRQ_INDEXES)
+		return reason_fail(why, -EINVAL, "no such irq index");
+	if (nfds && !(s->flags & VFIO_USER_IRQ_SET_DATA_EVENTFD))
+		return reason_fail(why, -EINVAL, "fds without DATA_EVENTFD");
 	/* DATA_NONE + TRIGGER with count 0: disable the index (vfio) */
 	if (s->count == 0 && s->start == 0 &&
 	    s->flags == (VFIO_USER_IRQ_SET_DATA_NONE |
 			 VFIO_USER_IRQ_SET_ACTION_TRIGGER))
 		return 0;
-	if (s->count == 0 || s->start >= avail || s->count > avail - s->start) {
-		reason_set(why, "vectors out of range (only MSI-X has any)");
-		return -EINVAL;
-	}
-	if (!(s->flags & VFIO_USER_IRQ_SET_ACTION_TRIGGER)) {
-		reason_set(why, "MSI-X masks through its table, not SET_IRQS");
-		return -EINVAL;
-	}
+	if (s->count == 0 || s->start >= avail || s->count > avail - s->start)
+		return reason_fail(why, -EINVAL,
+				   "vectors out of range (only MSI-X has any)");
+	if (!(s->flags & VFIO_USER_IRQ_SET_ACTION_TRIGGER))
+		return reason_fail(
+			why, -EINVAL,
+			"MSI-X masks through its table, not SET_IRQS");
 	return 0;
 }
 
@@ -785,21 +757,17 @@ int pci_fn_dma_map(struct pci_fn *fn, const struct vfio_user_dma_map *m, int fd,
 	};
 	int ret;
 
-	if (m->flags & ~(VFIO_USER_DMA_F_READ | VFIO_USER_DMA_F_WRITE)) {
-		reason_set(why, "unknown DMA_MAP flags");
-		return -EINVAL;
-	}
-	if (fd < 0) {
-		reason_set(why,
-			   "region without an fd: guest RAM must be shared "
-			   "memory (QEMU: -object memory-backend-memfd,"
-			   "share=on and -machine aux-ram-share=on)");
-		return -EINVAL;
-	}
-	if ((m->addr | m->size | m->offset) & (VFIO_USER_PGSIZE - 1)) {
-		reason_set(why, "address, size or offset not 4 KiB aligned");
-		return -EINVAL;
-	}
+	if (m->flags & ~(VFIO_USER_DMA_F_READ | VFIO_USER_DMA_F_WRITE))
+		return reason_fail(why, -EINVAL, "unknown DMA_MAP flags");
+	if (fd < 0)
+		return reason_fail(
+			why, -EINVAL,
+			"region without an fd: guest RAM must be shared "
+			"memory (QEMU: -object memory-backend-memfd,"
+			"share=on and -machine aux-ram-share=on)");
+	if ((m->addr | m->size | m->offset) & (VFIO_USER_PGSIZE - 1))
+		return reason_fail(why, -EINVAL,
+				   "address, size or offset not 4 KiB aligned");
 	ret = gm_add_region(&fn->mem, &r, fd, why);
 	if (ret < 0)
 		return ret;
@@ -824,36 +792,28 @@ int pci_fn_dma_unmap(struct pci_fn *fn, const struct vfio_user_dma_unmap *u,
 	uint64_t end;
 	unsigned int i, removed = 0;
 
-	if (u->flags & VFIO_USER_DMA_UNMAP_F_DIRTY_BITMAP) {
-		reason_set(why, "dirty page tracking is not supported");
-		return -ENOTSUP;
-	}
-	if (u->flags & ~VFIO_USER_DMA_UNMAP_F_ALL) {
-		reason_set(why, "unknown DMA_UNMAP flags");
-		return -EINVAL;
-	}
-	if (all ? (u->addr || u->size) : u->size == 0) {
-		reason_set(why, "%s",
-			   all ? "UNMAP_ALL with an address or size"
-			       : "zero size");
-		return -EINVAL;
-	}
+	if (u->flags & VFIO_USER_DMA_UNMAP_F_DIRTY_BITMAP)
+		return reason_fail(why, -ENOTSUP,
+				   "dirty page tracking is not supported");
+	if (u->flags & ~VFIO_USER_DMA_UNMAP_F_ALL)
+		return reason_fail(why, -EINVAL, "unknown DMA_UNMAP flags");
+	if (all ? (u->addr || u->size) : u->size == 0)
+		return reason_fail(why, -EINVAL, "%s",
+				   all ? "UNMAP_ALL with an address or size"
+				       : "zero size");
 	if (all)
 		end = UINT64_MAX;
-	else if (__builtin_add_overflow(u->addr, u->size, &end)) {
-		reason_set(why, "address + size overflows");
-		return -EINVAL;
-	}
+	else if (__builtin_add_overflow(u->addr, u->size, &end))
+		return reason_fail(why, -EINVAL, "address + size overflows");
 	/* all or nothing: no region may be cut in two */
 	for (i = 0; i < fn->mem.nregions; i++) {
 		const struct gm_region *g = &fn->mem.regions[i];
 		bool overlaps = g->gpa < end && u->addr < g->gpa + g->size;
 		bool inside = g->gpa >= u->addr && g->gpa + g->size <= end;
 
-		if (overlaps && !inside && !all) {
-			reason_set(why, "range cuts a mapped region");
-			return -EINVAL;
-		}
+		if (overlaps && !inside && !all)
+			return reason_fail(why, -EINVAL,
+					   "range cuts a mapped region");
 	}
 	for (i = fn->mem.nregions; i-- > 0;) {
 		const struct gm_region *g = &fn->mem.regions[i];
@@ -863,9 +823,7 @@ int pci_fn_dma_unmap(struct pci_fn *fn, const struct vfio_user_dma_unmap *u,
 			removed++;
 		}
 	}
-	if (!removed && !all) {
-		reason_set(why, "no region mapped there");
-		return -ENOENT;
-	}
+	if (!removed && !all)
+		return reason_fail(why, -ENOENT, "no region mapped there");
 	return 0;
 }

@@ -42,24 +42,32 @@ struct command {
 
 /* ---- framing ------------------------------------------------------------ */
 
-const char *vfu_check_framing(const void *buf, size_t len)
+int vfu_check_framing(const void *buf, size_t len, struct reason *why)
 {
 	struct vfio_user_header h;
 
 	if (len < sizeof(h))
-		return "truncated header";
+		return reason_fail(why, -EINVAL, "truncated header");
 	memcpy(&h, buf, sizeof(h));
 	if (h.size < sizeof(h))
-		return "size field smaller than the header";
+		return reason_fail(why, -EINVAL,
+				   "size field smaller than the header");
 	if (h.size > VFIO_USER_MAX_MSG)
-		return "message larger than the maximum we announce";
+		return reason_fail(
+			why, -EINVAL,
+			"message larger than the maximum we announce");
 	if (h.size != len)
-		return "size field differs from the bytes received";
+		return reason_fail(
+			why, -EINVAL,
+			"size field differs from the bytes received");
 	if ((h.flags & VFIO_USER_F_TYPE_MASK) != VFIO_USER_F_REQUEST)
-		return "not a request (we send none, so expect no reply)";
+		return reason_fail(
+			why, -EINVAL,
+			"not a request (we send none, so expect no reply)");
 	if (h.flags & ~(VFIO_USER_F_TYPE_MASK | VFIO_USER_F_NO_REPLY))
-		return "unknown or error flag on a request";
-	return NULL;
+		return reason_fail(why, -EINVAL,
+				   "unknown or error flag on a request");
+	return 0;
 }
 
 /* ---- handlers ----------------------------------------------------------- */
@@ -80,15 +88,13 @@ static int do_version(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	struct vfio_user_caps caps = { 0 };
 	int n;
 
-	if (dev->versioned) {
-		reason_set(&o->why, "VERSION again on a negotiated connection");
-		return -EINVAL;
-	}
+	if (dev->versioned)
+		return reason_fail(&o->why, -EINVAL,
+				   "VERSION again on a negotiated connection");
 	memcpy(&v, m->payload, sizeof(v));
-	if (v.major != VFIO_USER_MAJOR) {
-		reason_set(&o->why, "protocol major version is not 0");
-		return -ENOTSUP;
-	}
+	if (v.major != VFIO_USER_MAJOR)
+		return reason_fail(&o->why, -ENOTSUP,
+				   "protocol major version is not 0");
 	if (m->len > sizeof(v) &&
 	    vfio_user_caps_parse((const char *)m->payload + sizeof(v),
 				 m->len - sizeof(v), &caps, &o->why) < 0)
@@ -97,10 +103,9 @@ static int do_version(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	memcpy(o->payload, &v, sizeof(v));
 	n = vfio_user_caps_format(&ours, (char *)o->payload + sizeof(v),
 				  VFIO_USER_MAX_CAPS_JSON);
-	if (n < 0) {
-		reason_set(&o->why, "our capabilities do not fit");
-		return -EIO;
-	}
+	if (n < 0)
+		return reason_fail(&o->why, -EIO,
+				   "our capabilities do not fit");
 	o->len = sizeof(v) + (size_t)n;
 	dev->client_caps = caps;
 	dev->versioned = true;
@@ -115,10 +120,9 @@ static int do_dma_map(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	int ret;
 
 	memcpy(&d, m->payload, sizeof(d));
-	if (d.argsz != sizeof(d)) {
-		reason_set(&o->why, "argsz is not the struct size");
-		return -EINVAL;
-	}
+	if (d.argsz != sizeof(d))
+		return reason_fail(&o->why, -EINVAL,
+				   "argsz is not the struct size");
 	ret = pci_fn_dma_map(&dev->fn, &d, m->nfds ? m->fds[0] : -1, &o->why);
 	if (ret == 0)
 		log_debug("DMA region [0x%llx, +0x%llx) mapped",
@@ -133,10 +137,9 @@ static int do_dma_unmap(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	int ret;
 
 	memcpy(&u, m->payload, sizeof(u));
-	if (u.argsz != sizeof(u)) {
-		reason_set(&o->why, "argsz is not the struct size");
-		return -EINVAL;
-	}
+	if (u.argsz != sizeof(u))
+		return reason_fail(&o->why, -EINVAL,
+				   "argsz is not the struct size");
 	ret = pci_fn_dma_unmap(&dev->fn, &u, &o->why);
 	if (ret < 0)
 		return ret;
@@ -150,10 +153,9 @@ static int do_get_info(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	struct vfio_user_device_info i;
 
 	memcpy(&i, m->payload, sizeof(i));
-	if (i.argsz < sizeof(i)) {
-		reason_set(&o->why, "argsz smaller than the struct");
-		return -EINVAL;
-	}
+	if (i.argsz < sizeof(i))
+		return reason_fail(&o->why, -EINVAL,
+				   "argsz smaller than the struct");
 	i = (struct vfio_user_device_info){
 		.argsz = sizeof(i),
 		.flags = VFIO_USER_DEVICE_F_PCI | VFIO_USER_DEVICE_F_RESET,
@@ -172,10 +174,9 @@ static int do_region_info(struct vfu_dev *dev, const struct msg *m,
 	int ret;
 
 	memcpy(&r, m->payload, sizeof(r));
-	if (r.argsz < sizeof(r)) {
-		reason_set(&o->why, "argsz smaller than the struct");
-		return -EINVAL;
-	}
+	if (r.argsz < sizeof(r))
+		return reason_fail(&o->why, -EINVAL,
+				   "argsz smaller than the struct");
 	ret = pci_fn_region_info(&dev->fn, r.index, &r, &o->fd);
 	if (ret < 0) {
 		reason_set(&o->why, "no such region");
@@ -192,10 +193,9 @@ static int do_irq_info(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	int ret;
 
 	memcpy(&i, m->payload, sizeof(i));
-	if (i.argsz < sizeof(i)) {
-		reason_set(&o->why, "argsz smaller than the struct");
-		return -EINVAL;
-	}
+	if (i.argsz < sizeof(i))
+		return reason_fail(&o->why, -EINVAL,
+				   "argsz smaller than the struct");
 	ret = pci_fn_irq_info(&dev->fn, i.index, &i);
 	if (ret < 0) {
 		reason_set(&o->why, "no such irq index");
@@ -214,10 +214,9 @@ static int do_set_irqs(struct vfu_dev *dev, const struct msg *m, struct out *o)
 	struct vfio_user_irq_set s;
 
 	memcpy(&s, m->payload, sizeof(s));
-	if (s.argsz != m->len) {
-		reason_set(&o->why, "argsz differs from the payload size");
-		return -EINVAL;
-	}
+	if (s.argsz != m->len)
+		return reason_fail(&o->why, -EINVAL,
+				   "argsz differs from the payload size");
 	/* it keeps the fds it installs (their slots become -1) */
 	return pci_fn_set_irqs(&dev->fn, &s, m->payload + sizeof(s),
 			       m->len - sizeof(s), m->fds, m->nfds, &o->why);
@@ -230,10 +229,9 @@ static int do_region_read(struct vfu_dev *dev, const struct msg *m,
 	int ret;
 
 	memcpy(&rw, m->payload, sizeof(rw));
-	if (rw.count > VFIO_USER_MAX_XFER) {
-		reason_set(&o->why, "count larger than max_data_xfer_size");
-		return -E2BIG;
-	}
+	if (rw.count > VFIO_USER_MAX_XFER)
+		return reason_fail(&o->why, -E2BIG,
+				   "count larger than max_data_xfer_size");
 	ret = pci_fn_region_rw(&dev->fn, rw.region, rw.offset,
 			       o->payload + sizeof(rw), rw.count, false,
 			       &o->why);
@@ -252,10 +250,9 @@ static int do_region_write(struct vfu_dev *dev, const struct msg *m,
 	int ret;
 
 	memcpy(&rw, m->payload, sizeof(rw));
-	if (rw.count != m->len - sizeof(rw)) {
-		reason_set(&o->why, "count differs from the data sent");
-		return -EINVAL;
-	}
+	if (rw.count != m->len - sizeof(rw))
+		return reason_fail(&o->why, -EINVAL,
+				   "count differs from the data sent");
 	memcpy(data, m->payload + sizeof(rw), rw.count);
 	ret = pci_fn_region_rw(&dev->fn, rw.region, rw.offset, data, rw.count,
 			       true, &o->why);
@@ -316,26 +313,27 @@ static void reply(const struct msg *m, int err, size_t len,
 	res->reply_len = res->reply.hdr.size;
 }
 
-/* Why a framed request cannot be handled at all, or NULL. */
-static const char *check_request(const struct vfu_dev *dev, const struct msg *m,
-				 int *ret_err)
+/* Whether a framed request can be handled at all: 0, or -errno (the
+ * error the reply carries) and why. */
+static int check_request(const struct vfu_dev *dev, const struct msg *m,
+			 struct reason *why)
 {
 	const struct command *c;
 
-	*ret_err = EINVAL;
 	if (m->hdr.command >= VFIO_USER_MAX_COMMAND ||
-	    !commands[m->hdr.command].handle) {
-		*ret_err = ENOTSUP;
-		return "command not implemented by this server";
-	}
+	    !commands[m->hdr.command].handle)
+		return reason_fail(why, -ENOTSUP,
+				   "command not implemented by this server");
 	c = &commands[m->hdr.command];
 	if (!dev->versioned && m->hdr.command != VFIO_USER_VERSION)
-		return "request before VERSION";
+		return reason_fail(why, -EINVAL, "request before VERSION");
 	if (m->len < c->min_len || m->len > c->max_len)
-		return "payload size out of range for the command";
+		return reason_fail(why, -EINVAL,
+				   "payload size out of range for the command");
 	if (m->nfds > c->max_fds)
-		return "more fds than the command takes";
-	return NULL;
+		return reason_fail(why, -EINVAL,
+				   "more fds than the command takes");
+	return 0;
 }
 
 void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
@@ -344,16 +342,16 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 	struct out o = { .payload = res->reply.bytes + sizeof(res->reply.hdr),
 			 .fd = -1 };
 	struct msg m = { .fds = fds, .nfds = nfds };
-	const char *why;
+	struct reason why;
 	unsigned int i;
 	int err;
 
 	res->disconnect = false;
 	res->reply_len = 0;
 	res->reply_fd = -1;
-	why = vfu_check_framing(buf, len);
-	if (why) {
-		log_peer_warnx("vfio-user: %s; dropping the connection", why);
+	if (vfu_check_framing(buf, len, &why) < 0) {
+		log_peer_warnx("vfio-user: %s; dropping the connection",
+			       why.msg);
 		res->disconnect = true;
 		goto close_fds;
 	}
@@ -363,11 +361,11 @@ void vfu_handle(struct vfu_dev *dev, const void *buf, size_t len, int *fds,
 	log_debug("vfio-user: %s (id %u, %zu bytes, %u fds%s)",
 		  vfio_user_command_name(m.hdr.command), m.hdr.msg_id, m.len,
 		  nfds, m.hdr.flags & VFIO_USER_F_NO_REPLY ? ", no reply" : "");
-	why = check_request(dev, &m, &err);
-	if (why) {
+	err = -check_request(dev, &m, &why);
+	if (err) {
 		log_peer_warnx("vfio-user: refusing %s (%u, id %u): %s",
 			       vfio_user_command_name(m.hdr.command),
-			       m.hdr.command, m.hdr.msg_id, why);
+			       m.hdr.command, m.hdr.msg_id, why.msg);
 		reply(&m, err, 0, res);
 		goto close_fds;
 	}

@@ -47,11 +47,11 @@ struct vfu_result {
 };
 
 /*
- * Why a message's framing is bad, or NULL if it is well formed: length
- * against the header's size field and VFIO_USER_MAX_MSG, message type and
- * flags.  buf holds len bytes.  Pure.
+ * Whether a message is well framed: length against the header's size field
+ * and VFIO_USER_MAX_MSG, message type and flags.  0, or -EINVAL and why.
+ * buf holds len bytes.  Pure.
  */
-const char *vfu_check_framing(const void *buf, size_t len);
+int vfu_check_framing(const void *buf, size_t len, struct reason *why);
 
 /* New state for a client connection; creates the device. 0 or -errno. */
 int vfu_dev_new(const struct pci_fn_ops *ops, const struct dev_env *env,

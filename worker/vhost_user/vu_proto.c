@@ -340,22 +340,20 @@ static int ring_translate(const struct vu_dev *dev, const struct vu_ring *r,
 
 	for (i = 0; i < 3; i++) {
 		ret_ptrs[i] = gm_uva_to_host(&dev->mem, uva[i], len[i]);
-		if (!ret_ptrs[i]) {
-			reason_set(why,
-				   "queue %u %s 0x%llx+%llu not in guest "
-				   "memory",
-				   r->vq.index, part[i],
-				   (unsigned long long)uva[i],
-				   (unsigned long long)len[i]);
-			return -EFAULT;
-		}
-		if ((uintptr_t)ret_ptrs[i] % align[i]) {
-			reason_set(why,
-				   "queue %u %s 0x%llx not %u-byte aligned",
-				   r->vq.index, part[i],
-				   (unsigned long long)uva[i], align[i]);
-			return -EINVAL;
-		}
+		if (!ret_ptrs[i])
+			return reason_fail(
+				why, -EFAULT,
+				"queue %u %s 0x%llx+%llu not in guest "
+				"memory",
+				r->vq.index, part[i],
+				(unsigned long long)uva[i],
+				(unsigned long long)len[i]);
+		if ((uintptr_t)ret_ptrs[i] % align[i])
+			return reason_fail(
+				why, -EINVAL,
+				"queue %u %s 0x%llx not %u-byte aligned",
+				r->vq.index, part[i],
+				(unsigned long long)uva[i], align[i]);
 	}
 	return 0;
 }
@@ -796,23 +794,18 @@ static int signal_fd_ok(int fd, struct reason *why)
 	struct stat st;
 	int fl;
 
-	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0) {
-		reason_set(why, "cannot inspect it: %s", strerror(errno));
-		return -EBADF;
-	}
-	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)) {
-		reason_set(why, "a file or block device, not an eventfd");
-		return -EINVAL;
-	}
-	if ((fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH)) {
-		reason_set(why, "not open for writing");
-		return -EBADF;
-	}
-	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-		reason_set(why, "cannot make it non-blocking: %s",
-			   strerror(errno));
-		return -EINVAL;
-	}
+	if (fstat(fd, &st) < 0 || (fl = fcntl(fd, F_GETFL)) < 0)
+		return reason_fail(why, -EBADF, "cannot inspect it: %s",
+				   strerror(errno));
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))
+		return reason_fail(why, -EINVAL,
+				   "a file or block device, not an eventfd");
+	if ((fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH))
+		return reason_fail(why, -EBADF, "not open for writing");
+	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return reason_fail(why, -EINVAL,
+				   "cannot make it non-blocking: %s",
+				   strerror(errno));
 	return 0;
 }
 

@@ -159,9 +159,14 @@ static void test_framing(void **state)
 	uint8_t pl[16] = { 16 };
 	int efd = eventfd(0, EFD_CLOEXEC);
 
-	assert_non_null(vfu_check_framing(&h, 8));
-	assert_null(vfu_check_framing(&(struct vfio_user_header){ .size = HDR },
-				      HDR));
+	struct reason why = { "" };
+
+	assert_int_equal(vfu_check_framing(&h, 8, &why), -EINVAL);
+	assert_string_equal(why.msg, "truncated header");
+	assert_int_equal(
+		vfu_check_framing(&(struct vfio_user_header){ .size = HDR },
+				  HDR, NULL),
+		0);
 	/* the size field against the bytes */
 	send_hdr(f, &h, pl, sizeof(pl), HDR + 8, &efd, 1);
 	expect_dropped(f);
