@@ -410,7 +410,7 @@ esac
 # ---- level 1, the host
 operator_args libvirt-operator.sh "$@"
 for f in /usr/sbin/libvirtd /usr/sbin/virtlogd /usr/bin/virsh; do
-	[ -x "$f" ] || skip_all "no $f: libvirt is not installed (./dev installs libvirt-daemon-driver-qemu and libvirt-clients)"
+	[ -x "$f" ] || skip_all "no $f: libvirt is not installed (./dev installs libvirt-daemon, libvirt-daemon-driver-qemu and libvirt-clients)"
 done
 GUEST_VM_OPTS=(--no-cm)
 # a nested guest booted twice (the reset): ~2 min each on a quiet machine,

@@ -23,7 +23,7 @@ needs_root_hooks "libvirtd, a mount namespace, workers under their own uids" \
 	"the broker's test build"
 for f in /usr/sbin/libvirtd /usr/sbin/virtlogd /usr/bin/virsh \
 	/usr/bin/qemu-system-x86_64; do
-	[ -x "$f" ] || skip_all "no $f (./dev installs libvirt-daemon-driver-qemu, libvirt-clients and qemu-system-x86)"
+	[ -x "$f" ] || skip_all "no $f (./dev installs libvirt-daemon, libvirt-daemon-driver-qemu, libvirt-clients and qemu-system-x86)"
 done
 
 # the test itself, in its own mount namespace: /etc copy-on-write (the hook
