@@ -12,7 +12,7 @@
  * exact wire layout (natural alignment unless marked packed). Do not
  * include this together with <rdma/vmw_pvrdma-abi.h>: the uapi part below
  * uses the same names on purpose, so the two can be compared field by
- * field (tests/unit/pvrdma/test_pvrdma_abi.c).
+ * field (tests/unit/worker/pvrdma/test_pvrdma_abi.c).
  */
 #ifndef RDMAGATE_COMMON_PVRDMA_ABI_H
 #define RDMAGATE_COMMON_PVRDMA_ABI_H

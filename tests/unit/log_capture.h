@@ -2,8 +2,9 @@
 /*
  * Test helper: the process log (common/log.h) captured in a pipe, so that
  * a unit test can check what the code under test said.  Header-only;
- * include it after <cmocka.h>.  (tests/unit/test_vu_proto.c has its own
- * copy, with a fake clock for its rate-limit tests.)
+ * include it after <cmocka.h>.
+ * (tests/unit/worker/vhost_user/test_vu_proto.c has its own copy, with a
+ * fake clock for its rate-limit tests.)
  */
 #ifndef RDMAGATE_TESTS_UNIT_LOG_CAPTURE_H
 #define RDMAGATE_TESTS_UNIT_LOG_CAPTURE_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The register map of the vfio-user transport test function (test_fn.c),
- * shared with the tests that drive it (tests/unit/vfio_user,
+ * shared with the tests that drive it (tests/unit/worker/vfio_user,
  * tests/host/vfio_user).  BAR0: registers; BAR2 (64-bit): the MSI-X table
  * and PBA.
  */

@@ -15,8 +15,8 @@
 
 #include "common/log.h"
 #include "worker/pvrdma/pvrdma.h"
-#include "../../unit/pvrdma/fake_be.h"
-#include "../../unit/pvrdma/fake_ram.h"
+#include "../../unit/worker/pvrdma/fake_be.h"
+#include "../../unit/worker/pvrdma/fake_ram.h"
 
 #define PAGES 48
 

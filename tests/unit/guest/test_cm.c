@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "guest/cm.h"
-#include "tests/unit/rdma/guard.h"
+#include "tests/unit/guard.h"
 
 /* MAD offset of a CM message byte. */
 #define M(off) (CM_MAD_HDR_LEN + (off))

@@ -22,7 +22,7 @@
 #include "common/clock.h"
 #include "worker/pvrdma/cmd.h"
 #include "worker/pvrdma/pvrdma.h"
-#include "../log_capture.h"
+#include "tests/unit/log_capture.h"
 #include "fake_be.h"
 #include "fake_ram.h"
 

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "worker/virtio_rdma/wqe.h"
-#include "guard.h"
+#include "tests/unit/guard.h"
 
 #define HDR sizeof(struct virtio_rdma_sq_wqe)
 

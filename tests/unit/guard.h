@@ -4,8 +4,8 @@
  * page, so that a decoder reading one byte past them crashes the test
  * even without a sanitizer.
  */
-#ifndef RDMAGATE_TESTS_UNIT_RDMA_GUARD_H
-#define RDMAGATE_TESTS_UNIT_RDMA_GUARD_H
+#ifndef RDMAGATE_TESTS_UNIT_GUARD_H
+#define RDMAGATE_TESTS_UNIT_GUARD_H
 
 #include <stdint.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 
 #include "common/cleanup.h"
 #include "worker/virtio_rdma/cmd.h"
-#include "guard.h"
+#include "tests/unit/guard.h"
 
 /* A control chain: header + request, flattened, and its writable size. */
 struct chain {
