@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "tests/host/vfio_user/vt.h"
+#include "tests/host/vfio_user/vfu_test.h"
 
 static int session(struct worker *w)
 {
@@ -26,28 +26,28 @@ static int session(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_session(&c, &ram, w));
+	CHECK_OK(vft_session(&c, &ram, w));
 	CHECK_OK(vfio_user_client_msix_enable(&c, 8));
 	/* an interrupt through an eventfd the client sent */
-	CHECK_OK(vt_reg_write(&c, TFN_REG_RAISE, 3));
+	CHECK_OK(vft_reg_write(&c, TFN_REG_RAISE, 3));
 	CHECK(vfio_user_client_irq_wait(&c, 3, H_TIMEOUT_MS) == 1);
 	/* DMA in guest memory, completion interrupt */
 	CHECK_OK(guest_ram_write(&ram, 0x1000, "sandboxed", 10));
-	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_VEC, 5));
-	CHECK_OK(vt_dma_copy(&c, 0x1000, VT_HIGH_GPA, 10, &status));
+	CHECK_OK(vft_reg_write(&c, TFN_REG_DMA_VEC, 5));
+	CHECK_OK(vft_dma_copy(&c, 0x1000, VFT_HIGH_GPA, 10, &status));
 	CHECK(status == 0);
 	CHECK(vfio_user_client_irq_wait(&c, 5, H_TIMEOUT_MS) == 1);
-	CHECK(!memcmp(guest_ram_ptr(&ram, VT_HIGH_GPA, 10), "sandboxed", 10));
+	CHECK(!memcmp(guest_ram_ptr(&ram, VFT_HIGH_GPA, 10), "sandboxed", 10));
 	/* refusals log and reply */
-	CHECK_OK(vt_refused(&c, 0x77, pl, sizeof(pl), NULL, 0, ENOTSUP));
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_MAP, pl, sizeof(pl), NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, 0x77, pl, sizeof(pl), NULL, 0, ENOTSUP));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_MAP, pl, sizeof(pl), NULL, 0,
+			     EINVAL));
 	/* unmap, reset, and a new client after this one */
-	CHECK_OK(vfio_user_client_dma_unmap(&c, VT_HIGH_GPA, VT_RAM_SIZE, 0));
+	CHECK_OK(vfio_user_client_dma_unmap(&c, VFT_HIGH_GPA, VFT_RAM_SIZE, 0));
 	CHECK_OK(vfio_user_client_reset(&c));
 	vfio_user_client_close(&c);
-	CHECK_OK(vt_connect(&c, w));
-	CHECK_OK(vt_reg(&c, TFN_REG_MAGIC, &magic));
+	CHECK_OK(vft_connect(&c, w));
+	CHECK_OK(vft_reg(&c, TFN_REG_MAGIC, &magic));
 	CHECK(magic == TFN_MAGIC);
 	return 0;
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "tests/host/vfio_user/vt.h"
+#include "tests/host/vfio_user/vfu_test.h"
 
 #define NO_IRQ_MS 150
 
@@ -28,7 +28,7 @@ static int handshake_describes_the_function(struct worker *w)
 	uint8_t cap;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	printf("# server caps: max_fds %llu max_xfer %llu pgsizes %llu "
 	       "max_dma_maps %llu\n",
 	       (unsigned long long)c.max_fds, (unsigned long long)c.max_xfer,
@@ -75,7 +75,7 @@ static int bars_size_by_writing_ones(struct worker *w)
 	uint64_t v;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	CHECK_OK(vfio_user_client_cfg_write(&c, PCI_BASE_ADDRESS_0, 4,
 					    0xffffffff));
 	CHECK_OK(vfio_user_client_cfg_read(&c, PCI_BASE_ADDRESS_0, 4, &v));
@@ -112,10 +112,10 @@ static int bar_registers_read_and_write(struct worker *w)
 	int i;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
-	CHECK_OK(vt_reg(&c, TFN_REG_MAGIC, &r));
+	CHECK_OK(vft_connect(&c, w));
+	CHECK_OK(vft_reg(&c, TFN_REG_MAGIC, &r));
 	CHECK(r == TFN_MAGIC);
-	CHECK_OK(vt_reg(&c, TFN_REG_VERSION, &r));
+	CHECK_OK(vft_reg(&c, TFN_REG_VERSION, &r));
 	CHECK(r == TFN_VERSION);
 	/* every access size, and posted writes stay in order */
 	CHECK_OK(vfio_user_client_bar_write(&c, 0, TFN_REG_SCRATCH, 8,
@@ -129,12 +129,12 @@ static int bar_registers_read_and_write(struct worker *w)
 	CHECK_OK(vfio_user_client_bar_read(&c, 0, TFN_REG_SCRATCH, 4, &v));
 	CHECK(v == 0x5566aa88);
 	for (i = 0; i < 1000; i++)
-		CHECK_OK(vt_reg_write(&c, TFN_REG_SCRATCH + 8, (uint32_t)i));
-	CHECK_OK(vt_reg(&c, TFN_REG_SCRATCH + 8, &r));
+		CHECK_OK(vft_reg_write(&c, TFN_REG_SCRATCH + 8, (uint32_t)i));
+	CHECK_OK(vft_reg(&c, TFN_REG_SCRATCH + 8, &r));
 	CHECK(r == 999);
 	/* read-only registers */
-	CHECK_OK(vt_reg_write(&c, TFN_REG_MAGIC, 0));
-	CHECK_OK(vt_reg(&c, TFN_REG_MAGIC, &r));
+	CHECK_OK(vft_reg_write(&c, TFN_REG_MAGIC, 0));
+	CHECK_OK(vft_reg(&c, TFN_REG_MAGIC, &r));
 	CHECK(r == TFN_MAGIC);
 	/* a non-posted write is answered */
 	{
@@ -155,38 +155,40 @@ static int dma_regions_map_and_unmap(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_session(&c, &ram, w));
-	CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &maps));
+	CHECK_OK(vft_session(&c, &ram, w));
+	CHECK_OK(vft_reg(&c, TFN_REG_MAPS, &maps));
 	CHECK(maps == 2);
 	for (i = 0; i < sizeof(src); i++)
 		src[i] = (uint8_t)(i * 7 + 3);
 	CHECK_OK(guest_ram_write(&ram, 0x10000, src, sizeof(src)));
 	/* no bus mastering yet: the device must not DMA */
-	CHECK_OK(vt_dma_copy(&c, 0x10000, VT_HIGH_GPA + 0x2000, 4096, &status));
+	CHECK_OK(vft_dma_copy(&c, 0x10000, VFT_HIGH_GPA + 0x2000, 4096,
+			      &status));
 	CHECK(status == EPERM);
 	CHECK_OK(vfio_user_client_cfg_read(&c, PCI_COMMAND, 2, &cmd));
 	CHECK_OK(vfio_user_client_cfg_write(&c, PCI_COMMAND, 2,
 					    cmd | PCI_COMMAND_MASTER));
-	CHECK_OK(vt_dma_copy(&c, 0x10000, VT_HIGH_GPA + 0x2000, 4096, &status));
+	CHECK_OK(vft_dma_copy(&c, 0x10000, VFT_HIGH_GPA + 0x2000, 4096,
+			      &status));
 	CHECK(status == 0);
-	CHECK_OK(guest_ram_read(&ram, VT_HIGH_GPA + 0x2000, dst, sizeof(dst)));
+	CHECK_OK(guest_ram_read(&ram, VFT_HIGH_GPA + 0x2000, dst, sizeof(dst)));
 	CHECK(!memcmp(src, dst, sizeof(src)));
 	/* a copy that runs off the end of a region fails cleanly */
-	CHECK_OK(vt_dma_copy(&c, VT_RAM_SIZE - 100, 0, 200, &status));
+	CHECK_OK(vft_dma_copy(&c, VFT_RAM_SIZE - 100, 0, 200, &status));
 	CHECK(status == EFAULT);
 	/* unmap the high region: the device loses it */
-	CHECK_OK(vfio_user_client_dma_unmap(&c, VT_HIGH_GPA, VT_RAM_SIZE, 0));
-	CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &maps));
+	CHECK_OK(vfio_user_client_dma_unmap(&c, VFT_HIGH_GPA, VFT_RAM_SIZE, 0));
+	CHECK_OK(vft_reg(&c, TFN_REG_MAPS, &maps));
 	CHECK(maps == 1);
-	CHECK_OK(vt_dma_copy(&c, 0x10000, VT_HIGH_GPA + 0x2000, 16, &status));
+	CHECK_OK(vft_dma_copy(&c, 0x10000, VFT_HIGH_GPA + 0x2000, 16, &status));
 	CHECK(status == EFAULT);
 	/* and it can come back; then UNMAP_ALL */
 	CHECK_OK(vfio_user_client_dma_map(&c, &ram, 1));
-	CHECK_OK(vt_dma_copy(&c, 0x10000, VT_HIGH_GPA, 16, &status));
+	CHECK_OK(vft_dma_copy(&c, 0x10000, VFT_HIGH_GPA, 16, &status));
 	CHECK(status == 0);
 	CHECK_OK(vfio_user_client_dma_unmap(&c, 0, 0,
 					    VFIO_USER_DMA_UNMAP_F_ALL));
-	CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &maps));
+	CHECK_OK(vft_reg(&c, TFN_REG_MAPS, &maps));
 	CHECK(maps == 0);
 	return 0;
 }
@@ -199,10 +201,10 @@ static int no_irq(struct vfio_user_client *c, unsigned int vec)
 static int raise(struct vfio_user_client *c, unsigned int vec)
 {
 	uint32_t status;
-	int r = vt_reg_write(c, TFN_REG_RAISE, vec);
+	int r = vft_reg_write(c, TFN_REG_RAISE, vec);
 
 	if (!r)
-		r = vt_reg(c, TFN_REG_STATUS, &status);
+		r = vft_reg(c, TFN_REG_STATUS, &status);
 	return r ? r : status ? -(int)status : 0;
 }
 
@@ -220,7 +222,7 @@ static int msix_delivers_masks_and_pends(struct worker *w)
 	int err;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	CHECK_OK(vfio_user_client_msix_enable(&c, TFN_VECTORS));
 	/* every vector, both PBA words */
 	CHECK_OK(raise(&c, 0));
@@ -284,10 +286,10 @@ static int dma_completion_raises_its_vector(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_session(&c, &ram, w));
+	CHECK_OK(vft_session(&c, &ram, w));
 	CHECK_OK(vfio_user_client_msix_enable(&c, 8));
-	CHECK_OK(vt_reg_write(&c, TFN_REG_DMA_VEC, 4));
-	CHECK_OK(vt_dma_copy(&c, 0, 0x1000, 64, &status));
+	CHECK_OK(vft_reg_write(&c, TFN_REG_DMA_VEC, 4));
+	CHECK_OK(vft_dma_copy(&c, 0, 0x1000, 64, &status));
 	CHECK(status == 0);
 	CHECK(vfio_user_client_irq_wait(&c, 4, H_TIMEOUT_MS) == 1);
 	return 0;
@@ -300,17 +302,17 @@ static int reset_returns_to_power_on(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_session(&c, &ram, w));
+	CHECK_OK(vft_session(&c, &ram, w));
 	CHECK_OK(vfio_user_client_msix_enable(&c, 4));
-	CHECK_OK(vt_reg_write(&c, TFN_REG_SCRATCH, 0x5a5a));
+	CHECK_OK(vft_reg_write(&c, TFN_REG_SCRATCH, 0x5a5a));
 	CHECK_OK(vfio_user_client_msix_mask(&c, 2, true));
 	CHECK_OK(vfio_user_client_reset(&c));
-	CHECK_OK(vt_reg(&c, TFN_REG_SCRATCH, &r));
+	CHECK_OK(vft_reg(&c, TFN_REG_SCRATCH, &r));
 	CHECK(r == 0);
-	CHECK_OK(vt_reg(&c, TFN_REG_RESETS, &r));
+	CHECK_OK(vft_reg(&c, TFN_REG_RESETS, &r));
 	CHECK(r == 1);
 	/* DMA regions survive a device reset, as in vfio */
-	CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &maps));
+	CHECK_OK(vft_reg(&c, TFN_REG_MAPS, &maps));
 	CHECK(maps == 2);
 	CHECK_OK(vfio_user_client_cfg_read(&c, PCI_COMMAND, 2, &v));
 	CHECK(v == 0);
@@ -335,23 +337,23 @@ static int reconnect_starts_afresh(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_ram(&ram));
-	CHECK_OK(vt_connect(&c, w));
-	before = vt_fd_count(w->pid);
+	CHECK_OK(vft_ram(&ram));
+	CHECK_OK(vft_connect(&c, w));
+	before = vft_fd_count(w->pid);
 	CHECK(before > 0);
 	for (i = 0; i < 3; i++) {
 		CHECK_OK(vfio_user_client_map_ram(&c, &ram));
 		CHECK_OK(vfio_user_client_msix_enable(&c, TFN_VECTORS));
-		CHECK_OK(vt_reg_write(&c, TFN_REG_SCRATCH, 0x77));
+		CHECK_OK(vft_reg_write(&c, TFN_REG_SCRATCH, 0x77));
 		vfio_user_client_close(&c);
-		CHECK_OK(vt_connect(&c, w));
-		CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &r));
+		CHECK_OK(vft_connect(&c, w));
+		CHECK_OK(vft_reg(&c, TFN_REG_MAPS, &r));
 		CHECK(r == 0);
-		CHECK_OK(vt_reg(&c, TFN_REG_SCRATCH, &r));
+		CHECK_OK(vft_reg(&c, TFN_REG_SCRATCH, &r));
 		CHECK(r == 0);
 	}
 	/* every region fd and irq eventfd of the old clients is gone */
-	after = vt_fd_count(w->pid);
+	after = vft_fd_count(w->pid);
 	printf("# worker fds: %d with a client before, %d after 3 more\n",
 	       before, after);
 	CHECK(after == before);
@@ -362,7 +364,7 @@ static int qemu_msix_sequence_is_accepted(struct worker *w)
 {
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	/* vfio_msix_enable: vector 0 with fd -1 to switch MSI-X on */
 	CHECK_OK(vfio_user_client_set_irqs(
 		&c, VFIO_USER_PCI_MSIX,

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "tests/host/vfio_user/vt.h"
+#include "tests/host/vfio_user/vfu_test.h"
 #include "worker/guest_mem.h" /* GM_TABLE_REGIONS */
 
 /* The worker still serves a well-behaved client afterwards. */
@@ -31,8 +31,8 @@ static int still_serves(struct worker *w)
 	uint32_t magic;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
-	CHECK_OK(vt_reg(&c, TFN_REG_MAGIC, &magic));
+	CHECK_OK(vft_connect(&c, w));
+	CHECK_OK(vft_reg(&c, TFN_REG_MAGIC, &magic));
 	CHECK(magic == TFN_MAGIC);
 	return 0;
 }
@@ -45,11 +45,11 @@ static int dropped_by(struct worker *w, const struct vfio_user_header *h,
 	CLIENT(c);
 
 	CHECK(len <= sizeof(buf) - sizeof(*h));
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	memcpy(buf, h, sizeof(*h));
 	memcpy(buf + sizeof(*h), payload, len);
 	CHECK_OK(vfio_user_client_send_raw(&c, buf, sizeof(*h) + len, NULL, 0));
-	CHECK(vt_hung_up(&c));
+	CHECK(vft_hung_up(&c));
 	return still_serves(w);
 }
 
@@ -87,7 +87,7 @@ static int truncated_and_garbage_streams(struct worker *w)
 					      .size = 200 };
 		CLIENT(c);
 
-		CHECK_OK(vt_connect(&c, w));
+		CHECK_OK(vft_connect(&c, w));
 		CHECK_OK(vfio_user_client_send_raw(&c, &h, sizeof(h), NULL, 0));
 	}
 	CHECK_OK(still_serves(w));
@@ -95,7 +95,7 @@ static int truncated_and_garbage_streams(struct worker *w)
 	{
 		CLIENT(c);
 
-		CHECK_OK(vt_connect_raw(&c, w));
+		CHECK_OK(vft_connect_raw(&c, w));
 		CHECK_OK(vfio_user_client_send_raw(&c, junk, 7, NULL, 0));
 	}
 	CHECK_OK(still_serves(w));
@@ -106,10 +106,10 @@ static int truncated_and_garbage_streams(struct worker *w)
 	{
 		CLIENT(c);
 
-		CHECK_OK(vt_connect_raw(&c, w));
+		CHECK_OK(vft_connect_raw(&c, w));
 		/* the worker may hang up mid-stream: ignore send errors */
 		vfio_user_client_send_raw(&c, junk, sizeof(junk), NULL, 0);
-		CHECK(vt_hung_up(&c));
+		CHECK(vft_hung_up(&c));
 	}
 	return still_serves(w);
 }
@@ -133,10 +133,10 @@ static int unknown_and_unsupported_commands_are_refused(struct worker *w)
 	size_t i;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		CHECK_OK(vt_refused(&c, cmds[i], payload, sizeof(payload), NULL,
-				    0, ENOTSUP));
+		CHECK_OK(vft_refused(&c, cmds[i], payload, sizeof(payload),
+				     NULL, 0, ENOTSUP));
 	{
 		const char *const needles[] = { "refusing", "DMA_READ",
 						"not implemented", NULL };
@@ -147,7 +147,7 @@ static int unknown_and_unsupported_commands_are_refused(struct worker *w)
 	{
 		uint32_t magic;
 
-		CHECK_OK(vt_reg(&c, TFN_REG_MAGIC, &magic));
+		CHECK_OK(vft_reg(&c, TFN_REG_MAGIC, &magic));
 		CHECK(magic == TFN_MAGIC);
 	}
 	return 0;
@@ -177,55 +177,55 @@ static int version_is_checked(struct worker *w)
 	size_t i;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect_raw(&c, w));
+	CHECK_OK(vft_connect_raw(&c, w));
 	/* nothing before VERSION */
 	{
 		struct vfio_user_device_info info = { .argsz = sizeof(info) };
 
-		CHECK_OK(vt_refused(&c, VFIO_USER_DEVICE_GET_INFO, &info,
-				    sizeof(info), NULL, 0, EINVAL));
+		CHECK_OK(vft_refused(&c, VFIO_USER_DEVICE_GET_INFO, &info,
+				     sizeof(info), NULL, 0, EINVAL));
 	}
 	for (i = 0; i < sizeof(bad_json) / sizeof(bad_json[0]); i++) {
 		size_t n = strlen(bad_json[i]) + 1;
 
 		memcpy(buf, &v, sizeof(v));
 		memcpy(buf + sizeof(v), bad_json[i], n);
-		if (vt_refused(&c, VFIO_USER_VERSION, buf,
-			       (uint32_t)(sizeof(v) + n), NULL, 0, EINVAL)) {
+		if (vft_refused(&c, VFIO_USER_VERSION, buf,
+				(uint32_t)(sizeof(v) + n), NULL, 0, EINVAL)) {
 			printf("# accepted capabilities: %s\n", bad_json[i]);
 			return 1;
 		}
 	}
 	/* no NUL at the end; an embedded NUL */
 	memcpy(buf + sizeof(v), "{}", 2);
-	CHECK_OK(vt_refused(&c, VFIO_USER_VERSION, buf, sizeof(v) + 2, NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_VERSION, buf, sizeof(v) + 2, NULL, 0,
+			     EINVAL));
 	memcpy(buf + sizeof(v), "{}\0{}", 6);
-	CHECK_OK(vt_refused(&c, VFIO_USER_VERSION, buf, sizeof(v) + 6, NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_VERSION, buf, sizeof(v) + 6, NULL, 0,
+			     EINVAL));
 	/* another major version */
 	v.major = 1;
 	memcpy(buf, &v, sizeof(v));
 	memcpy(buf + sizeof(v), "{}", 3);
-	CHECK_OK(vt_refused(&c, VFIO_USER_VERSION, buf, sizeof(v) + 3, NULL, 0,
-			    ENOTSUP));
+	CHECK_OK(vft_refused(&c, VFIO_USER_VERSION, buf, sizeof(v) + 3, NULL, 0,
+			     ENOTSUP));
 	/* too short, and an fd with it */
-	CHECK_OK(vt_refused(&c, VFIO_USER_VERSION, buf, 2, NULL, 0, EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_VERSION, buf, 2, NULL, 0, EINVAL));
 	{
 		int efd = eventfd(0, EFD_CLOEXEC);
 
 		CHECK(efd >= 0);
 		v.major = 0;
 		memcpy(buf, &v, sizeof(v));
-		CHECK_OK(vt_refused(&c, VFIO_USER_VERSION, buf, sizeof(v) + 3,
-				    &efd, 1, EINVAL));
+		CHECK_OK(vft_refused(&c, VFIO_USER_VERSION, buf, sizeof(v) + 3,
+				     &efd, 1, EINVAL));
 		close(efd);
 	}
 	/* a client with no capabilities at all is fine, but only once */
 	CHECK_OK(vfio_user_client_call(&c, VFIO_USER_VERSION, buf, sizeof(v),
 				       NULL, 0, buf, sizeof(buf), NULL));
-	CHECK_OK(vt_refused(&c, VFIO_USER_VERSION, buf, sizeof(v), NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_VERSION, buf, sizeof(v), NULL, 0,
+			     EINVAL));
 	return 0;
 }
 
@@ -238,7 +238,7 @@ static int dma_map_refuses_bad_regions(struct worker *w)
 		.size = 0x10000,
 	};
 	struct vfio_user_dma_map b;
-	int fd = memfd_create("vt-ram", MFD_CLOEXEC), efd, two[2];
+	int fd = memfd_create("vft-ram", MFD_CLOEXEC), efd, two[2];
 	uint32_t maps;
 	unsigned int i;
 	CLIENT(c);
@@ -248,25 +248,25 @@ static int dma_map_refuses_bad_regions(struct worker *w)
 	CHECK(efd >= 0);
 	two[0] = fd;
 	two[1] = efd;
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	/* no fd: guest RAM not shared */
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_MAP, &m, sizeof(m), NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_MAP, &m, sizeof(m), NULL, 0,
+			     EINVAL));
 	{
 		const char *const needles[] = { "DMA_MAP", "must be shared",
 						"memfd", NULL };
 
 		CHECK(worker_log_waitv(w, H_TIMEOUT_MS, needles));
 	}
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_MAP, &m, sizeof(m), two, 2,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_MAP, &m, sizeof(m), two, 2,
+			     EINVAL));
 	/* bad fields, one at a time */
 #define BAD(field, value, err)                                                 \
 	do {                                                                   \
 		b = m;                                                         \
 		b.field = value;                                               \
-		CHECK_OK(vt_refused(&c, VFIO_USER_DMA_MAP, &b, sizeof(b), &fd, \
-				    1, err));                                  \
+		CHECK_OK(vft_refused(&c, VFIO_USER_DMA_MAP, &b, sizeof(b),     \
+				     &fd, 1, err));                            \
 	} while (0)
 	BAD(argsz, 16, EINVAL);
 	BAD(flags, 0x4, EINVAL);
@@ -278,18 +278,18 @@ static int dma_map_refuses_bad_regions(struct worker *w)
 	BAD(offset, 2 << 20, EINVAL); /* past the end of the memfd */
 #undef BAD
 	/* not a memory file */
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_MAP, &m, sizeof(m), &efd, 1,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_MAP, &m, sizeof(m), &efd, 1,
+			     EINVAL));
 	/* wrong payload sizes */
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_MAP, &m, sizeof(m) - 8, &fd, 1,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_MAP, &m, sizeof(m) - 8, &fd, 1,
+			     EINVAL));
 	/* a good one, then overlaps of it */
 	CHECK_OK(vfio_user_client_call(&c, VFIO_USER_DMA_MAP, &m, sizeof(m),
 				       &fd, 1, NULL, 0, NULL));
 	b = m;
 	b.addr += 0x8000;
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_MAP, &b, sizeof(b), &fd, 1,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_MAP, &b, sizeof(b), &fd, 1,
+			     EINVAL));
 	/* the table fills up: ENOSPC, not a crash */
 	for (i = 1; i <= GM_TABLE_REGIONS; i++) {
 		int r;
@@ -307,7 +307,7 @@ static int dma_map_refuses_bad_regions(struct worker *w)
 	}
 	printf("# %u regions mapped before ENOSPC\n", i);
 	CHECK(i == GM_TABLE_REGIONS);
-	CHECK_OK(vt_reg(&c, TFN_REG_MAPS, &maps));
+	CHECK_OK(vft_reg(&c, TFN_REG_MAPS, &maps));
 	CHECK(maps == i);
 	close(fd);
 	close(efd);
@@ -337,7 +337,7 @@ static int map_flags(struct vfio_user_client *c, uint64_t gpa, uint64_t off,
 static int read_only_dma_region_is_never_written(struct worker *w)
 {
 	const uint32_t rw = VFIO_USER_DMA_F_READ | VFIO_USER_DMA_F_WRITE;
-	int fd = memfd_create("vt-rom", MFD_CLOEXEC), rofd;
+	int fd = memfd_create("vft-rom", MFD_CLOEXEC), rofd;
 	uint32_t status, offs;
 	char path[64], got[4];
 	CLIENT(c);
@@ -347,7 +347,7 @@ static int read_only_dma_region_is_never_written(struct worker *w)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	rofd = open(path, O_RDONLY | O_CLOEXEC);
 	CHECK(rofd >= 0);
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	worker_log_mark(w);
 	CHECK_REFUSED(&c, map_flags(&c, 0x100000, 0, fd, 0), EINVAL);
 	{
@@ -368,20 +368,20 @@ static int read_only_dma_region_is_never_written(struct worker *w)
 	CHECK_OK(map_flags(&c, 0x200000, 0x10000, fd, rw));
 	CHECK_OK(vfio_user_client_cfg_write(
 		&c, PCI_COMMAND, 2, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER));
-	CHECK_OK(vt_dma_copy(&c, 0x100100, 0x200200, 4, &status));
+	CHECK_OK(vft_dma_copy(&c, 0x100100, 0x200200, 4, &status));
 	CHECK(status == 0);
 	CHECK(pread(fd, got, 4, 0x10200) == 4 && !memcmp(got, "ROM!", 4));
 	/* the guest points the device's output at ROM: refused */
 	CHECK(pwrite(fd, "ram!", 4, 0x10300) == 4);
-	CHECK_OK(vt_dma_copy(&c, 0x200300, 0x100400, 4, &status));
+	CHECK_OK(vft_dma_copy(&c, 0x200300, 0x100400, 4, &status));
 	CHECK(status == EACCES);
 	CHECK(pread(fd, got, 4, 0x400) == 4 && !memcmp(got, "\0\0\0\0", 4));
 	/* bus mastering off: the function hears of it, no more DMA */
 	CHECK_OK(vfio_user_client_cfg_write(&c, PCI_COMMAND, 2,
 					    PCI_COMMAND_MEMORY));
-	CHECK_OK(vt_reg(&c, TFN_REG_MASTER_OFF, &offs));
+	CHECK_OK(vft_reg(&c, TFN_REG_MASTER_OFF, &offs));
 	CHECK(offs == 1);
-	CHECK_OK(vt_dma_copy(&c, 0x100100, 0x200200, 4, &status));
+	CHECK_OK(vft_dma_copy(&c, 0x100100, 0x200200, 4, &status));
 	CHECK(status == EPERM);
 	close(rofd);
 	close(fd);
@@ -394,41 +394,41 @@ static int dma_unmap_refuses_bad_ranges(struct worker *w)
 	RAM(ram);
 	CLIENT(c);
 
-	CHECK_OK(vt_session(&c, &ram, w));
+	CHECK_OK(vft_session(&c, &ram, w));
 	u.addr = 0x10000000;
 	u.size = 0x1000;
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
-			    ENOENT));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+			     ENOENT));
 	u.addr = 0; /* cuts slot 0 in two */
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+			     EINVAL));
 	u.size = 0;
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+			     EINVAL));
 	u.addr = 0xfffffffffffff000ull;
 	u.size = 0x2000;
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+			     EINVAL));
 	u = (struct vfio_user_dma_unmap){ .argsz = sizeof(u),
 					  .flags = VFIO_USER_DMA_UNMAP_F_ALL,
 					  .size = 1 };
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+			     EINVAL));
 	u = (struct vfio_user_dma_unmap){
 		.argsz = sizeof(u),
 		.flags = VFIO_USER_DMA_UNMAP_F_DIRTY_BITMAP,
-		.size = VT_RAM_SIZE
+		.size = VFT_RAM_SIZE
 	};
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
-			    ENOTSUP));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+			     ENOTSUP));
 	u.flags = 0x80;
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
-			    EINVAL));
-	u = (struct vfio_user_dma_unmap){ .argsz = 8, .size = VT_RAM_SIZE };
-	CHECK_OK(vt_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
-			    EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+			     EINVAL));
+	u = (struct vfio_user_dma_unmap){ .argsz = 8, .size = VFT_RAM_SIZE };
+	CHECK_OK(vft_refused(&c, VFIO_USER_DMA_UNMAP, &u, sizeof(u), NULL, 0,
+			     EINVAL));
 	/* a range covering both slots whole is fine */
-	CHECK_OK(vfio_user_client_dma_unmap(&c, 0, VT_HIGH_GPA + VT_RAM_SIZE,
+	CHECK_OK(vfio_user_client_dma_unmap(&c, 0, VFT_HIGH_GPA + VFT_RAM_SIZE,
 					    0));
 	return 0;
 }
@@ -441,8 +441,8 @@ static int read_refused(struct vfio_user_client *c, uint32_t region,
 					  .region = region,
 					  .count = count };
 
-	if (vt_refused(c, VFIO_USER_REGION_READ, &rw, sizeof(rw), NULL, 0,
-		       err)) {
+	if (vft_refused(c, VFIO_USER_REGION_READ, &rw, sizeof(rw), NULL, 0,
+			err)) {
 		printf("# REGION_READ region %u offset 0x%llx count %u\n",
 		       region, (unsigned long long)offset, count);
 		return 1;
@@ -456,7 +456,7 @@ static int region_accesses_are_bounded(struct worker *w)
 	struct vfio_user_region_rw rw;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	CHECK_OK(read_refused(&c, 0, TFN_BAR0_SIZE, 4, EINVAL));
 	CHECK_OK(read_refused(&c, 0, TFN_BAR0_SIZE - 4, 8, EINVAL));
 	CHECK_OK(read_refused(&c, 0, 2, 4, EINVAL)); /* unaligned */
@@ -481,12 +481,12 @@ static int region_accesses_are_bounded(struct worker *w)
 					   .offset = TFN_REG_SCRATCH,
 					   .count = 8 };
 	memcpy(buf, &rw, sizeof(rw));
-	CHECK_OK(vt_refused(&c, VFIO_USER_REGION_WRITE, buf, sizeof(rw) + 4,
-			    NULL, 0, EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_REGION_WRITE, buf, sizeof(rw) + 4,
+			     NULL, 0, EINVAL));
 	rw.count = 0;
 	memcpy(buf, &rw, sizeof(rw));
-	CHECK_OK(vt_refused(&c, VFIO_USER_REGION_WRITE, buf, sizeof(rw), NULL,
-			    0, EINVAL));
+	CHECK_OK(vft_refused(&c, VFIO_USER_REGION_WRITE, buf, sizeof(rw), NULL,
+			     0, EINVAL));
 	/* a posted bad write gets no reply; the next request its own */
 	rw = (struct vfio_user_region_rw){ .region = 0,
 					   .offset = TFN_BAR0_SIZE,
@@ -506,7 +506,7 @@ static int region_accesses_are_bounded(struct worker *w)
 		memcpy(msg + sizeof(h), buf, sizeof(rw) + 4);
 		CHECK_OK(vfio_user_client_send_raw(&c, msg, sizeof(msg), NULL,
 						   0));
-		CHECK_OK(vt_reg(&c, TFN_REG_MAGIC, &magic));
+		CHECK_OK(vft_reg(&c, TFN_REG_MAGIC, &magic));
 		CHECK(magic == TFN_MAGIC);
 	}
 	/* fds with a region access */
@@ -515,8 +515,8 @@ static int region_accesses_are_bounded(struct worker *w)
 
 		rw = (struct vfio_user_region_rw){ .count = 4 };
 		CHECK(efd >= 0);
-		CHECK_OK(vt_refused(&c, VFIO_USER_REGION_READ, &rw, sizeof(rw),
-				    &efd, 1, EINVAL));
+		CHECK_OK(vft_refused(&c, VFIO_USER_REGION_READ, &rw, sizeof(rw),
+				     &efd, 1, EINVAL));
 		close(efd);
 	}
 	return 0;
@@ -532,8 +532,8 @@ static int set_irqs(struct vfio_user_client *c, uint32_t argsz, uint32_t flags,
 
 	memcpy(buf, &s, sizeof(s));
 	memcpy(buf + sizeof(s), data, dlen);
-	if (vt_refused(c, VFIO_USER_DEVICE_SET_IRQS, buf,
-		       (uint32_t)sizeof(s) + dlen, fds, nfds, err)) {
+	if (vft_refused(c, VFIO_USER_DEVICE_SET_IRQS, buf,
+			(uint32_t)sizeof(s) + dlen, fds, nfds, err)) {
 		printf("# SET_IRQS flags 0x%x index %u start %u count %u\n",
 		       flags, index, start, count);
 		return 1;
@@ -556,7 +556,7 @@ static int set_irqs_refuses_bad_requests(struct worker *w)
 		fds[i] = eventfd(0, EFD_CLOEXEC);
 		CHECK(fds[i] >= 0);
 	}
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	CHECK_OK(set_irqs(&c, sz, ev, 2, 0, 0xffffffff, NULL, 0, NULL, 0,
 			  EINVAL));
 	CHECK_OK(set_irqs(&c, sz, ev, 2, 0xffffffff, 2, NULL, 0, fds, 2,
@@ -616,7 +616,7 @@ static int set_irqs_refuses_bad_requests(struct worker *w)
 		memcpy(msg + sizeof(h), &s, sizeof(s));
 		CHECK_OK(vfio_user_client_send_raw(&c, msg, sizeof(msg), fds,
 						   9));
-		CHECK(vt_hung_up(&c));
+		CHECK(vft_hung_up(&c));
 	}
 	for (i = 0; i < 9; i++)
 		close(fds[i]);
@@ -638,7 +638,7 @@ static int client_that_never_reads_is_dropped(struct worker *w)
 	unsigned long sent = 0;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	memcpy(msg, &h, sizeof(h));
 	memcpy(msg + sizeof(h), &rw, sizeof(rw));
 	t0 = mono_ms();
@@ -675,7 +675,7 @@ static int slow_drip_client_is_dropped(struct worker *w)
 	int i;
 	CLIENT(c);
 
-	CHECK_OK(vt_connect(&c, w));
+	CHECK_OK(vft_connect(&c, w));
 	CHECK(send(c.fd, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h));
 	t0 = mono_ms();
 	for (i = 0; i < 30; i++) {
@@ -699,9 +699,9 @@ static int fds_with_a_client(struct worker *w)
 {
 	CLIENT(c);
 
-	if (vt_connect(&c, w))
+	if (vft_connect(&c, w))
 		return -1;
-	return vt_fd_count(w->pid);
+	return vft_fd_count(w->pid);
 }
 
 /* Everything above, three times, then: no descriptor leaked. */

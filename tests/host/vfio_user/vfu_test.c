@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Helpers of the vfio-user host tests (see vt.h). */
-#include "tests/host/vfio_user/vt.h"
+/* Helpers of the vfio-user host tests (see vfu_test.h). */
+#include "tests/host/vfio_user/vfu_test.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -8,14 +8,14 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-int vt_connect_raw(struct vfio_user_client *c, struct worker *w)
+int vft_connect_raw(struct vfio_user_client *c, struct worker *w)
 {
 	return vfio_user_client_connect(c, w->sock, H_TIMEOUT_MS);
 }
 
-int vt_connect(struct vfio_user_client *c, struct worker *w)
+int vft_connect(struct vfio_user_client *c, struct worker *w)
 {
-	int r = vt_connect_raw(c, w);
+	int r = vft_connect_raw(c, w);
 
 	if (r)
 		return r;
@@ -25,31 +25,31 @@ int vt_connect(struct vfio_user_client *c, struct worker *w)
 	return r;
 }
 
-int vt_ram(struct guest_ram *ram)
+int vft_ram(struct guest_ram *ram)
 {
 	int r;
 
 	guest_ram_init(ram);
-	r = guest_ram_add_region(ram, 0, VT_RAM_SIZE, GUEST_PAGE_4K);
+	r = guest_ram_add_region(ram, 0, VFT_RAM_SIZE, GUEST_PAGE_4K);
 	if (r >= 0)
-		r = guest_ram_add_region(ram, VT_HIGH_GPA, VT_RAM_SIZE,
+		r = guest_ram_add_region(ram, VFT_HIGH_GPA, VFT_RAM_SIZE,
 					 GUEST_PAGE_4K);
 	return r < 0 ? r : 0;
 }
 
-int vt_session(struct vfio_user_client *c, struct guest_ram *ram,
-	       struct worker *w)
+int vft_session(struct vfio_user_client *c, struct guest_ram *ram,
+		struct worker *w)
 {
-	int r = vt_ram(ram);
+	int r = vft_ram(ram);
 
 	if (!r)
-		r = vt_connect(c, w);
+		r = vft_connect(c, w);
 	if (!r)
 		r = vfio_user_client_map_ram(c, ram);
 	return r;
 }
 
-int vt_reg(struct vfio_user_client *c, uint64_t off, uint32_t *ret_val)
+int vft_reg(struct vfio_user_client *c, uint64_t off, uint32_t *ret_val)
 {
 	uint64_t v;
 	int r = vfio_user_client_bar_read(c, 0, off, 4, &v);
@@ -59,30 +59,30 @@ int vt_reg(struct vfio_user_client *c, uint64_t off, uint32_t *ret_val)
 	return r;
 }
 
-int vt_reg_write(struct vfio_user_client *c, uint64_t off, uint32_t val)
+int vft_reg_write(struct vfio_user_client *c, uint64_t off, uint32_t val)
 {
 	return vfio_user_client_bar_write(c, 0, off, 4, val);
 }
 
-int vt_dma_copy(struct vfio_user_client *c, uint64_t src, uint64_t dst,
-		uint32_t len, uint32_t *ret_status)
+int vft_dma_copy(struct vfio_user_client *c, uint64_t src, uint64_t dst,
+		 uint32_t len, uint32_t *ret_status)
 {
 	int r = vfio_user_client_bar_write(c, 0, TFN_REG_DMA_SRC, 8, src);
 
 	if (!r)
 		r = vfio_user_client_bar_write(c, 0, TFN_REG_DMA_DST, 8, dst);
 	if (!r)
-		r = vt_reg_write(c, TFN_REG_DMA_LEN, len);
+		r = vft_reg_write(c, TFN_REG_DMA_LEN, len);
 	if (!r)
-		r = vt_reg_write(c, TFN_REG_DMA_GO, 1);
+		r = vft_reg_write(c, TFN_REG_DMA_GO, 1);
 	if (!r)
-		r = vt_reg(c, TFN_REG_STATUS, ret_status);
+		r = vft_reg(c, TFN_REG_STATUS, ret_status);
 	return r;
 }
 
-int vt_refused(struct vfio_user_client *c, uint16_t command,
-	       const void *payload, uint32_t len, const int *fds,
-	       unsigned int nfds, uint32_t err)
+int vft_refused(struct vfio_user_client *c, uint16_t command,
+		const void *payload, uint32_t len, const int *fds,
+		unsigned int nfds, uint32_t err)
 {
 	uint8_t reply[VFIO_USER_MAX_MSG];
 	int r;
@@ -103,7 +103,7 @@ int vt_refused(struct vfio_user_client *c, uint16_t command,
 	return 0;
 }
 
-bool vt_hung_up(struct vfio_user_client *c)
+bool vft_hung_up(struct vfio_user_client *c)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 	char b;
@@ -117,7 +117,7 @@ bool vt_hung_up(struct vfio_user_client *c)
 	return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
-int vt_fd_count(pid_t pid)
+int vft_fd_count(pid_t pid)
 {
 	char path[64];
 	struct dirent *e;
