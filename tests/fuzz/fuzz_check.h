@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the decoder fuzz targets share: CHECK (a failed property is a
+ * What the decoder fuzz targets share: FUZZ_CHECK (a failed property is a
  * crash libFuzzer keeps), the entry point's prototype, and a fake guest
  * RAM made of the input for the page-table walks (pvrdma pdir, mr_pt).
  * Header-only: each target compiles its own copy with its own flags.
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define CHECK(x)                                                               \
+#define FUZZ_CHECK(x)                                                          \
 	do {                                                                   \
 		if (!(x))                                                      \
 			__builtin_trap();                                      \
@@ -45,7 +45,7 @@ static inline uint64_t fuzz_ram_u64(const struct fuzz_ram *r, uint64_t gpa)
 {
 	uint64_t v;
 
-	CHECK(fuzz_ram_read((void *)r, gpa, &v, sizeof(v)) == 0);
+	FUZZ_CHECK(fuzz_ram_read((void *)r, gpa, &v, sizeof(v)) == 0);
 	return v;
 }
 

@@ -26,23 +26,24 @@ static void mad_one(const uint8_t *buf, size_t len)
 	int r = cm_decode(buf, len, &m, &why);
 
 	if (r) {
-		CHECK(r == -EMSGSIZE || r == -EPROTO || r == -EOPNOTSUPP ||
-		      r == -EINVAL);
-		CHECK(why.msg[0] != '\0');
+		FUZZ_CHECK(r == -EMSGSIZE || r == -EPROTO || r == -EOPNOTSUPP ||
+			   r == -EINVAL);
+		FUZZ_CHECK(why.msg[0] != '\0');
 		return;
 	}
-	CHECK(len == CM_MAD_LEN);
-	CHECK(strcmp(cm_attr_name(m.hdr.attr_id), "UNKNOWN") != 0);
-	CHECK(cm_encode(&m, out, &why) == CM_MAD_LEN);
-	CHECK(cm_decode(out, sizeof(out), &again, &why) == 0);
-	CHECK(!memcmp(&m, &again, sizeof(m)));
+	FUZZ_CHECK(len == CM_MAD_LEN);
+	FUZZ_CHECK(strcmp(cm_attr_name(m.hdr.attr_id), "UNKNOWN") != 0);
+	FUZZ_CHECK(cm_encode(&m, out, &why) == CM_MAD_LEN);
+	FUZZ_CHECK(cm_decode(out, sizeof(out), &again, &why) == 0);
+	FUZZ_CHECK(!memcmp(&m, &again, sizeof(m)));
 	if (m.hdr.attr_id == CM_ATTR_REQ) {
-		CHECK(m.req.local_qpn > 1 && m.req.path_mtu >= 1 &&
-		      m.req.path_mtu <= 5);
+		FUZZ_CHECK(m.req.local_qpn > 1 && m.req.path_mtu >= 1 &&
+			   m.req.path_mtu <= 5);
 		if (!cm_ip_decode(m.req.private_data, &ip, &why))
-			CHECK(ip.ip_version == 4 || ip.ip_version == 6);
+			FUZZ_CHECK(ip.ip_version == 4 || ip.ip_version == 6);
 		if (!cm_ip_service_port(m.req.service_id, &ps, &port, &why))
-			CHECK(cm_ip_service_id(ps, port) == m.req.service_id);
+			FUZZ_CHECK(cm_ip_service_id(ps, port) ==
+				   m.req.service_id);
 	}
 }
 
@@ -59,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (size < 1 + CM_GRH_LEN)
 			return 0;
 		if (!cm_grh_parse(data + 1, sgid, dgid, &hop, &tc, &fl, &why))
-			CHECK(fl <= 0xfffff);
+			FUZZ_CHECK(fl <= 0xfffff);
 		data += CM_GRH_LEN;
 		size -= CM_GRH_LEN;
 	}

@@ -34,14 +34,14 @@ static void check_dsr(const uint8_t *data, size_t size)
 	if (pvrdma_dsr_decode(data, size, PVRDMA_DEVICE_VERSION, &info, &why) <
 	    0)
 		return;
-	CHECK(info.cmd_slot_dma && !(info.cmd_slot_dma & 0xfff));
-	CHECK(info.resp_slot_dma && !(info.resp_slot_dma & 0xfff));
-	CHECK(info.async.num_pages >= 2 &&
-	      info.async.num_pages <= PVRDMA_DEV_RING_MAX_PAGES);
-	CHECK(pvrdma_ring_size_ok(info.async.nelems));
-	CHECK(pvrdma_ring_size_ok(info.cqn.nelems));
-	CHECK((uint64_t)info.cqn.nelems * sizeof(struct pvrdma_cqne) <=
-	      (uint64_t)(info.cqn.num_pages - 1) * PVRDMA_PAGE_SIZE);
+	FUZZ_CHECK(info.cmd_slot_dma && !(info.cmd_slot_dma & 0xfff));
+	FUZZ_CHECK(info.resp_slot_dma && !(info.resp_slot_dma & 0xfff));
+	FUZZ_CHECK(info.async.num_pages >= 2 &&
+		   info.async.num_pages <= PVRDMA_DEV_RING_MAX_PAGES);
+	FUZZ_CHECK(pvrdma_ring_size_ok(info.async.nelems));
+	FUZZ_CHECK(pvrdma_ring_size_ok(info.cqn.nelems));
+	FUZZ_CHECK((uint64_t)info.cqn.nelems * sizeof(struct pvrdma_cqne) <=
+		   (uint64_t)(info.cqn.num_pages - 1) * PVRDMA_PAGE_SIZE);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -53,17 +53,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_dsr(data, size);
 	r = pvrdma_cmd_decode(data, size, &lim, &out, &why);
 	if (r < 0) {
-		CHECK(memchr(why.msg, 0, sizeof(why.msg)) != NULL);
+		FUZZ_CHECK(memchr(why.msg, 0, sizeof(why.msg)) != NULL);
 		return 0;
 	}
-	CHECK(r < PVRDMA_CMD_MAX);
-	CHECK(pvrdma_cmd_req_size((uint32_t)r) <= size);
-	CHECK(out.hdr.cmd == (uint32_t)r);
+	FUZZ_CHECK(r < PVRDMA_CMD_MAX);
+	FUZZ_CHECK(pvrdma_cmd_req_size((uint32_t)r) <= size);
+	FUZZ_CHECK(out.hdr.cmd == (uint32_t)r);
 	if (r == PVRDMA_CMD_CREATE_QP)
-		CHECK(out.create_qp.total_chunks <= lim.max_ring_pages &&
-		      out.create_qp.send_chunks < out.create_qp.total_chunks);
+		FUZZ_CHECK(out.create_qp.total_chunks <= lim.max_ring_pages &&
+			   out.create_qp.send_chunks <
+				   out.create_qp.total_chunks);
 	if (r == PVRDMA_CMD_CREATE_CQ)
-		CHECK(out.create_cq.nchunks <= lim.max_ring_pages &&
-		      out.create_cq.cqe && out.create_cq.cqe <= lim.max_cqe);
+		FUZZ_CHECK(out.create_cq.nchunks <= lim.max_ring_pages &&
+			   out.create_cq.cqe &&
+			   out.create_cq.cqe <= lim.max_cqe);
 	return 0;
 }

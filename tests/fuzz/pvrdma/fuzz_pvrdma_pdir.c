@@ -34,17 +34,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ram.len = size - 9;
 	if (pvrdma_pdir_walk(dir, npages, max_pages, &ops, &ram, &p, &why) < 0)
 		return 0;
-	CHECK(p.n == npages && npages >= 1 &&
-	      npages <= PVRDMA_PAGE_DIR_MAX_PAGES);
+	FUZZ_CHECK(p.n == npages && npages >= 1 &&
+		   npages <= PVRDMA_PAGE_DIR_MAX_PAGES);
 	for (i = 0; i < p.n; i++) {
 		uint64_t tbl = fuzz_ram_u64(&ram, dir + 8 * (i / 512));
 
-		CHECK(p.gpa[i] == fuzz_ram_u64(&ram, tbl + 8 * (i % 512)));
-		CHECK(pvrdma_page_addr_ok(p.gpa[i]));
+		FUZZ_CHECK(p.gpa[i] == fuzz_ram_u64(&ram, tbl + 8 * (i % 512)));
+		FUZZ_CHECK(pvrdma_page_addr_ok(p.gpa[i]));
 	}
-	CHECK(pvrdma_pages_gpa(&p, (uint64_t)p.n * PVRDMA_PAGE_SIZE, 1, &gpa) ==
-	      -ERANGE);
-	CHECK(pvrdma_pages_gpa(&p, 0, 1, &gpa) == 0 && gpa == p.gpa[0]);
+	FUZZ_CHECK(pvrdma_pages_gpa(&p, (uint64_t)p.n * PVRDMA_PAGE_SIZE, 1,
+				    &gpa) == -ERANGE);
+	FUZZ_CHECK(pvrdma_pages_gpa(&p, 0, 1, &gpa) == 0 && gpa == p.gpa[0]);
 	pvrdma_pages_release(&p);
 	return 0;
 }

@@ -21,20 +21,20 @@ static void one(uint32_t n, uint32_t t, uint32_t h)
 
 	if (!pvrdma_ring_size_ok(n) || (uint64_t)t >= 2ull * n ||
 	    (uint64_t)h >= 2ull * n) {
-		CHECK(d == -EINVAL);
-		CHECK(pvrdma_ring_has_space(t, h, n, &slot) == -EINVAL);
-		CHECK(slot == 0xdeadbeef);
+		FUZZ_CHECK(d == -EINVAL);
+		FUZZ_CHECK(pvrdma_ring_has_space(t, h, n, &slot) == -EINVAL);
+		FUZZ_CHECK(slot == 0xdeadbeef);
 		return;
 	}
 	cnt = ((uint64_t)t + 2ull * n - h) % (2ull * n);
-	CHECK(d == (cnt != 0));
+	FUZZ_CHECK(d == (cnt != 0));
 	if (d)
-		CHECK(slot < n && slot == h % n);
+		FUZZ_CHECK(slot < n && slot == h % n);
 	s = pvrdma_ring_has_space(t, h, n, &slot);
-	CHECK(s == (cnt != n));
+	FUZZ_CHECK(s == (cnt != n));
 	if (s)
-		CHECK(slot < n && slot == t % n);
-	CHECK(pvrdma_idx_valid(pvrdma_idx_inc(t, n), n));
+		FUZZ_CHECK(slot < n && slot == t % n);
+	FUZZ_CHECK(pvrdma_idx_valid(pvrdma_idx_inc(t, n), n));
 }
 
 static void wqes(const uint8_t *data, size_t size)
@@ -48,11 +48,13 @@ static void wqes(const uint8_t *data, size_t size)
 	if (size && (data[0] & 1))
 		lim.qp_type = BE_QPT_UD;
 	if (pvrdma_sq_wqe_decode(data, size, &lim, &s, &wr_id, &why) == 0)
-		CHECK(s.wr.num_sge <= 8 && s.wr.sge == s.sge &&
-		      sizeof(struct pvrdma_sq_wqe_hdr) + 16ull * s.wr.num_sge <=
-			      size);
+		FUZZ_CHECK(s.wr.num_sge <= 8 && s.wr.sge == s.sge &&
+			   sizeof(struct pvrdma_sq_wqe_hdr) +
+					   16ull * s.wr.num_sge <=
+				   size);
 	if (pvrdma_rq_wqe_decode(data, size, 4, &r, &wr_id, &why) == 0)
-		CHECK(r.wr.num_sge <= 4 && 16 + 16ull * r.wr.num_sge <= size);
+		FUZZ_CHECK(r.wr.num_sge <= 4 &&
+			   16 + 16ull * r.wr.num_sge <= size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

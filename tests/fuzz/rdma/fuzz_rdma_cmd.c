@@ -17,7 +17,7 @@ static void check_reason(const struct reason *why)
 {
 	size_t n = strnlen(why->msg, sizeof(why->msg));
 
-	CHECK(n > 0 && n < sizeof(why->msg));
+	FUZZ_CHECK(n > 0 && n < sizeof(why->msg));
 }
 
 static void encode(const struct rdma_cmd *cmd, size_t in_len,
@@ -32,9 +32,9 @@ static void encode(const struct rdma_cmd *cmd, size_t in_len,
 	memset(&rsp, 0, sizeof(rsp));
 	memcpy(&rsp, fill, fill_len < sizeof(rsp) ? fill_len : sizeof(rsp));
 	r = rdma_cmd_encode_ok(cmd, &rsp, in, in_len);
-	CHECK(r >= 1 && (size_t)r <= in_len);
-	CHECK((size_t)r == 1 + rdma_cmd_rsp_len(cmd->code, in_len - 1));
-	CHECK(in[0] == 0);
+	FUZZ_CHECK(r >= 1 && (size_t)r <= in_len);
+	FUZZ_CHECK((size_t)r == 1 + rdma_cmd_rsp_len(cmd->code, in_len - 1));
+	FUZZ_CHECK(in[0] == 0);
 	free(in);
 }
 
@@ -57,18 +57,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(out, data + 3, out_len);
 	r = rdma_cmd_decode(out, out_len, first_len, in_len, &cmd, &why);
 	if (r == 0) {
-		CHECK(cmd.code == out[0] && first_len == 1);
-		CHECK(cmd.req_len == out_len - 1);
-		CHECK(strcmp(rdma_cmd_name(cmd.code), "UNKNOWN") != 0);
+		FUZZ_CHECK(cmd.code == out[0] && first_len == 1);
+		FUZZ_CHECK(cmd.req_len == out_len - 1);
+		FUZZ_CHECK(strcmp(rdma_cmd_name(cmd.code), "UNKNOWN") != 0);
 		encode(&cmd, in_len, data + 3, out_len);
 	} else {
-		CHECK(r < 0);
+		FUZZ_CHECK(r < 0);
 		check_reason(&why);
 		if (in_len) {
-			CHECK(rdma_cmd_encode_error(r, status, 1) == 1);
-			CHECK(status[0] != 0);
+			FUZZ_CHECK(rdma_cmd_encode_error(r, status, 1) == 1);
+			FUZZ_CHECK(status[0] != 0);
 		} else {
-			CHECK(r == -ENOBUFS);
+			FUZZ_CHECK(r == -ENOBUFS);
 		}
 	}
 	free(out);

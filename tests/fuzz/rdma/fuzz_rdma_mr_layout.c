@@ -33,20 +33,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = MAX_PAGES;
 	memcpy(pages, data + 14, (size_t)n * 8);
 	if (rdma_mr_layout_from_pages(pages, n, start, length, va, &l, &why)) {
-		CHECK(l.nruns == 0xdead); /* untouched */
-		CHECK(why.msg[0] != '\0');
+		FUZZ_CHECK(l.nruns == 0xdead); /* untouched */
+		FUZZ_CHECK(why.msg[0] != '\0');
 		return 0;
 	}
-	CHECK(l.npages == n && l.length == length && l.virt_addr == va);
-	CHECK(l.nruns >= 1 && l.nruns <= n);
+	FUZZ_CHECK(l.npages == n && l.length == length && l.virt_addr == va);
+	FUZZ_CHECK(l.nruns >= 1 && l.nruns <= n);
 	for (r = 0; r < l.nruns; r++) {
-		CHECK(l.runs[r].first_page == page && l.runs[r].npages > 0);
+		FUZZ_CHECK(l.runs[r].first_page == page &&
+			   l.runs[r].npages > 0);
 		for (i = 0; i < l.runs[r].npages; i++)
-			CHECK(pages[page + i] ==
-			      l.runs[r].gpa + (uint64_t)i * PG);
+			FUZZ_CHECK(pages[page + i] ==
+				   l.runs[r].gpa + (uint64_t)i * PG);
 		page += l.runs[r].npages;
 	}
-	CHECK(page == n);
+	FUZZ_CHECK(page == n);
 	rdma_mr_layout_release(&l);
 	return 0;
 }

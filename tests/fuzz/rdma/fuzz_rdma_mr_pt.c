@@ -33,22 +33,22 @@ static void verify(const struct fuzz_ram *r, const struct rdma_mr_pt_args *a,
 	uint32_t i, p;
 
 	for (i = 0; i < l->nruns; i++) {
-		CHECK(l->runs[i].first_page == covered);
-		CHECK(l->runs[i].npages > 0 && l->runs[i].gpa % PG == 0);
+		FUZZ_CHECK(l->runs[i].first_page == covered);
+		FUZZ_CHECK(l->runs[i].npages > 0 && l->runs[i].gpa % PG == 0);
 		covered += l->runs[i].npages;
 	}
-	CHECK(covered == a->npages);
+	FUZZ_CHECK(covered == a->npages);
 	for (p = 0; p < a->npages; p++) {
 		l2 = fuzz_ram_u64(r, a->root + 8ull * (p / 512));
 		/* IOVA of byte 0 of page p (byte start & 0xfff of page 0). */
 		iova = a->virt_addr + (uint64_t)p * PG -
 		       (p ? a->start % PG : 0);
 		if (rdma_mr_iova_to_gpa(l, iova, &gpa) != 0) {
-			CHECK(iova - a->virt_addr >= a->length);
+			FUZZ_CHECK(iova - a->virt_addr >= a->length);
 			continue;
 		}
-		CHECK(gpa == fuzz_ram_u64(r, l2 + 8ull * (p % 512)) +
-				     (p ? 0 : a->start % PG));
+		FUZZ_CHECK(gpa == fuzz_ram_u64(r, l2 + 8ull * (p % 512)) +
+					  (p ? 0 : a->start % PG));
 	}
 }
 
@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ram.len = size - 6;
 	r = rdma_mr_pt_walk(&a, &ops, &ram, &l, &why);
 	if (r) {
-		CHECK(r < 0 && why.msg[0] != '\0');
+		FUZZ_CHECK(r < 0 && why.msg[0] != '\0');
 		return 0;
 	}
 	verify(&ram, &a, &l);

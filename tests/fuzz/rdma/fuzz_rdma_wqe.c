@@ -32,23 +32,24 @@ static void send_one(const uint8_t *buf, size_t len,
 	int r = rdma_sq_wqe_decode(buf, len, lim, &wr, &why);
 
 	if (r) {
-		CHECK(r < 0 && why.msg[0] != '\0');
+		FUZZ_CHECK(r < 0 && why.msg[0] != '\0');
 		return;
 	}
-	CHECK(strcmp(rdma_wr_opcode_name(wr.opcode), "UNKNOWN") != 0);
-	CHECK(wr.num_sge <= lim->max_send_sge &&
-	      wr.num_sge <= VIRTIO_RDMA_MAX_SGE);
-	CHECK(sizeof(struct virtio_rdma_sq_wqe) +
-		      (uint64_t)wr.num_sge * sizeof(struct virtio_rdma_sge) <=
-	      len);
+	FUZZ_CHECK(strcmp(rdma_wr_opcode_name(wr.opcode), "UNKNOWN") != 0);
+	FUZZ_CHECK(wr.num_sge <= lim->max_send_sge &&
+		   wr.num_sge <= VIRTIO_RDMA_MAX_SGE);
+	FUZZ_CHECK(sizeof(struct virtio_rdma_sq_wqe) +
+			   (uint64_t)wr.num_sge *
+				   sizeof(struct virtio_rdma_sge) <=
+		   len);
 	if (wr.inline_data) {
-		CHECK(wr.num_sge == 0 && wr.inline_len <= lim->max_inline);
-		CHECK(wr.inline_data + wr.inline_len == buf + len);
-		CHECK(wr.total_len == wr.inline_len);
+		FUZZ_CHECK(wr.num_sge == 0 && wr.inline_len <= lim->max_inline);
+		FUZZ_CHECK(wr.inline_data + wr.inline_len == buf + len);
+		FUZZ_CHECK(wr.total_len == wr.inline_len);
 	} else {
-		CHECK(wr.total_len == sge_sum(wr.sge, wr.num_sge));
+		FUZZ_CHECK(wr.total_len == sge_sum(wr.sge, wr.num_sge));
 	}
-	CHECK(wr.total_len <= UINT32_MAX);
+	FUZZ_CHECK(wr.total_len <= UINT32_MAX);
 }
 
 static void recv_one(const uint8_t *buf, size_t len, uint32_t max_sge)
@@ -58,12 +59,12 @@ static void recv_one(const uint8_t *buf, size_t len, uint32_t max_sge)
 	int r = rdma_rq_wqe_decode(buf, len, max_sge, &wr, &why);
 
 	if (r) {
-		CHECK(r < 0 && why.msg[0] != '\0');
+		FUZZ_CHECK(r < 0 && why.msg[0] != '\0');
 		return;
 	}
-	CHECK(wr.num_sge <= max_sge && wr.num_sge <= VIRTIO_RDMA_MAX_SGE);
-	CHECK(16 + (uint64_t)wr.num_sge * 16 <= len);
-	CHECK(wr.total_len == sge_sum(wr.sge, wr.num_sge));
+	FUZZ_CHECK(wr.num_sge <= max_sge && wr.num_sge <= VIRTIO_RDMA_MAX_SGE);
+	FUZZ_CHECK(16 + (uint64_t)wr.num_sge * 16 <= len);
+	FUZZ_CHECK(wr.total_len == sge_sum(wr.sge, wr.num_sge));
 }
 
 /* The CQE encoder never writes past 48 bytes and refuses bad values. */
@@ -77,8 +78,8 @@ static void cqe_one(const uint8_t *data, size_t size)
 	memcpy(&c, data, size < sizeof(c) ? size : sizeof(c));
 	memset(out, 0xab, sizeof(out));
 	r = rdma_cqe_encode(&c, out, 48);
-	CHECK(r == 48 || r == -EINVAL);
-	CHECK(out[48] == 0xab);
+	FUZZ_CHECK(r == 48 || r == -EINVAL);
+	FUZZ_CHECK(out[48] == 0xab);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -62,7 +62,9 @@ struct vp {
 
 static int failures;
 
-#define CHECK(cond, ...)                                                       \
+/* Inside the sandbox: a FAIL line through the log (stdout may be gone),
+ * counted, and the probe step returns -1. */
+#define PROBE_CHECK(cond, ...)                                                 \
 	do {                                                                   \
 		if (!(cond)) {                                                 \
 			log_warnx("FAIL: " __VA_ARGS__);                       \
@@ -106,14 +108,16 @@ static int open_dev(struct vp *v, const char *name)
 		ibv_free_device_list(l);
 	if (!v->ctx)
 		return -ENODEV;
-	CHECK(!ibv_query_port(v->ctx, PORT, &v->c.port), "query_port");
-	CHECK(!pick_gid(v), "no RoCE v2 IPv4-mapped GID on %s", name);
+	PROBE_CHECK(!ibv_query_port(v->ctx, PORT, &v->c.port), "query_port");
+	PROBE_CHECK(!pick_gid(v), "no RoCE v2 IPv4-mapped GID on %s", name);
 	/* ibv_query_pkey reads sysfs: cache it now */
-	CHECK(!ibv_query_pkey(v->ctx, PORT, 0, &v->c.pkey0), "query_pkey");
+	PROBE_CHECK(!ibv_query_pkey(v->ctx, PORT, 0, &v->c.pkey0),
+		    "query_pkey");
 	v->ep = epoll_create1(EPOLL_CLOEXEC);
 	v->memfd = memfd_create("guest-ram", MFD_CLOEXEC);
-	CHECK(v->ep >= 0 && v->memfd >= 0 && ftruncate(v->memfd, 4 * BUF) == 0,
-	      "epoll/memfd");
+	PROBE_CHECK(v->ep >= 0 && v->memfd >= 0 &&
+			    ftruncate(v->memfd, 4 * BUF) == 0,
+		    "epoll/memfd");
 	return 0;
 }
 
@@ -127,18 +131,18 @@ static int map_guest(struct vp *v)
 
 	v->buf = mmap(NULL, 2 * BUF, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      v->memfd, 0);
-	CHECK(v->buf != MAP_FAILED, "mmap of the memfd");
+	PROBE_CHECK(v->buf != MAP_FAILED, "mmap of the memfd");
 	v->win = mmap(NULL, BUF, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(v->win != MAP_FAILED, "reserving the MR window");
-	CHECK(mmap(v->win, BUF, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		   v->memfd, 2 * BUF) == v->win,
-	      "MAP_FIXED remap into the window");
+	PROBE_CHECK(v->win != MAP_FAILED, "reserving the MR window");
+	PROBE_CHECK(mmap(v->win, BUF, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, v->memfd, 2 * BUF) == v->win,
+		    "MAP_FIXED remap into the window");
 	v->pd = ibv_alloc_pd(v->ctx);
-	CHECK(v->pd, "alloc_pd");
+	PROBE_CHECK(v->pd, "alloc_pd");
 	v->mr = ibv_reg_mr(v->pd, v->buf, 2 * BUF, acc);
 	/* the worker registers guest MRs at the guest's address (iova) */
 	v->mr2 = ibv_reg_mr_iova(v->pd, v->win, BUF, IOVA, acc);
-	CHECK(v->mr && v->mr2, "reg_mr, reg_mr_iova");
+	PROBE_CHECK(v->mr && v->mr2, "reg_mr, reg_mr_iova");
 	return 0;
 }
 
@@ -150,16 +154,17 @@ static int make_queues(struct vp *v)
 	struct epoll_event ev = { .events = EPOLLIN };
 
 	v->ch = ibv_create_comp_channel(v->ctx);
-	CHECK(v->ch, "create_comp_channel");
-	CHECK(epoll_ctl(v->ep, EPOLL_CTL_ADD, v->ch->fd, &ev) == 0,
-	      "epoll_ctl on the channel");
+	PROBE_CHECK(v->ch, "create_comp_channel");
+	PROBE_CHECK(epoll_ctl(v->ep, EPOLL_CTL_ADD, v->ch->fd, &ev) == 0,
+		    "epoll_ctl on the channel");
 	v->cq = ibv_create_cq(v->ctx, 64, NULL, v->ch, 0);
-	CHECK(v->cq, "create_cq");
+	PROBE_CHECK(v->cq, "create_cq");
 	v->srq = ibv_create_srq(v->pd, &sa);
-	CHECK(v->srq, "create_srq");
+	PROBE_CHECK(v->srq, "create_srq");
 	sq.srq_limit = 2;
-	CHECK(!ibv_modify_srq(v->srq, &sq, IBV_SRQ_LIMIT), "modify_srq");
-	CHECK(!ibv_query_srq(v->srq, &sq) && sq.srq_limit == 2, "query_srq");
+	PROBE_CHECK(!ibv_modify_srq(v->srq, &sq, IBV_SRQ_LIMIT), "modify_srq");
+	PROBE_CHECK(!ibv_query_srq(v->srq, &sq) && sq.srq_limit == 2,
+		    "query_srq");
 	return 0;
 }
 
@@ -244,14 +249,14 @@ static int ud_ready(struct vp *v)
 			 .sgid_index = (uint8_t)v->c.gid_index },
 	};
 
-	CHECK(!qp_init(v, v->ud), "UD QP to INIT");
-	CHECK(!ibv_modify_qp(v->ud, &a, IBV_QP_STATE), "UD QP to RTR");
+	PROBE_CHECK(!qp_init(v, v->ud), "UD QP to INIT");
+	PROBE_CHECK(!ibv_modify_qp(v->ud, &a, IBV_QP_STATE), "UD QP to RTR");
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0;
-	CHECK(!ibv_modify_qp(v->ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN),
-	      "UD QP to RTS");
+	PROBE_CHECK(!ibv_modify_qp(v->ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN),
+		    "UD QP to RTS");
 	v->ah = ibv_create_ah(v->pd, &ah);
-	CHECK(v->ah, "create_ah");
+	PROBE_CHECK(v->ah, "create_ah");
 	return 0;
 }
 
@@ -263,13 +268,13 @@ static int make_qps(struct vp *v)
 	v->a = make_qp(v, IBV_QPT_RC, false);
 	v->b = make_qp(v, IBV_QPT_RC, true);
 	v->ud = make_qp(v, IBV_QPT_UD, false);
-	CHECK(v->a && v->b && v->ud, "create_qp (RC, RC on SRQ, UD)");
-	CHECK(!rc_connect(v, v->a, v->b->qp_num) &&
-		      !rc_connect(v, v->b, v->a->qp_num),
-	      "RC QPs to RTS");
-	CHECK(!ibv_query_qp(v->a, &qa, IBV_QP_STATE, &qi) &&
-		      qa.qp_state == IBV_QPS_RTS,
-	      "query_qp");
+	PROBE_CHECK(v->a && v->b && v->ud, "create_qp (RC, RC on SRQ, UD)");
+	PROBE_CHECK(!rc_connect(v, v->a, v->b->qp_num) &&
+			    !rc_connect(v, v->b, v->a->qp_num),
+		    "RC QPs to RTS");
+	PROBE_CHECK(!ibv_query_qp(v->a, &qa, IBV_QP_STATE, &qi) &&
+			    qa.qp_state == IBV_QPS_RTS,
+		    "query_qp");
 	return ud_ready(v);
 }
 
@@ -283,17 +288,19 @@ static int wait_wc(struct vp *v, struct ibv_wc *wc, bool notify)
 	int n;
 
 	if (notify) {
-		CHECK(epoll_wait(v->ep, &ev, 1, 10000) == 1, "epoll_wait");
-		CHECK(!ibv_get_cq_event(v->ch, &cq, &cctx) && cq == v->cq,
-		      "get_cq_event");
+		PROBE_CHECK(epoll_wait(v->ep, &ev, 1, 10000) == 1,
+			    "epoll_wait");
+		PROBE_CHECK(!ibv_get_cq_event(v->ch, &cq, &cctx) && cq == v->cq,
+			    "get_cq_event");
 		ibv_ack_cq_events(cq, 1);
-		CHECK(!ibv_req_notify_cq(v->cq, 0), "req_notify_cq");
+		PROBE_CHECK(!ibv_req_notify_cq(v->cq, 0), "req_notify_cq");
 	}
 	while ((n = ibv_poll_cq(v->cq, 1, wc)) == 0 && mono_ns() < end)
 		;
-	CHECK(n == 1, "poll_cq: %d", n);
-	CHECK(wc->status == IBV_WC_SUCCESS, "completion %llu: %s",
-	      (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status));
+	PROBE_CHECK(n == 1, "poll_cq: %d", n);
+	PROBE_CHECK(wc->status == IBV_WC_SUCCESS, "completion %llu: %s",
+		    (unsigned long long)wc->wr_id,
+		    ibv_wc_status_str(wc->status));
 	return 0;
 }
 
@@ -329,15 +336,15 @@ static int t_send(struct vp *v)
 
 	memset(v->buf, 0x5a, 4096);
 	memset(v->win, 0, 4096);
-	CHECK(!recv_on(v, (uint8_t *)(uintptr_t)IOVA, 4096, v->mr2->lkey, true,
-		       NULL),
-	      "post_srq_recv");
-	CHECK(!ibv_req_notify_cq(v->cq, 0), "req_notify_cq");
-	CHECK(!post(v->a, &w), "post_send SEND_WITH_IMM");
+	PROBE_CHECK(!recv_on(v, (uint8_t *)(uintptr_t)IOVA, 4096, v->mr2->lkey,
+			     true, NULL),
+		    "post_srq_recv");
+	PROBE_CHECK(!ibv_req_notify_cq(v->cq, 0), "req_notify_cq");
+	PROBE_CHECK(!post(v->a, &w), "post_send SEND_WITH_IMM");
 	if (wait_wc(v, &wc[0], true) || wait_wc(v, &wc[1], false))
 		return -1;
-	CHECK(v->win[0] == 0x5a && v->win[4095] == 0x5a,
-	      "SEND data did not land in the remapped window");
+	PROBE_CHECK(v->win[0] == 0x5a && v->win[4095] == 0x5a,
+		    "SEND data did not land in the remapped window");
 	return 0;
 }
 
@@ -352,19 +359,19 @@ static int t_rdma(struct vp *v)
 	struct ibv_wc wc;
 
 	memset(v->buf + 8192, 0xc3, 4096);
-	CHECK(!post(v->a, &w), "post_send RDMA_WRITE");
+	PROBE_CHECK(!post(v->a, &w), "post_send RDMA_WRITE");
 	if (wait_wc(v, &wc, false))
 		return -1;
-	CHECK(v->win[8192] == 0xc3 && v->win[8192 + 4095] == 0xc3,
-	      "RDMA WRITE data");
+	PROBE_CHECK(v->win[8192] == 0xc3 && v->win[8192 + 4095] == 0xc3,
+		    "RDMA WRITE data");
 	memset(v->buf + 8192, 0, 4096);
 	w.wr_id = 3;
 	w.opcode = IBV_WR_RDMA_READ;
-	CHECK(!post(v->a, &w), "post_send RDMA_READ");
+	PROBE_CHECK(!post(v->a, &w), "post_send RDMA_READ");
 	if (wait_wc(v, &wc, false))
 		return -1;
-	CHECK(v->buf[8192] == 0xc3 && v->buf[8192 + 4095] == 0xc3,
-	      "RDMA READ data");
+	PROBE_CHECK(v->buf[8192] == 0xc3 && v->buf[8192 + 4095] == 0xc3,
+		    "RDMA READ data");
 	return 0;
 }
 
@@ -381,11 +388,11 @@ static int t_atomic(struct vp *v)
 	struct ibv_wc wc;
 
 	*target = 37;
-	CHECK(!post(v->a, &w), "post_send FETCH_AND_ADD");
+	PROBE_CHECK(!post(v->a, &w), "post_send FETCH_AND_ADD");
 	if (wait_wc(v, &wc, false))
 		return -1;
-	CHECK(*target == 42 && *(uint64_t *)(v->buf + 16384) == 37,
-	      "FETCH_AND_ADD result");
+	PROBE_CHECK(*target == 42 && *(uint64_t *)(v->buf + 16384) == 37,
+		    "FETCH_AND_ADD result");
 	return 0;
 }
 
@@ -403,12 +410,14 @@ static int t_ud(struct vp *v)
 	struct ibv_wc wc[2];
 
 	memset(v->buf + 32768, 0, 4096);
-	CHECK(!recv_on(v, v->buf + 32768, 4096, v->mr->lkey, false, v->ud),
-	      "post_recv on UD");
-	CHECK(!post(v->ud, &w), "post_send UD");
+	PROBE_CHECK(
+		!recv_on(v, v->buf + 32768, 4096, v->mr->lkey, false, v->ud),
+		"post_recv on UD");
+	PROBE_CHECK(!post(v->ud, &w), "post_send UD");
 	if (wait_wc(v, &wc[0], false) || wait_wc(v, &wc[1], false))
 		return -1;
-	CHECK(!memcmp(v->buf + 32768 + 40, msg, sizeof(msg)), "UD payload");
+	PROBE_CHECK(!memcmp(v->buf + 32768 + 40, msg, sizeof(msg)),
+		    "UD payload");
 	return 0;
 }
 
@@ -419,31 +428,34 @@ static int t_queries(struct vp *v)
 	struct ibv_port_attr pa;
 	union ibv_gid g;
 
-	CHECK(!ibv_query_device(v->ctx, &da) && da.max_qp > 0, "query_device");
-	CHECK(!ibv_query_port(v->ctx, PORT, &pa) && pa.state == IBV_PORT_ACTIVE,
-	      "query_port");
-	CHECK(ibv_query_gid_table(v->ctx, ge, 64, 0) > 0, "query_gid_table");
-	CHECK(!ibv_query_gid(v->ctx, PORT, v->c.gid_index, &g) &&
-		      !memcmp(&g, &v->c.gid, sizeof(g)),
-	      "query_gid");
+	PROBE_CHECK(!ibv_query_device(v->ctx, &da) && da.max_qp > 0,
+		    "query_device");
+	PROBE_CHECK(!ibv_query_port(v->ctx, PORT, &pa) &&
+			    pa.state == IBV_PORT_ACTIVE,
+		    "query_port");
+	PROBE_CHECK(ibv_query_gid_table(v->ctx, ge, 64, 0) > 0,
+		    "query_gid_table");
+	PROBE_CHECK(!ibv_query_gid(v->ctx, PORT, v->c.gid_index, &g) &&
+			    !memcmp(&g, &v->c.gid, sizeof(g)),
+		    "query_gid");
 	return 0;
 }
 
 static int teardown(struct vp *v)
 {
-	CHECK(!ibv_destroy_ah(v->ah), "destroy_ah");
-	CHECK(!ibv_destroy_qp(v->ud) && !ibv_destroy_qp(v->b) &&
-		      !ibv_destroy_qp(v->a),
-	      "destroy_qp");
-	CHECK(!ibv_destroy_srq(v->srq), "destroy_srq");
-	CHECK(!ibv_destroy_cq(v->cq), "destroy_cq");
-	CHECK(epoll_ctl(v->ep, EPOLL_CTL_DEL, v->ch->fd, NULL) == 0,
-	      "epoll_ctl DEL");
-	CHECK(!ibv_destroy_comp_channel(v->ch), "destroy_comp_channel");
-	CHECK(!ibv_dereg_mr(v->mr2) && !ibv_dereg_mr(v->mr), "dereg_mr");
-	CHECK(!ibv_dealloc_pd(v->pd), "dealloc_pd");
-	CHECK(!munmap(v->win, BUF) && !munmap(v->buf, 2 * BUF), "munmap");
-	CHECK(!ibv_close_device(v->ctx), "close_device");
+	PROBE_CHECK(!ibv_destroy_ah(v->ah), "destroy_ah");
+	PROBE_CHECK(!ibv_destroy_qp(v->ud) && !ibv_destroy_qp(v->b) &&
+			    !ibv_destroy_qp(v->a),
+		    "destroy_qp");
+	PROBE_CHECK(!ibv_destroy_srq(v->srq), "destroy_srq");
+	PROBE_CHECK(!ibv_destroy_cq(v->cq), "destroy_cq");
+	PROBE_CHECK(epoll_ctl(v->ep, EPOLL_CTL_DEL, v->ch->fd, NULL) == 0,
+		    "epoll_ctl DEL");
+	PROBE_CHECK(!ibv_destroy_comp_channel(v->ch), "destroy_comp_channel");
+	PROBE_CHECK(!ibv_dereg_mr(v->mr2) && !ibv_dereg_mr(v->mr), "dereg_mr");
+	PROBE_CHECK(!ibv_dealloc_pd(v->pd), "dealloc_pd");
+	PROBE_CHECK(!munmap(v->win, BUF) && !munmap(v->buf, 2 * BUF), "munmap");
+	PROBE_CHECK(!ibv_close_device(v->ctx), "close_device");
 	return 0;
 }
 

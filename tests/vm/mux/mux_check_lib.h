@@ -27,7 +27,9 @@ extern uint32_t send_flow_label;
 void ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-#define CHECK(cond, ...)                                                       \
+/* An "ok:" or "FAIL:" line, and on to the next check (tests/check.h's
+ * CHECK returns from the TAP case instead). */
+#define EXPECT(cond, ...)                                                      \
 	do {                                                                   \
 		if (cond)                                                      \
 			ok(__VA_ARGS__);                                       \

@@ -185,27 +185,27 @@ static void control_checks(int c)
 	fd = listener(DIR "/seq.sock", SOCK_SEQPACKET);
 	ret = rdmacm_attach(c, 8, "pv2", fd, &rep);
 	close(fd);
-	CHECK(ret == EINVAL && strstr(rep.u.status.text, "SOCK_STREAM"),
-	      "RDMACM_ATTACH with a SEQPACKET socket: EINVAL (%s)",
-	      rep.u.status.text);
+	EXPECT(ret == EINVAL && strstr(rep.u.status.text, "SOCK_STREAM"),
+	       "RDMACM_ATTACH with a SEQPACKET socket: EINVAL (%s)",
+	       rep.u.status.text);
 	/* the table's fd column (common/msg_frame.c) */
 	mp_init(&m, MP_RDMACM_ATTACH);
 	m.u.rdmacm_attach.worker_id = 8;
 	msg_set_str(m.u.rdmacm_attach.vm, MP_VM_SIZE, "pv2");
 	m.u.rdmacm_attach.uid = getuid();
 	ret = ctl_refused(c, &m, -1, &rep);
-	CHECK(ret == EBADMSG && strstr(rep.u.status.text, "0 fds"),
-	      "RDMACM_ATTACH without an fd: ERROR_REPLY EBADMSG (%s)",
-	      rep.u.status.text);
+	EXPECT(ret == EBADMSG && strstr(rep.u.status.text, "0 fds"),
+	       "RDMACM_ATTACH without an fd: ERROR_REPLY EBADMSG (%s)",
+	       rep.u.status.text);
 	fd = listener(DIR "/x.sock", SOCK_STREAM);
 	ret = rdmacm_attach(c, B_ID, "vm-b", fd, &rep);
-	CHECK(ret == EEXIST, "RDMACM_ATTACH of a worker's id: EEXIST (%s)",
-	      rep.u.status.text);
+	EXPECT(ret == EEXIST, "RDMACM_ATTACH of a worker's id: EEXIST (%s)",
+	       rep.u.status.text);
 	ret = rdmacm_attach(c, PV_ID, "other", fd, &rep);
-	CHECK(ret == EEXIST,
-	      "RDMACM_ATTACH of pv1's id for another VM: "
-	      "EEXIST (%s)",
-	      rep.u.status.text);
+	EXPECT(ret == EEXIST,
+	       "RDMACM_ATTACH of pv1's id for another VM: "
+	       "EEXIST (%s)",
+	       rep.u.status.text);
 	close(fd);
 	mp_init(&m, MP_WORKER_ATTACH);
 	m.u.attach.worker_id = PV_ID;
@@ -213,8 +213,8 @@ static void control_checks(int c)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	ret = ctl(c, &m, fd, &rep);
 	close(fd);
-	CHECK(ret == EEXIST, "WORKER_ATTACH of pv1's id: EEXIST (%s)",
-	      rep.u.status.text);
+	EXPECT(ret == EEXIST, "WORKER_ATTACH of pv1's id: EEXIST (%s)",
+	       rep.u.status.text);
 }
 
 /* Part 1: this program is QEMU. */
@@ -230,62 +230,63 @@ static void raw_client(int c, const struct gids *g, int wb)
 
 	q = qemu_connect();
 	ret = request(q, RCM_OP_REG, g->ga, NULL, RCM_REQ);
-	CHECK(ret == RCM_ERR_OK, "REG of its own GID fd99::10: OK (%d)", ret);
+	EXPECT(ret == RCM_ERR_OK, "REG of its own GID fd99::10: OK (%d)", ret);
 	ret = request(q, RCM_OP_REG, g->gb, NULL, RCM_REQ);
-	CHECK(ret == RCM_ERR_EACCES, "REG of vm-b's GID fd99::11: EACCES (%d)",
-	      ret);
+	EXPECT(ret == RCM_ERR_EACCES, "REG of vm-b's GID fd99::11: EACCES (%d)",
+	       ret);
 	st = stats(c, PV_ID);
-	CHECK(st.refused_spoofs == 1,
-	      "STATS pv1: the REG counted as a "
-	      "refused spoof (%llu)",
-	      (unsigned long long)st.refused_spoofs);
+	EXPECT(st.refused_spoofs == 1,
+	       "STATS pv1: the REG counted as a "
+	       "refused spoof (%llu)",
+	       (unsigned long long)st.refused_spoofs);
 	ret = request(q, RCM_OP_UNREG, nobody, NULL, RCM_REQ);
-	CHECK(ret == RCM_ERR_ENOTFOUND,
-	      "UNREG of a GID not its own: "
-	      "ENOTFOUND (%d)",
-	      ret);
+	EXPECT(ret == RCM_ERR_ENOTFOUND,
+	       "UNREG of a GID not its own: "
+	       "ENOTFOUND (%d)",
+	       ret);
 	ret = request(q, RCM_OP_REG, g->ga, NULL, RCM_RESP);
-	CHECK(ret == RCM_ERR_EINVAL,
-	      "a response from the client: EINVAL, "
-	      "and the connection stays (%d)",
-	      ret);
+	EXPECT(ret == RCM_ERR_EINVAL,
+	       "a response from the client: EINVAL, "
+	       "and the connection stays (%d)",
+	       ret);
 
 	/* a handshake with the worker, both ways through the router */
 	req_mad(mad, 0x11, 0x501, g->ga, g->gb);
 	ret = request(q, RCM_OP_MAD, g->ga, mad, RCM_REQ);
-	CHECK(ret == RCM_ERR_OK, "MAD REQ fd99::10 -> fd99::11: OK (%d)", ret);
+	EXPECT(ret == RCM_ERR_OK, "MAD REQ fd99::10 -> fd99::11: OK (%d)", ret);
 	if (mad_recv(wb, 10000, &r))
-		CHECK(!memcmp(r.sgid, g->ga, 16) &&
-			      !memcmp(r.dgid, g->gb, 16) &&
-			      same_mad(r.mad, mad),
-		      "the worker got the REQ from %s to %s, bytes as sent",
-		      gs(r.sgid, s1), gs(r.dgid, s2));
+		EXPECT(!memcmp(r.sgid, g->ga, 16) &&
+			       !memcmp(r.dgid, g->gb, 16) &&
+			       same_mad(r.mad, mad),
+		       "the worker got the REQ from %s to %s, bytes as sent",
+		       gs(r.sgid, s1), gs(r.dgid, s2));
 	else
 		fail("the worker got no REQ within 10 s");
 	cm_mad(mad, 0x0013, 0x12, 0x601, 0x501);
 	mad_send(wb, g->gb, g->ga, mad);
 	ret = rec_read(q, 10000, &in);
-	CHECK(ret == 1 && in.msg_type == RCM_REQ && in.op_code == RCM_OP_MAD &&
-		      !memcmp(in.sgid, g->ga, 16) &&
-		      !memcmp(in.addr.gid, g->gb, 16) && in.umad_len == 256 &&
-		      same_mad(in.mad, mad) && in.addr.grh_present,
-	      "QEMU got the worker's REP: a MAD record for %s from %s",
-	      gs(in.sgid, s1), gs(in.addr.gid, s2));
+	EXPECT(ret == 1 && in.msg_type == RCM_REQ && in.op_code == RCM_OP_MAD &&
+		       !memcmp(in.sgid, g->ga, 16) &&
+		       !memcmp(in.addr.gid, g->gb, 16) && in.umad_len == 256 &&
+		       same_mad(in.mad, mad) && in.addr.grh_present,
+	       "QEMU got the worker's REP: a MAD record for %s from %s",
+	       gs(in.sgid, s1), gs(in.addr.gid, s2));
 	cm_mad(mad, 0x0014, 0x13, 0x501, 0x601);
 	ret = request(q, RCM_OP_MAD, g->ga, mad, RCM_REQ);
-	CHECK(ret == RCM_ERR_OK && mad_recv(wb, 10000, &r) &&
-		      !memcmp(r.dgid, g->gb, 16) && same_mad(r.mad, mad),
-	      "the RTU (no GID in it) went to the REP's sender, fd99::11");
+	EXPECT(ret == RCM_ERR_OK && mad_recv(wb, 10000, &r) &&
+		       !memcmp(r.dgid, g->gb, 16) && same_mad(r.mad, mad),
+	       "the RTU (no GID in it) went to the REP's sender, fd99::11");
 
 	/* another VM's GID as the source; a SIDR_REQ names no destination */
 	req_mad(mad, 0x14, 0x502, g->gb, g->ga);
 	ret = request(q, RCM_OP_MAD, g->gb, mad, RCM_REQ);
-	CHECK(ret == RCM_ERR_EACCES && !mad_recv(wb, 500, &r),
-	      "a MAD from vm-b's GID: EACCES, nothing sent (%d)", ret);
+	EXPECT(ret == RCM_ERR_EACCES && !mad_recv(wb, 500, &r),
+	       "a MAD from vm-b's GID: EACCES, nothing sent (%d)", ret);
 	cm_mad(mad, 0x0017, 0x15, 0x503, 0);
 	ret = request(q, RCM_OP_MAD, g->ga, mad, RCM_REQ);
-	CHECK(ret == RCM_ERR_EINVAL && !mad_recv(wb, 500, &r),
-	      "a SIDR_REQ not from rdma_cm (no destination): EINVAL (%d)", ret);
+	EXPECT(ret == RCM_ERR_EINVAL && !mad_recv(wb, 500, &r),
+	       "a SIDR_REQ not from rdma_cm (no destination): EINVAL (%d)",
+	       ret);
 	/* rdma_cm's: its header names the destination IP, fd99::11 */
 	mad[36] = 0x01; /* service id: RDMA_PS_UDP, port 0x1234 */
 	mad[37] = 0x11;
@@ -296,29 +297,29 @@ static void raw_client(int c, const struct gids *g, int wb)
 	memcpy(mad + 44, g->ga, 16);
 	memcpy(mad + 60, g->gb, 16);
 	ret = request(q, RCM_OP_MAD, g->ga, mad, RCM_REQ);
-	CHECK(ret == RCM_ERR_OK && mad_recv(wb, 10000, &r) &&
-		      !memcmp(r.dgid, g->gb, 16) && same_mad(r.mad, mad),
-	      "an rdma_cm SIDR_REQ went to its header's destination, "
-	      "fd99::11 (%d)",
-	      ret);
+	EXPECT(ret == RCM_ERR_OK && mad_recv(wb, 10000, &r) &&
+		       !memcmp(r.dgid, g->gb, 16) && same_mad(r.mad, mad),
+	       "an rdma_cm SIDR_REQ went to its header's destination, "
+	       "fd99::11 (%d)",
+	       ret);
 	st = stats(c, PV_ID);
-	CHECK(st.routed_out == 3 && st.routed_in == 1 &&
-		      st.refused_spoofs == 2 &&
-		      st.dropped[RDMAGATE_MUX_DROP_ADDRESS] == 1,
-	      "STATS pv1: routed out 3, in 1, spoofs 2, address 1 (%llu, "
-	      "%llu, %llu, %llu)",
-	      (unsigned long long)st.routed_out,
-	      (unsigned long long)st.routed_in,
-	      (unsigned long long)st.refused_spoofs,
-	      (unsigned long long)st.dropped[RDMAGATE_MUX_DROP_ADDRESS]);
+	EXPECT(st.routed_out == 3 && st.routed_in == 1 &&
+		       st.refused_spoofs == 2 &&
+		       st.dropped[RDMAGATE_MUX_DROP_ADDRESS] == 1,
+	       "STATS pv1: routed out 3, in 1, spoofs 2, address 1 (%llu, "
+	       "%llu, %llu, %llu)",
+	       (unsigned long long)st.routed_out,
+	       (unsigned long long)st.routed_in,
+	       (unsigned long long)st.refused_spoofs,
+	       (unsigned long long)st.dropped[RDMAGATE_MUX_DROP_ADDRESS]);
 
 	q2 = qemu_connect();
-	CHECK(rec_read(q2, 5000, &in) == -1,
-	      "a second connection while QEMU is connected: closed");
+	EXPECT(rec_read(q2, 5000, &in) == -1,
+	       "a second connection while QEMU is connected: closed");
 	close(q2);
 	close(q);
-	CHECK(wait_log("QEMU pid", 5000) && wait_log("disconnected", 5000),
-	      "the mux logged the connection and its end");
+	EXPECT(wait_log("QEMU pid", 5000) && wait_log("disconnected", 5000),
+	       "the mux logged the connection and its end");
 }
 
 /* Runs QEMU 7.2 with pvrdma; returns its exit status, -1 on a timeout. */
@@ -390,11 +391,11 @@ static void real_qemu(int c, const struct gids *g)
 	}
 	unlink(dbg);
 	st = run_qemu(DIR "/nobody.sock", "u:0", err, dbg);
-	CHECK(st != -1 && !file_has(dbg, "pvrdma-bind") &&
-		      file_has(err, "nobody.sock"),
-	      "QEMU 7.2 with pvrdma and no mux on its mad-chardev: does not "
-	      "start (status %d)",
-	      st);
+	EXPECT(st != -1 && !file_has(dbg, "pvrdma-bind") &&
+		       file_has(err, "nobody.sock"),
+	       "QEMU 7.2 with pvrdma and no mux on its mad-chardev: does not "
+	       "start (status %d)",
+	       st);
 
 	hex(g->ga, ha);
 	hex(g->gb, hb);
@@ -403,32 +404,32 @@ static void real_qemu(int c, const struct gids *g)
 	unlink(dbg);
 	st = run_qemu(PV_SOCK, append, err, dbg);
 	/* isa-debug-exit: 1 is pvrdma-bind's "done" */
-	CHECK(st == 1 && file_has(dbg, "pvrdma-bind: done"),
-	      "QEMU 7.2 started with pvrdma against the endpoint, ran "
-	      "pvrdma-bind and exited (status %d)",
-	      st);
+	EXPECT(st == 1 && file_has(dbg, "pvrdma-bind: done"),
+	       "QEMU 7.2 started with pvrdma against the endpoint, ran "
+	       "pvrdma-bind and exited (status %d)",
+	       st);
 	if (st != 1) {
 		system("cat " DIR "/qemu.err " DIR "/debugcon.txt");
 		return;
 	}
-	CHECK(file_has(dbg, "CREATE_BIND index 00 err 0000"),
-	      "the guest's CREATE_BIND of fd99::10 completed");
-	CHECK(wait_log("QEMU registered fd99::10", 5000),
-	      "QEMU REGistered fd99::10 through the endpoint, the mux "
-	      "accepted it");
-	CHECK(wait_log("QEMU's REG of fd99::11: not a GID the broker gave "
-		       "this VM",
-		       5000),
-	      "QEMU's REG of vm-b's fd99::11: refused by the mux");
-	CHECK(file_has(err, "error code 3"),
-	      "QEMU logged the mux's refusal (EACCES, its error code 3)");
-	CHECK(wait_log("QEMU unregistered fd99::10", 5000),
-	      "DESTROY_BIND: QEMU UNREGistered fd99::10");
+	EXPECT(file_has(dbg, "CREATE_BIND index 00 err 0000"),
+	       "the guest's CREATE_BIND of fd99::10 completed");
+	EXPECT(wait_log("QEMU registered fd99::10", 5000),
+	       "QEMU REGistered fd99::10 through the endpoint, the mux "
+	       "accepted it");
+	EXPECT(wait_log("QEMU's REG of fd99::11: not a GID the broker gave "
+			"this VM",
+			5000),
+	       "QEMU's REG of vm-b's fd99::11: refused by the mux");
+	EXPECT(file_has(err, "error code 3"),
+	       "QEMU logged the mux's refusal (EACCES, its error code 3)");
+	EXPECT(wait_log("QEMU unregistered fd99::10", 5000),
+	       "DESTROY_BIND: QEMU UNREGistered fd99::10");
 	after = stats(c, PV_ID);
-	CHECK(after.refused_spoofs == before.refused_spoofs + 1,
-	      "STATS pv1: one more refused spoof (%llu -> %llu)",
-	      (unsigned long long)before.refused_spoofs,
-	      (unsigned long long)after.refused_spoofs);
+	EXPECT(after.refused_spoofs == before.refused_spoofs + 1,
+	       "STATS pv1: one more refused spoof (%llu -> %llu)",
+	       (unsigned long long)before.refused_spoofs,
+	       (unsigned long long)after.refused_spoofs);
 }
 
 /*
@@ -524,21 +525,21 @@ int main(int argc, char **argv)
 	lfd = listener(PV_SOCK, SOCK_STREAM);
 	ret = rdmacm_attach(c, PV_ID, "pv1", lfd, &rep);
 	close(lfd);
-	CHECK(ret == 0,
-	      "RDMACM_ATTACH pv1 (worker id %d) with its listening "
-	      "socket: %s",
-	      PV_ID, rep.u.status.text);
+	EXPECT(ret == 0,
+	       "RDMACM_ATTACH pv1 (worker id %d) with its listening "
+	       "socket: %s",
+	       PV_ID, rep.u.status.text);
 	ret = gid_add(c, PV_ID, g.dev0, g.ga, ia, &rep);
-	CHECK(ret == 0, "GID_ADD fd99::10 (%s index %u) to pv1: %s", g.dev0, ia,
-	      rep.u.status.text);
+	EXPECT(ret == 0, "GID_ADD fd99::10 (%s index %u) to pv1: %s", g.dev0,
+	       ia, rep.u.status.text);
 	control_checks(c);
 	raw_client(c, &g, wb);
 	real_qemu(c, &g);
 
 	kill(pid, SIGTERM);
 	waitpid(pid, &ret, 0);
-	CHECK(WIFEXITED(ret) && WEXITSTATUS(ret) == 0, "SIGTERM: the mux "
-						       "exits 0");
+	EXPECT(WIFEXITED(ret) && WEXITSTATUS(ret) == 0, "SIGTERM: the mux "
+							"exits 0");
 	if (failures)
 		system("cat " MUX_LOG);
 	return failures ? 1 : 0;
