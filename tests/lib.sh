@@ -84,6 +84,18 @@ broker_start() {
 	BPID=$!
 	wait_for 60 ctl list > /dev/null 2>&1
 }
+# mux_start LOG: rdmagate-mux on $T/mux.sock, up once it says so; MPID
+mux_start() {
+	"$MUX" --control "$T/mux.sock" > "$1" 2>&1 &
+	MPID=$!
+	wait_for 60 in_log "$1" "control socket $T/mux.sock"
+}
+# broker_stop [SIGNAL]: the broker of broker_start, signalled (TERM) and
+# reaped; its workers live on (a broker's end does not stop them)
+broker_stop() {
+	kill "-${1:-TERM}" "$BPID" && wait "$BPID" 2>/dev/null
+	BPID=
+}
 kill_state_workers() {
 	local f
 	for f in "$1"/workers/*.state; do

@@ -330,6 +330,9 @@ in_vm() { # STEPS worker COMMAND | STEPS qemu72 BROKER CTL WORKER MUX
 			step_failure "$T" "$i" "$t" | tee /dev/stderr | diag
 		fi
 	done
+	# what the fabric lost over all steps (retries, sequence errors), also
+	# when every step passed: how close a slower machine is to failing
+	rxe_counters "# at the end:"
 	if [ "$mode" = qemu72 ]; then
 		q72_detach "$D"
 	else
@@ -351,12 +354,18 @@ in_vm() { # STEPS worker COMMAND | STEPS qemu72 BROKER CTL WORKER MUX
 # counters of both rxe devices that say what the fabric lost (retries,
 # sequence errors, RNR), cumulative since the test VM booted.
 step_failure() { # T I TOOL
-	local f d
+	local f
 	for f in guest-$2.out native-$2.out; do
 		[ -e "$1/$f" ] && { echo "--- step $2 ($3): $f"; tail -20 "$1/$f"; }
 	done
+	rxe_counters "---"
+}
+
+# The non-zero counters of both rxe devices, a line each after PREFIX.
+rxe_counters() { # PREFIX
+	local d
 	for d in rxe0 rxe1; do
-		echo "--- $d counters: $(cd "/sys/class/infiniband/$d/ports/1/hw_counters" 2>/dev/null &&
+		echo "$1 $d counters: $(cd "/sys/class/infiniband/$d/ports/1/hw_counters" 2>/dev/null &&
 			grep -v '^0$' -H -- * | tr '\n' ' ')"
 	done
 }

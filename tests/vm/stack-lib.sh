@@ -36,15 +36,10 @@ worker_pid() {
 		2>/dev/null
 }
 start_broker() { broker_start "$1" --state-dir "$T/state" --mux "$T/mux.sock"; } # log
-start_mux() { # log
-	"$MUX" --control "$T/mux.sock" > "$1" 2>&1 &
-	MPID=$!
-	wait_for 60 in_log "$1" "control socket $T/mux.sock"
-}
 # start_services: the mux, then the broker (logs mux.log, broker.log), as
 # TAP results; a broker that does not start ends the test
 start_services() {
-	check "mux is up" start_mux "$T/mux.log"
+	check "mux is up" mux_start "$T/mux.log"
 	if ! start_broker "$T/broker.log"; then
 		not_ok "broker is up: $(tail -n 5 "$T/broker.log")"
 		tap_end

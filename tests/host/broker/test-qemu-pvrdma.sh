@@ -71,32 +71,18 @@ client() {
 start_broker() { # log [--mux]
 	local log=$1
 	shift
-	"$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
-		--state-dir "$T/state" --cgroup-root /nonexistent "$@" \
-		> "$log" 2>&1 &
-	BPID=$!
-	wait_for 30 test -S "$T/control.sock"
+	broker_start "$log" --state-dir "$T/state" --cgroup-root /nonexistent "$@"
 }
-stop_broker() {
-	kill "$BPID" && wait "$BPID" 2>/dev/null
-	BPID=
-}
-start_mux() { # log
-	"$MUX" --control "$T/mux.sock" > "$1" 2>&1 &
-	MPID=$!
-	wait_for 30 in_log "$1" "mux: ready"
-}
-
 # ---- no mux -------------------------------------------------------------------
 check "broker 1 (no --mux) is up" start_broker "$T/broker1.log"
 out=$(ctl spawn --vm q 2>&1)
 check "spawn q without a mux is refused: $out" \
 	grep -q "frontend qemu-pvrdma needs rdmagate-mux" <<<"$out"
 check "and leaves no socket" test ! -e "$T/vm/q.sock"
-stop_broker
+broker_stop
 
 # ---- attached -----------------------------------------------------------------
-check "the mux is up" start_mux "$T/mux1.log"
+check "the mux is up" mux_start "$T/mux1.log"
 check "broker 2 (--mux) is up" start_broker "$T/broker2.log" --mux "$T/mux.sock"
 check "the broker connected to the mux" \
 	wait_for 30 in_log "$T/broker2.log" "mux $T/mux.sock: connected"
@@ -136,7 +122,7 @@ check "nor a row" not eval 'ctl list | grep -qw q2'
 # ---- the mux restarts: replayed with the same socket ----------------------------
 kill -9 "$MPID"
 wait "$MPID" 2>/dev/null
-check "mux 2 is up" start_mux "$T/mux2.log"
+check "mux 2 is up" mux_start "$T/mux2.log"
 check "the broker attached q again (RDMACM_ATTACH replayed)" \
 	wait_for 30 in_log "$T/mux2.log" "vm q (worker 1): rdmacm-mux endpoint for QEMU's pvrdma"
 out=$(client qemu "$T/vm/q.sock" reg fd99::10 2>&1)
@@ -161,7 +147,7 @@ out=$(ctl spawn --vm q 2>&1)
 check "spawn q again: $out" grep -q "attached to the mux" <<<"$out"
 check "mux 2 serves it" \
 	wait_for 30 lines_are "$T/mux2.log" "vm q (worker 1): rdmacm-mux endpoint" 2
-stop_broker
+broker_stop
 check "the broker's exit removed its socket" test ! -e "$T/vm/q.sock"
 check "and said why" in_log "$T/broker2.log" "vm q: detached (QEMU pvrdma): the broker exits"
 check "no broker logged an error" \

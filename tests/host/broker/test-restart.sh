@@ -41,12 +41,6 @@ start_broker() { # log file
 	broker_start "$1" --state-dir "$T/state" --cgroup-root "$CG_ROOT"
 }
 
-stop_broker() { # signal
-	kill "-$1" "$BPID"
-	wait "$BPID" 2>/dev/null
-	BPID=
-}
-
 fresh() { # vm: the worker answers STATS over its channel (5 s)
 	local i
 	for i in $(seq 50); do
@@ -71,7 +65,7 @@ check "their channels are up" fresh a
 "$GUEST" --socket "$T/a.sock" echo -n 400000 -s 64 > "$T/guest.log" 2>&1 &
 GPID=$!
 sleep 0.5
-stop_broker TERM
+broker_stop TERM
 check "broker 1 exits on SIGTERM and leaves the workers running" \
 	kill -0 "$pa" "$pb"
 check "and says so" grep -q "2 workers keep running" "$T/broker1.log"
@@ -116,7 +110,7 @@ check "worker a is untouched" kill -0 "$pa"
 # a worker dies while no broker runs (the broker crashed)
 ctl spawn --vm c --socket "$T/c.sock" --test-echo >/dev/null
 pc=$(worker_pid c)
-stop_broker KILL
+broker_stop KILL
 kill -9 "$pc"
 sleep 0.2
 # records that must never make a broker signal or adopt a process: an old
@@ -171,6 +165,6 @@ out=$(ctl stop --vm a 2>&1)
 check "stop of re-adopted a: $out" grep -q "worker/a (pid $pa) exited" <<<"$out"
 check "a is gone" test ! -e "$T/a.sock" -a -z "$(worker_pid a)"
 
-stop_broker TERM
+broker_stop TERM
 echo "1..$n"
 [ "$failed" = 0 ]

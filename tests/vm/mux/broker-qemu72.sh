@@ -67,7 +67,7 @@ run_qemu() {
 
 # ---- attach ---------------------------------------------------------------------
 elapsed "attach"
-check "the mux is up" start_mux "$T/mux.log"
+check "the mux is up" mux_start "$T/mux.log"
 check "the broker is up (--mux)" start_broker "$T/broker.log"
 check "the broker connected" \
 	wait_for 5 in_log "$T/broker.log" "mux $T/mux.sock: connected"

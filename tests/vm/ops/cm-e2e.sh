@@ -65,7 +65,7 @@ elapsed "mux restart"
 kill -9 "$MPID"
 wait "$MPID" 2>/dev/null
 MPID=
-check "mux 2 is up" start_mux "$T/mux2.log"
+check "mux 2 is up" mux_start "$T/mux2.log"
 both_attached() { [ "$(count "$T/mux2.log" ") attached")" -ge 2 ]; }
 check "the broker replayed both workers into it" wait_for 10 both_attached
 cm_pair

@@ -44,7 +44,7 @@ for vm in a b; do
 	out=$(ctl spawn --vm $vm --socket "$T/$vm.sock" 2>&1)
 	check "spawn $vm without a mux: $out" grep -q "worker/$vm: pid" <<<"$out"
 done
-check "mux 1 is up" start_mux "$T/mux1.log"
+check "mux 1 is up" mux_start "$T/mux1.log"
 check "the broker connected within 2 s" \
 	wait_for 2 in_log "$T/broker1.log" "mux $T/mux.sock: connected"
 check "rxe0 port 1 added" \
@@ -82,7 +82,7 @@ MPID=
 check "the broker saw the mux go" \
 	wait_for 3 in_log "$T/broker1.log" "connection closed; retrying every 1000 ms"
 sleep 1.5
-check "mux 2 is up" start_mux "$T/mux2.log"
+check "mux 2 is up" mux_start "$T/mux2.log"
 t0=$EPOCHREALTIME
 replayed() {
 	in_log "$T/mux2.log" "$A (rxe0 port 1 index $ia) is worker 1's" &&

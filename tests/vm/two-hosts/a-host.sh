@@ -26,7 +26,7 @@ chmod 644 "$T/policy.conf"
 has_gid() { grep -qx "fd98:0000:0000:0000:0000:0000:0000:0010" \
 	/sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null; }
 
-check "mux is up" start_mux "$T/mux.log"
+check "mux is up" mux_start "$T/mux.log"
 check "broker is up" start_broker "$T/broker.log"
 out=$(ctl spawn --vm a --socket "$T/a.sock" 2>&1)
 check "spawn a: $out" grep -q "worker/a: pid" <<<"$out"
