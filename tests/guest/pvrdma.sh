@@ -91,15 +91,26 @@ tool_args() { # TOOL DEV GIDX PORT [ITERS]
 
 # ---- level 3, the nested guest: facts as key=value lines on stdout
 # a client, again while its server is not listening yet (the test VM
-# starts it when this side reaches the step)
+# starts it when this side reaches the step), and again, up to twice, when
+# perftest moved the data but could not time it: its report needs the
+# TSC's rate, sampled against gettimeofday(), and in a nested TCG guest on
+# a loaded machine the samples can scatter ("Correlation coefficient r^2:
+# 0.79 < 0.9", "Can't produce a report", exit 1; measured with two busy
+# loops beside the test VM).  The test VM's server for the step starts
+# again on OUT.again-K (native_server).
 guest_client() { # OUT TIMEOUT TOOL ARGS...
-	local out=$1 t=$2 i rc
+	local out=$1 t=$2 i rc again=0
 	shift 2
-	for i in 1 2 3; do
+	for i in 1 2 3 4 5; do
 		timeout "$t" "$@" > "$out" 2>&1
 		rc=$?
-		grep -q "Couldn't connect\|Unable to init the socket" "$out" ||
+		if grep -q "Can't produce a report" "$out" && [ "$again" -lt 2 ]; then
+			again=$((again + 1))
+			cp "$out" "$out.try-$again"
+			: > "$out.again-$again"
+		elif ! grep -q "Couldn't connect\|Unable to init the socket" "$out"; then
 			break
+		fi
 		sleep 2
 	done
 	return "$rc"
@@ -184,13 +195,19 @@ native_steps() {
 		[ "$i" = 0 ] || wait_file "$T/at-$i" "$STEP_T" ||
 			{ echo 124 > "$T/native-$i.rc"; continue; }
 		case $mode in
-		fwd | kill)
+		fwd)
+			native_server "$T" "$i" "$t" "$port" &
+			p=$!
+			# the guest's client done: give ours 15 s, then stop it
+			stop_when_done "$p" "$T/done-$i"
+			rc=$?
+			;;
+		kill)
 			timeout "$STEP_T" stdbuf -oL "$t" $(tool_args "$t" "$PEER_DEV" \
-				"$PEER_GID" "$port" \
-				$([ "$mode" = kill ] && echo "$KILL_ITERS")) \
+				"$PEER_GID" "$port" "$KILL_ITERS") \
 				> "$T/native-$i.out" 2>&1 &
 			p=$!
-			[ "$mode" = fwd ] || kill_worker "$T" "$wp" "$i" "$p"
+			kill_worker "$T" "$wp" "$i" "$p"
 			# the guest's client done: give ours 15 s, then stop it
 			stop_when_done "$p" "$T/done-$i"
 			rc=$?
@@ -207,6 +224,27 @@ native_steps() {
 			;;
 		esac
 		echo "$rc" > "$T/native-$i.rc"
+	done
+}
+
+# Step I's native server (TOOL on PORT), started again for each attempt
+# the guest's client announces (guest_client: guest-I.out.again-K); its
+# status is the last run's.  A TERM (stop_when_done) ends the run too.
+native_server() { # T I TOOL PORT
+	local T=$1 i=$2 t=$3 port=$4 k=1 c rc
+	trap '[ -z "${c:-}" ] || kill "$c" 2>/dev/null' TERM
+	while :; do
+		timeout "$STEP_T" stdbuf -oL "$t" $(tool_args "$t" "$PEER_DEV" \
+			"$PEER_GID" "$port") > "$T/native-$i.out" 2>&1 &
+		c=$!
+		wait "$c"
+		rc=$?
+		# the guest's client is done, or tries again (attempt k + 1)
+		wait_cmd 60 bash -c '[ -e "$1" ] || [ -e "$2" ]' _ \
+			"$T/done-$i" "$T/guest-$i.out.again-$k" || return "$rc"
+		[ ! -e "$T/done-$i" ] || return "$rc"
+		cp "$T/native-$i.out" "$T/native-$i.out.try-$k"
+		k=$((k + 1))
 	done
 }
 
@@ -320,14 +358,23 @@ in_vm() { # STEPS worker COMMAND | STEPS qemu72 BROKER CTL WORKER MUX
 		nrc=$(cat "$T/native-$i.rc" 2>/dev/null || echo none)
 		case $smode in
 		fwd) step_check "$i" "$t guest -> native rxe1: guest client ok (native server $nrc)" \
-			fact "fwd_$t=0" ;;
+			fact "fwd_$t=0"
+			# said, not hidden: a retry after perftest's report failed
+			for f in "$T/guest-$i.out".try-*; do
+				[ -e "$f" ] || continue
+				echo "# step $i: the guest's $t could not time its run and tried again: $(grep -m1 -h 'Correlation\|report' "$f")"
+			done ;;
 		rev) step_check "$i" "$t native rxe1 -> guest: guest server ok, native client $nrc" \
 			bash -c '[ "$1" = 0 ] && grep -qx "rev_$2=0" "$3"' _ "$nrc" "$t" "$T/facts" ;;
 		kill) kill_checks "$T" "$S" "$wp" "$i" ;;
 		esac
 		if ! grep -qx "${smode}_$t=0" "$T/facts" && [ "$smode" != kill ]; then
 			# to stderr too: CI's excerpt of a failed test shows it
-			step_failure "$T" "$i" "$t" | tee /dev/stderr | diag
+			# (not tee /dev/stderr: in the test VM that device
+			# cannot be opened again, EBUSY)
+			f=$(step_failure "$T" "$i" "$t")
+			printf '%s\n' "$f" >&2
+			printf '%s\n' "$f" | diag
 		fi
 	done
 	# what the fabric lost over all steps (retries, sequence errors), also
@@ -356,7 +403,9 @@ in_vm() { # STEPS worker COMMAND | STEPS qemu72 BROKER CTL WORKER MUX
 step_failure() { # T I TOOL
 	local f
 	for f in guest-$2.out native-$2.out; do
-		[ -e "$1/$f" ] && { echo "--- step $2 ($3): $f"; tail -20 "$1/$f"; }
+		# whole (up to 80 lines): a tool's stderr comes before its
+		# buffered stdout in the file, so its error is near the top
+		[ -e "$1/$f" ] && { echo "--- step $2 ($3): $f"; head -80 "$1/$f"; }
 	done
 	rxe_counters "---"
 }
