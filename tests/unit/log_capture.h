@@ -2,9 +2,8 @@
 /*
  * Test helper: the process log (common/log.h) captured in a pipe, so that
  * a unit test can check what the code under test said.  Header-only;
- * include it after <cmocka.h>.
- * (tests/unit/worker/vhost_user/test_vu_proto.c has its own copy, with a
- * fake clock for its rate-limit tests.)
+ * include it after <cmocka.h>.  A test of the rate limits sets its own
+ * clock after log_capture_start() (log_set_clock(), as test_vu_proto.c).
  */
 #ifndef RDMAGATE_TESTS_UNIT_LOG_CAPTURE_H
 #define RDMAGATE_TESTS_UNIT_LOG_CAPTURE_H

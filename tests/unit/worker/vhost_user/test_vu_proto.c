@@ -16,6 +16,7 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "tests/unit/guest_ram.h"
+#include "tests/unit/log_capture.h"
 #include "worker/vhost_user/device.h"
 #include "worker/vhost_user/vu_proto.h"
 
@@ -32,10 +33,9 @@ struct fix {
 	struct vu_dev *dev;
 	struct vu_result res;
 	struct ram ram;
-	int logp[2];
 	int watched[256];
 	unsigned int unwatch_calls;
-	char log[4096];
+	struct log_capture lc;
 };
 
 static int watch(void *ctx, unsigned int q, int fd)
@@ -73,11 +73,8 @@ static int setup(void **state)
 	memset(f->watched, -1, sizeof(f->watched));
 	assert_int_equal(ram_open(&f->ram, RAM_SIZE), 0);
 	assert_int_equal(vu_dev_new(&echo_device_ops, &host, f, &f->dev), 0);
-	assert_int_equal(pipe2(f->logp, O_NONBLOCK | O_CLOEXEC), 0);
-	log_init("test", LOG_LVL_INFO);
+	log_capture_start(&f->lc);
 	log_set_clock(fake_now);
-	log_peer_reset();
-	log_set_fd(f->logp[1]);
 	*state = f;
 	return 0;
 }
@@ -87,32 +84,11 @@ static int teardown(void **state)
 	struct fix *f = *state;
 
 	vu_dev_free(f->dev);
-	log_set_fd(2);
 	log_set_clock(NULL);
-	close(f->logp[0]);
-	close(f->logp[1]);
+	log_capture_stop(&f->lc);
 	ram_close(&f->ram);
 	free(f);
 	return 0;
-}
-
-/* Everything logged since the last call. */
-static const char *logged(struct fix *f)
-{
-	ssize_t n = read(f->logp[0], f->log, sizeof(f->log) - 1);
-
-	f->log[n > 0 ? n : 0] = '\0';
-	return f->log;
-}
-
-static void expect_log(struct fix *f, const char *what)
-{
-	const char *l = logged(f);
-
-	if (!strstr(l, what))
-		fail_msg("log '%s' does not mention '%s'", l, what);
-	/* The next check sees its own line whatever the rate limit. */
-	log_peer_reset();
 }
 
 static void send_raw(struct fix *f, uint32_t req, uint32_t flags,
@@ -153,14 +129,14 @@ static void send_state(struct fix *f, uint32_t req, uint32_t index,
 static void expect_ok(struct fix *f)
 {
 	if (f->res.disconnect)
-		fail_msg("unexpected disconnect: %s", logged(f));
+		fail_msg("unexpected disconnect: %s", log_captured(&f->lc));
 	assert_int_equal(f->res.reply_len, 0);
 }
 
 static void expect_drop(struct fix *f, const char *what)
 {
 	assert_true(f->res.disconnect);
-	expect_log(f, what);
+	log_capture_expect(&f->lc, what);
 }
 
 static uint64_t reply_u64(struct fix *f)
@@ -443,7 +419,9 @@ static void test_queue_index_past_max_is_refused_with_ack(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &s, 8, NULL, 0);
 	assert_false(f->res.disconnect);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "SET_VRING_NUM: queue index 256, device has 256 queues");
+	log_capture_expect(
+		&f->lc,
+		"SET_VRING_NUM: queue index 256, device has 256 queues");
 	/* A good request answers 0. */
 	s.index = 255;
 	send_raw(f, VHOST_USER_SET_VRING_NUM,
@@ -469,7 +447,7 @@ static void test_kick_index_past_max_and_reserved_bits_are_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 		 &(uint64_t){ 0x200 | 3 }, 8, &fd, 1);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "sets reserved bits");
+	log_capture_expect(&f->lc, "sets reserved bits");
 	assert_int_equal(fcntl(fd, F_GETFD), -1);
 }
 
@@ -487,7 +465,8 @@ static void test_ring_size_must_be_power_of_2_up_to_1024(void **state)
 			 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &s, 8,
 			 NULL, 0);
 		assert_int_equal(reply_u64(f), 1);
-		expect_log(f, "is not a power of 2 from 1 to 1024");
+		log_capture_expect(&f->lc,
+				   "is not a power of 2 from 1 to 1024");
 	}
 	send_state(f, VHOST_USER_SET_VRING_NUM, 1, 1024);
 	expect_ok(f);
@@ -509,7 +488,7 @@ static void check_bad_region(struct fix *f, struct vhost_user_mem_region r,
 		 2);
 	assert_false(f->res.disconnect);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, what);
+	log_capture_expect(&f->lc, what);
 	assert_int_equal(f->dev->mem.nregions, 0);
 }
 
@@ -545,7 +524,7 @@ static void test_features_not_offered_are_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 		 &(uint64_t){ 1ull << VIRTIO_F_RING_PACKED }, 8, NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "never offered");
+	log_capture_expect(&f->lc, "never offered");
 	send_raw(f, VHOST_USER_SET_PROTOCOL_FEATURES,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY,
 		 &(uint64_t){ 1ull << VHOST_USER_PROTOCOL_F_LOG_SHMFD }, 8,
@@ -570,7 +549,8 @@ static void test_config_reads_magic_and_refuses_out_of_range(void **state)
 	send_msg(f, VHOST_USER_GET_CONFIG, pl, 12 + 7, NULL, 0);
 	assert_false(f->res.disconnect);
 	assert_int_equal(f->res.reply_len, 12);
-	expect_log(f, "bytes 10+7 outside the 16-byte config space");
+	log_capture_expect(&f->lc,
+			   "bytes 10+7 outside the 16-byte config space");
 	c[0] = UINT32_MAX;
 	c[1] = 2;
 	memcpy(pl, c, 12);
@@ -587,7 +567,7 @@ static void test_set_config_is_refused(void **state)
 	send_raw(f, VHOST_USER_SET_CONFIG,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, c, 16, NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "read-only");
+	log_capture_expect(&f->lc, "read-only");
 }
 
 /* ---- ring life cycle --------------------------------------------------- */
@@ -698,8 +678,8 @@ static void test_ring_address_outside_memory_is_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &a, sizeof(a),
 		 NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "SET_VRING_ADDR: queue 4 descriptor table "
-		      "0x7f000000fff0+128 not in guest memory");
+	log_capture_expect(&f->lc, "SET_VRING_ADDR: queue 4 descriptor table "
+				   "0x7f000000fff0+128 not in guest memory");
 	a.desc_user_addr = DESC; /* a guest address, not the frontend's */
 	send_raw(f, VHOST_USER_SET_VRING_ADDR,
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &a, sizeof(a),
@@ -710,7 +690,7 @@ static void test_ring_address_outside_memory_is_refused(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &a, sizeof(a),
 		 NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "not 16-byte aligned");
+	log_capture_expect(&f->lc, "not 16-byte aligned");
 }
 
 static void test_guest_ring_violation_sets_needs_reset(void **state)
@@ -726,7 +706,8 @@ static void test_guest_ring_violation_sets_needs_reset(void **state)
 	send_u64(f, VHOST_USER_SET_STATUS, 0x0f);
 	ring_publish(&g, 200); /* head past the ring */
 	vu_kick(f->dev, 0);
-	expect_log(f, "virtqueue 0: avail ring entry 0 holds head 200");
+	log_capture_expect(&f->lc,
+			   "virtqueue 0: avail ring entry 0 holds head 200");
 	send_msg(f, VHOST_USER_GET_STATUS, NULL, 0, NULL, 0);
 	assert_int_equal(reply_u64(f), 0x0f | VIRTIO_STATUS_NEEDS_RESET);
 	/* The connection is fine: the frontend resets the device. */
@@ -778,7 +759,7 @@ static void test_add_and_remove_mem_region(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &r, sizeof(r), &fd,
 		 1);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "overlaps");
+	log_capture_expect(&f->lc, "overlaps");
 	r.region.mmap_offset = 0x1234; /* ignored for removal */
 	send_msg(f, VHOST_USER_REM_MEM_REG, &r, sizeof(r), NULL, 0);
 	expect_ok(f);
@@ -787,7 +768,7 @@ static void test_add_and_remove_mem_region(void **state)
 		 VHOST_USER_VERSION | VHOST_USER_NEED_REPLY, &r, sizeof(r),
 		 NULL, 0);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "REM_MEM_REG: no region at guest 0x0");
+	log_capture_expect(&f->lc, "REM_MEM_REG: no region at guest 0x0");
 }
 
 /* The echo device with a mem_gone() that records its calls. */
@@ -959,11 +940,15 @@ static void test_call_fd_must_be_a_writable_eventfd_kind(void **state)
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	set_call(f, VHOST_USER_SET_VRING_CALL, 0, p[0]);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "SET_VRING_CALL: queue 0 call fd: not open for writing");
+	log_capture_expect(
+		&f->lc,
+		"SET_VRING_CALL: queue 0 call fd: not open for writing");
 	memfd = f->ram.fd;
 	set_call(f, VHOST_USER_SET_VRING_ERR, 1, memfd);
 	assert_int_equal(reply_u64(f), 1);
-	expect_log(f, "queue 1 err fd: a file or block device, not an eventfd");
+	log_capture_expect(
+		&f->lc,
+		"queue 1 err fd: a file or block device, not an eventfd");
 	assert_int_equal(f->dev->rings[0].vq.call_fd, -1);
 	assert_int_equal(f->dev->rings[1].err_fd, -1);
 	close(p[0]);
@@ -1046,19 +1031,19 @@ static void test_violation_logging_is_rate_limited_per_vm(void **state)
 		for (i = 0; i < 30; i++)
 			refused_request(f);
 	}
-	assert_int_equal(count_lines(logged(f)), LOG_PEER_BURST);
+	assert_int_equal(count_lines(log_captured(&f->lc)), LOG_PEER_BURST);
 	fake_ms += LOG_PEER_INTERVAL_MS - 1;
 	refused_request(f);
-	assert_int_equal(count_lines(logged(f)), 0);
+	assert_int_equal(count_lines(log_captured(&f->lc)), 0);
 	fake_ms += 1;
 	refused_request(f);
-	l = logged(f);
+	l = log_captured(&f->lc);
 	assert_int_equal(count_lines(l), 2);
 	if (!strstr(l, "81 similar lines suppressed by the rate limit"))
 		fail_msg("no count of the suppressed lines in '%s'", l);
 	assert_non_null(strstr(l, "queue index 999"));
 	refused_request(f);
-	l = logged(f);
+	l = log_captured(&f->lc);
 	assert_int_equal(count_lines(l), 1);
 	assert_null(strstr(l, "suppressed"));
 }
