@@ -206,7 +206,7 @@ static struct be_ah *ah_evict(struct be *be)
  * The cached host AH for an AV on PD pd, created on first use; when the
  * cache is full, the least recently used entry no send on a host queue
  * names makes room (a guest's UD QP may address any number of peers over
- * time).  Returns its index, or -1 with *why filled.
+ * time).  Returns its index, or -errno with *why filled.
  */
 static int ah_get(struct be *be, uint32_t pd, const struct be_ah_attr *av,
 		  struct reason *why)
@@ -218,7 +218,7 @@ static int ah_get(struct be *be, uint32_t pd, const struct be_ah_attr *av,
 	r = be_ah_to_host(be, av, &key);
 	if (r < 0)
 		return reason_fail(
-			why, -1, "%s",
+			why, r, "%s",
 			r == -EADDRNOTAVAIL
 				? "address vector names a GID that is no "
 				  "longer the guest's on the host port"
@@ -241,19 +241,19 @@ static int ah_get(struct be *be, uint32_t pd, const struct be_ah_attr *av,
 	/* a new host AH: its source GID still the guest's right now? */
 	if (be_gid_verify(be, av->sgid_index) < 0)
 		return reason_fail(
-			why, -1,
+			why, -EADDRNOTAVAIL,
 			"address vector names a GID that is no longer "
 			"the guest's on the host port");
 	if (!free_e)
 		free_e = ah_evict(be);
 	if (!free_e)
-		return reason_fail(why, -1,
+		return reason_fail(why, -ENOSPC,
 				   "address handle cache full, every entry in "
 				   "flight (--max-ah)");
 	free_e->ah = ibv_create_ah(be->pd[pd].pd, &key);
 	if (!free_e->ah)
 		return reason_fail(
-			why, -1,
+			why, -EINVAL,
 			"the host refused the address vector (ibv_create_ah)");
 	free_e->used = true;
 	free_e->pd = pd;
