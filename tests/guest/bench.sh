@@ -45,7 +45,10 @@
 #   e.g. "-e", so that the peer sleeps on its CQ's events instead of
 #   spinning on a vCPU the worker needs; a peer on another host would cost
 #   this machine no CPU at all.  A WRITE figure's server polls its buffer,
-#   not a CQ, and perftest refuses -e there: it gets none).
+#   not a CQ, and perftest refuses -e there: it gets none), PEER_NICE
+#   (the nice value of every figure's native server, 0 by default: at 19 a
+#   spinning peer still answers at once but yields its vCPU to the host
+#   under test whenever that wants one, as a peer on another host would).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -56,7 +59,7 @@ GUEST_IP=10.99.2.2 NATIVE_IP=10.99.0.1 PEER_IP=10.99.0.2 BASE_PORT=18800
 LAT_N=${LAT_N:-500} BW_N=${BW_N:-200} RATE_N=${RATE_N:-2000}
 LOOP_N=${LOOP_N:-2000000} MODES=${MODES:-rdmagate pvrdma} ONLY=${ONLY:-}
 IDLE_S=${IDLE_S:-60} WORKER_OPTS=${WORKER_OPTS:-} WORKER_NICE=${WORKER_NICE:-0}
-VM_SMP=${VM_SMP:-2} PEER_OPTS=${PEER_OPTS:-}
+VM_SMP=${VM_SMP:-2} PEER_OPTS=${PEER_OPTS:-} PEER_NICE=${PEER_NICE:-0}
 # NAME TOOL ARGS (both sides of a perftest must agree: the guest reads
 # the counts from $T/params); the figure is column COL of the result line
 figs() {
@@ -140,7 +143,8 @@ serve() { # T TAG
 		[ ! -e "$T/$tag-abort" ] || return 0
 		popts=
 		[[ $tool != ib_send_* ]] || popts=$PEER_OPTS
-		timeout 1800 "$tool" -F -d "$RDMAGATE_VM_DEV1" -x "$pidx" \
+		timeout 1800 nice -n "$PEER_NICE" "$tool" -F \
+			-d "$RDMAGATE_VM_DEV1" -x "$pidx" \
 			-p $((BASE_PORT + k)) $args $popts \
 			> "$T/$tag-srv-$k.out" 2>&1 &
 		p=$!
@@ -327,10 +331,10 @@ esac
 export RDMAGATE_BUILD
 echo "# load average (machine): $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# test VM: $VM_SMP vCPUs on $(nproc) host CPUs, worker nice" \
-	"$WORKER_NICE, peer options '$PEER_OPTS'"
+	"$WORKER_NICE, peer options '$PEER_OPTS', peer nice $PEER_NICE"
 HOST_LOOP_MS=$(cpu_loop_ms)
 GUEST_VM_OPTS=(--no-cm -s "$VM_SMP" -e "HOST_LOOP_MS=$HOST_LOOP_MS" -e "LAT_N=$LAT_N"
 	-e "BW_N=$BW_N" -e "RATE_N=$RATE_N" -e "LOOP_N=$LOOP_N" -e "MODES=$MODES"
 	-e "ONLY=$ONLY" -e "IDLE_S=$IDLE_S" -e "WORKER_OPTS=$WORKER_OPTS" -e "WORKER_NICE=$WORKER_NICE"
-	-e "PEER_OPTS=$PEER_OPTS")
+	-e "PEER_OPTS=$PEER_OPTS" -e "PEER_NICE=$PEER_NICE")
 guest_run_in_test_vm 3400 "$here/bench.sh" --in-vm "$@"
