@@ -472,6 +472,11 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 		if (ret < 0)
 			reason_set(&e->why, "bind: %s", strerror(-ret));
 	}
+	/* labelled while still the broker's: once it belongs to the VM's
+	 * QEMU uid, setting its label needs CAP_FOWNER, which the broker
+	 * does not keep (libvirt-svirt found it) */
+	if (ret == 0 && level)
+		ret = socket_label(w->sock_name, level, e);
 	if (ret == 0 && (fchownat(w->sock_dfd, w->sock_name, owner, group,
 				  AT_SYMLINK_NOFOLLOW) < 0 ||
 			 fstatat(w->sock_dfd, w->sock_name, &st,
@@ -479,8 +484,6 @@ static int socket_make(struct broker *b, const struct policy_vm *vm,
 		ret = -errno;
 		reason_set(&e->why, "chown: %s", strerror(errno));
 	}
-	if (ret == 0 && level)
-		ret = socket_label(w->sock_name, level, e);
 	if (fd >= 0 && ret < 0) {
 		unlinkat(w->sock_dfd, w->sock_name, 0);
 		safe_close(fd);
