@@ -3,11 +3,16 @@
 # libvirtd in the test VM for the guest suite (sourced after lib.sh and, in
 # the VM, tests/vm/ops/pvrdma-lib.sh): Debian's libvirtd and virtlogd with
 # the hook installed, vm-p's document for them, and what a refused start
-# must leave. Expects T, HOOK, PIDS, OP_* (pvrdma-lib.sh) and Q_* set.
+# must leave; the second domain's Q_*. Expects T, HOOK, PIDS and OP_*
+# (pvrdma-lib.sh) set.
 # docs/libvirt-hook.md ("Under libvirtd"). LV_EMULATOR: the domains'
-# <emulator> (QEMU 11.1's wrapper by default).
+# <emulator> (QEMU 11.1's wrapper by default); LV_QEMU_ROOT: the root of
+# the QEMU 11.1 an LV_EMULATOR of another path runs (its modules);
+# LV_CONTROL: the broker's control socket ($T/control.sock by default).
 
 LV_EMULATOR=${LV_EMULATOR:-$QEMU11}
+# the second domain: vm-p's document for tap1's guest, its own QEMU uid
+Q_VM=vm-q Q_ADDR=10.99.3.2 Q_VMM=64202 Q_SOCK=/run/rdmagate/vm/vm-q.sock
 
 # virsh ARGS...: the system instance, as an operator runs it
 virsh() { command virsh -q -c qemu:///system "$@"; }
@@ -25,15 +30,18 @@ libvirt_up() {
 	getent passwd libvirt-qemu > /dev/null ||
 		useradd -r -g kvm -G libvirt-qemu -d /var/lib/libvirt \
 			-s /usr/sbin/nologin libvirt-qemu
-	if [ "$LV_EMULATOR" = "$QEMU11" ]; then
+	root=${LV_QEMU_ROOT:-}
+	if [ -z "$root" ] && [ "$LV_EMULATOR" = "$QEMU11" ]; then
 		root=$("$QEMU11" -q --print-root) || return 1
-		[ ! -d "$mods" ] || mount --bind "$root$mods" "$mods" || return 1
+	fi
+	if [ -n "$root" ] && [ -d "$mods" ]; then
+		mount --bind "$root$mods" "$mods" || return 1
 	fi
 	install -d -m 0755 /etc/libvirt/hooks/qemu.d
 	# docs/libvirt-hook.md: the wrapper for a broker whose control socket
 	# is not the default one
 	printf '#!/bin/sh\nexec %s --control %s "$@"\n' "$HOOK" \
-		"$T/control.sock" > /etc/libvirt/hooks/qemu.d/rdmagate
+		"${LV_CONTROL:-$T/control.sock}" > /etc/libvirt/hooks/qemu.d/rdmagate
 	chmod 0755 /etc/libvirt/hooks/qemu.d/rdmagate
 	cat > /etc/libvirt/libvirtd.conf <<-END
 	log_filters = "1:util.hook 3:*"

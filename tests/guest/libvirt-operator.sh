@@ -37,8 +37,6 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/lib.sh"
 . "$here/libvirt-lib.sh"
 
-# the second domain: vm-p's document for tap1's guest, its own QEMU uid
-Q_VM=vm-q Q_ADDR=10.99.3.2 Q_VMM=64202 Q_SOCK=/run/rdmagate/vm/vm-q.sock
 # vm-p's nested guest against native ibv_rc_pingpong servers on rxe1, one
 # per step: 1 traffic, 2 the reset under traffic (more iterations than it
 # can finish before the reset), 3 traffic after the reset, 4 the worker
@@ -218,6 +216,7 @@ nested_steps() {
 		kill -0 "$qpid" 2> /dev/null || break
 		nap 1
 	done
+	elapsed "after the kill: $(has_text "$T/facts" b2_end= && echo "the guest's command ended" || echo "QEMU ended first")"
 	# (a guest done powers off: wait for that, to see a settled state)
 	! has_text "$T/facts" b2_end= || wait_for 60 not kill -0 "$qpid" 2> /dev/null
 	st=$(virsh domstate --reason "$OP_VM" 2>&1)
@@ -389,8 +388,19 @@ in_vm() {
 		out=$(virsh destroy "$OP_VM" 2>&1)
 		check "virsh destroy $OP_VM: $out" test $? = 0
 	fi
+	elapsed "after the kill: QEMU $(kill -0 "$qpid" 2> /dev/null && echo running || echo gone)"
+	# (the nested guest's harness has ended 125-200 s after its QEMU in
+	# the runs of 2026-12-05: what its processes do 10 s after, to find
+	# out why)
+	if kill -0 "$NG_PID" 2> /dev/null; then
+		nap 10
+		ps -eo pid,ppid,stat,etimes,wchan:24,args |
+			grep -E 'libvirt-vmm|rdmagate-vm|qemu-system|nested-guest|PID' |
+			grep -v grep | cut -c1-200 | sed 's/^/10 s after: /' | diag
+	fi
 	wait "$NG_PID"
 	grc=$?
+	elapsed "the nested guest's harness ended"
 	echo "the nested guest's harness: exit $grc; $(grep -h 'rdmagate-vm: .*boot-to-command\|rdmagate-vm: error' "$T/err" | tail -n 2 | tr '\n' ' ')" | diag
 	check "both QEMUs are gone" not kill -0 "$qpid" "$q_pid" 2> /dev/null
 	op_gone

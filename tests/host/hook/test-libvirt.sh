@@ -49,9 +49,8 @@ for d in /run/libvirt /var/lib/libvirt /var/cache/libvirt /var/log/libvirt; do
 done
 
 OP_XML=$here/domains/vm-p-pvrdma.xml OP_VM=vm-p OP_ADDR=10.99.2.2 OP_VMM=64201
-Q_ADDR=10.99.3.2 Q_VMM=64202
 LV_EMULATOR=/usr/bin/qemu-system-x86_64
-. "$here/../../guest/libvirt-lib.sh"
+. "$here/../../guest/libvirt-lib.sh" # and the second domain's Q_*
 broker_policy 62300-62399 "socket_dir = $T/vm" <<END
 [vm $OP_VM]
 frontend = pvrdma

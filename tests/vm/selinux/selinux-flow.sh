@@ -34,19 +34,11 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../../tap.sh"
 . "$here/../two-vms.sh" # A, B, two_vm_policy; host-gid.sh
 . "$here/../../lib.sh" # wait_for, elapsed
+. "$here/lib.sh" # the installed paths, start, avcs, domain_of, level_of
 
 [ "${RDMAGATE_VM_SELINUX:-}" = 1 ] || skip_all "not inside rdmagate-vm --selinux"
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || skip_all "needs rdmagate-vm -n 2"
 
-# (rdmagate-vm --selinux: a labelled tmpfs; the .fc's /usr/local paths)
-BROKER=/usr/local/sbin/rdmagate-broker
-WORKER=/usr/local/libexec/rdmagate/rdmagate-worker
-MUX=/usr/local/bin/rdmagate-mux
-TRACE=/usr/local/bin/rdmagate-trace
-CTL=/usr/local/bin/rdmagatectl
-HOOK=/usr/local/bin/rdmagate-libvirt-hook # bin_t: runs in init_t, as root
-VMM_CONNECT=/usr/local/libexec/rdmagate-test/vmm-connect # qemu_exec_t
-ENTRY=/run/rdmagate-vm-init/bash	# init_exec_t (rdmagate-vm --selinux)
 L=$(mktemp -d /run/selinux-test.XXXXXX)
 PIDS=
 cleanup() {
@@ -55,24 +47,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# every AVC denial the kernel logged, and whether audit lost any
-avcs() { dmesg | grep -a 'avc:  denied'; }
-lost() { dmesg | grep -a -E 'audit_lost=[1-9]|audit: .*callbacks suppressed'; }
-# start NAME CMD...: CMD in the background, its output (through a pipe this
-# shell makes, as systemd hands its units a stream) in $L/NAME.log, its pid
-# in $L/NAME.pid
-start() {
-	local name=$1
-	shift
-	( echo "$BASHPID" > "$L/$name.pid"; exec "$@" ) < /dev/null 2>&1 |
-		cat > "$L/$name.log" &
-	PIDS="$PIDS $!"
-	wait_for 5 test -s "$L/$name.pid"
-	PIDS="$PIDS $(< "$L/$name.pid")"
-}
-in_named_log() { grep -qF -- "$2" "$L/$1.log"; } # NAME TEXT
-domain_of() { cut -d: -f3 < "/proc/$1/attr/current" 2>/dev/null | tr -d '\0'; }
-level_of() { cut -d: -f4- < "/proc/$1/attr/current" 2>/dev/null | tr -d '\0'; }
 # the level the broker gives the worker of uid $1 (broker/mcs_level.h: the
 # (uid mod 523776)-th pair of c0..c1023 in the order (0,1), (0,2) .. (1,2) ..)
 mcs_of_uid() {
@@ -84,8 +58,6 @@ mcs_of_uid() {
 	echo "s0:c$a,c$((a + 1 + k))"
 }
 declare -A LV # VM -> its worker's level
-worker_field() { $CTL list --json | jq -r ".[] | select(.vm == \"$1\") | .$2"; }
-label_is() { [ "$(stat -c %C "$1")" = "$2" ]; }
 dump() {
 	for f in "$L"/*.log; do
 		echo "---- $f"
@@ -99,26 +71,17 @@ check "SELinux enforcing, this test in init_t" \
 	test "$(getenforce)" = Enforcing -a "$(id -Z)" = system_u:system_r:init_t:s0
 elapsed "install"
 # ---- installed as `meson install` installs them -------------------------------
-install -D -m 755 "$BROKER_SRC" $BROKER &&
-	install -D -m 755 "$WORKER_SRC" $WORKER &&
-	install -D -m 755 "$MUX_SRC" $MUX &&
-	install -D -m 755 "$TRACE_SRC" $TRACE &&
-	install -D -m 755 "$CTL_SRC" $CTL &&
-	install -D -m 755 "$HOOK_SRC" $HOOK &&
-	install -D -m 755 "$VMM_CONNECT_SRC" $VMM_CONNECT &&
+sel_install "$BROKER_SRC" $BROKER "$WORKER_SRC" $WORKER "$MUX_SRC" $MUX \
+	"$TRACE_SRC" $TRACE "$CTL_SRC" $CTL "$HOOK_SRC" $HOOK \
+	"$VMM_CONNECT_SRC" $VMM_CONNECT &&
 	chcon -t qemu_exec_t $VMM_CONNECT || { not_ok "install"; tap_end; exit 1; }
 elapsed "restorecon"
-# the policy, and /run/rdmagate as systemd's RuntimeDirectory= makes it
-mkdir -p /etc/rdmagate /run/rdmagate
-chmod 755 /run/rdmagate
 {
 	printf '[broker]\ncgroup_parent = /rdmagate\n\n'
 	two_vm_policy
 	# vm-b's section: a negative nice needs sys_nice and setsched
 	echo "worker_nice = -3"
-} > /etc/rdmagate/policy.conf
-chmod 644 /etc/rdmagate/policy.conf
-restorecon -RF $BROKER /usr/local/libexec/rdmagate $MUX $TRACE $CTL /etc/rdmagate /run/rdmagate
+} | sel_policy
 for f in $BROKER:rdmagate_broker_exec_t $WORKER:rdmagate_worker_exec_t \
 	$MUX:rdmagate_mux_exec_t $TRACE:rdmagate_trace_exec_t \
 	/etc/rdmagate/policy.conf:rdmagate_conf_t /run/rdmagate:rdmagate_var_run_t \
