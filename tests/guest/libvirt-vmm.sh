@@ -123,7 +123,12 @@ mv "$LV_NESTED_OUT.tmp" "$LV_NESTED_OUT"
 
 pidf=/run/libvirt/qemu/$LV_NESTED_VM.pid
 for ((i = 0; i < LV_NESTED_WAIT; i++)); do
-	read -r qpid 2> /dev/null < "$pidf" && kill -0 "$qpid" 2> /dev/null && break
+	# (libvirt writes the pid without a newline: read fails at EOF but
+	# sets qpid; a `read && kill` here never saw QEMU and waited out
+	# LV_NESTED_WAIT, 600 s, whatever QEMU did)
+	qpid=
+	read -r qpid 2> /dev/null < "$pidf"
+	[ -n "$qpid" ] && kill -0 "$qpid" 2> /dev/null && break
 	qpid=
 	nap 1
 done
