@@ -389,14 +389,13 @@ in_vm() {
 		check "virsh destroy $OP_VM: $out" test $? = 0
 	fi
 	elapsed "after the kill: QEMU $(kill -0 "$qpid" 2> /dev/null && echo running || echo gone)"
-	# (the nested guest's harness has ended 125-200 s after its QEMU in
-	# the runs of 2026-12-05: what its processes do 10 s after, to find
-	# out why)
-	if kill -0 "$NG_PID" 2> /dev/null; then
-		nap 10
+	# the nested guest's harness ends with its QEMU (libvirt-vmm.sh once
+	# missed libvirt's pid file and waited out its 600 s): if it does not
+	# within 30 s, what its processes do
+	if ! wait_for 30 not kill -0 "$NG_PID" 2> /dev/null; then
 		ps -eo pid,ppid,stat,etimes,wchan:24,args |
 			grep -E 'libvirt-vmm|rdmagate-vm|qemu-system|nested-guest|PID' |
-			grep -v grep | cut -c1-200 | sed 's/^/10 s after: /' | diag
+			grep -v grep | cut -c1-200 | sed 's/^/30 s after: /' | diag
 	fi
 	wait "$NG_PID"
 	grc=$?
