@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Process and log helpers for the bash shell tests, host and vm (sourced,
 # after tests/tap.sh when the test reports TAP; not for #!/bin/sh ones),
-# with tests/clock.sh's mono_ms:
+# with tests/clock.sh's mono_ms and tests/exit.sh's on_exit and stop (so
+# a test that sources this sets no EXIT trap of its own):
 #   wait_for SECONDS COMMAND...   until COMMAND succeeds, SECONDS (mono_ms)
 #   not COMMAND...                succeeds when COMMAND fails (for wait_for)
 #   in_log FILE TEXT              FILE has TEXT (fixed string)
@@ -25,9 +26,10 @@
 #                                 each is needed (ROOT, HOOKS)
 #   broker_env NAME               a host broker test's ground: $T (a 0755
 #                                 folder: workers under their own uids
-#                                 read it), CG_PARENT, CG_ROOT, BPID=
-#   broker_env_cleanup            stops $BPID, removes $T and the cgroups
-#                                 (none when CG_PARENT is empty)
+#                                 read it), CG_PARENT, CG_ROOT, BPID=;
+#                                 at exit (on_exit) stops $BPID, removes
+#                                 $T and the cgroups (none when CG_PARENT
+#                                 is empty)
 #   tracer_up PID ERR             waits (10 s) for rdmagate-trace PID's
 #                                 "Tracing" line in its stderr ERR; else
 #                                 shows ERR (TAP comments) and skips the
@@ -43,6 +45,7 @@
 #                                 CG_PARENT is set, the LINEs; rxe0 and
 #                                 max_pinned 4M
 . "$(dirname "${BASH_SOURCE[0]}")/clock.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/exit.sh"
 T0=${T0:-$SECONDS}
 
 # wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of the
@@ -122,9 +125,10 @@ broker_env() {
 	CG_PARENT=/rdmagate-$1test-$$
 	CG_ROOT=$(cgroup2_root)
 	BPID=
+	on_exit _broker_env_undo
 }
-broker_env_cleanup() {
-	[ -n "$BPID" ] && kill "$BPID" 2> /dev/null && wait "$BPID" 2> /dev/null
+_broker_env_undo() {
+	stop "$BPID"
 	# never with CG_PARENT empty: that would be every cgroup of the host
 	[ -z "${CG_PARENT:-}" ] ||
 		rmdir "$CG_ROOT$CG_PARENT"/* "$CG_ROOT$CG_PARENT" 2> /dev/null

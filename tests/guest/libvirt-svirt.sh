@@ -60,7 +60,7 @@ live_level() {
 in_vm() {
 	local BROKER_SRC=$1 CTL_SRC=$2 WORKER_SRC=$3 HOOK_SRC=$5 VMM_CONNECT_SRC=$6
 	local T0=$SECONDS L T QROOT QLIB QEMU out vm wp AVC0 own other
-	PIDS='' # (global: the EXIT trap kills them)
+	PIDS='' # (global: stopped at exit)
 	local own_uid x_avc rc
 	local -A QP LVL
 	[ "${RDMAGATE_VM_SELINUX:-}" = 1 ] || skip_all "not inside rdmagate-vm --selinux"
@@ -71,7 +71,7 @@ in_vm() {
 	# shellcheck source=../vm/ops/pvrdma-lib.sh
 	. "$here/../vm/ops/pvrdma-lib.sh"
 	pvrdma_vm_policy "$Q_VM" "$RDMAGATE_VM_DEV1" "$Q_ADDR" "$Q_VMM"
-	trap 'for p in $PIDS; do kill "$p" 2> /dev/null; done; wait 2> /dev/null' EXIT
+	on_exit 'stop $PIDS'
 
 	check "SELinux enforcing, this test in init_t" \
 		test "$(getenforce)" = Enforcing -a "$(id -Z)" = system_u:system_r:init_t:s0

@@ -22,6 +22,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../tap.sh"
 . "$here/lib.sh"
+. "$here/../exit.sh" # on_exit, stop
 
 # ---- inside the VM: report the device, then wait for the host's steps
 if [ "${1:-}" = --in-guest ]; then
@@ -50,13 +51,8 @@ guest_need_qemu11
 
 D=$(mktemp -d /tmp/rg-guest-vu.XXXXXX)
 WP='' VP=''
-cleanup() {
-	[ -z "$WP" ] || kill "$WP" 2>/dev/null
-	[ -z "$VP" ] || kill "$VP" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$D"
-}
-trap cleanup EXIT
+on_exit 'rm -rf "$D"'
+on_exit 'stop "$WP" "$VP"'
 
 start_worker() {
 	"$WORKER" -v --test-device echo --socket "$D/vu.sock" 2> "$D/$1" &

@@ -8,6 +8,7 @@ set -u
 SRC=$1
 here=$(cd "$(dirname "$0")" && pwd -P)
 . "$here/../tap.sh"
+. "$here/../exit.sh"
 
 command -v clang-format > /dev/null ||
 	skip_all "no clang-format (Debian package clang-format)"
@@ -18,7 +19,7 @@ git -C "$SRC" rev-parse --is-inside-work-tree > /dev/null 2>&1 ||
 cd "$SRC" || exit 1
 echo "# $(clang-format --version)"
 T=$(mktemp -d /tmp/rdmagate-format.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+on_exit 'rm -rf "$T"'
 git ls-files -z -- '*.c' '*.h' > "$T/files"
 nfiles=$(tr -cd '\0' < "$T/files" | wc -c)
 [ "$nfiles" -gt 0 ] || { not_ok "no tracked C file found in $SRC"; tap_end; exit; }

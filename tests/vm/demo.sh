@@ -110,8 +110,8 @@ heading "rdmagate-trace: the eBPF tracer, attached before any worker runs"
 D=$(mktemp -d /run/rdmagate-demo.XXXXXX)
 chmod 755 "$D"
 PIDS=""
-cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$D"; }
-trap cleanup EXIT
+on_exit 'rm -rf "$D"'
+on_exit 'stop $PIDS'
 echo "\$ rdmagate-trace --worker $build/worker/rdmagate-worker --keep -i 60 &"
 "$build/trace/rdmagate-trace" --worker "$build/worker/rdmagate-worker" --keep \
 	-i 60 > "$D/trace.out" 2> "$D/trace.err" &

@@ -9,7 +9,8 @@ set -u
 vm=${1:?usage: $0 PATH/TO/rdmagate-vm}
 work=${RDMAGATE_BUILD:?RDMAGATE_BUILD must name the build directory}/harness-selftest.$$
 mkdir -p "$work" || exit 1
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/../exit.sh"
+on_exit 'rm -rf "$work"'
 failures=0
 ok() { echo "  ok  $*"; }
 bad() { echo "  FAIL $*"; failures=$((failures + 1)); }

@@ -2,8 +2,8 @@
 # shellcheck shell=bash
 # The rdmagate stack inside a test VM, for the vm tests that run it by
 # hand (sourced by tests/vm/ops/lib.sh and tests/vm/two-hosts/a-host.sh,
-# after their own skip checks): TAP, the scratch directory $T, a cleanup
-# of what they start, waiting helpers, and starting rdmagate-mux and the
+# after their own skip checks): TAP, the scratch directory $T, stopping
+# what they start (stack_stop, at exit too), waiting helpers, and starting rdmagate-mux and the
 # broker (with --mux) on $T/policy.conf, which the caller writes.
 # Expects BROKER CTL WORKER MUX set; STACK_NAME names the scratch dir.
 . "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
@@ -17,16 +17,14 @@ fi
 T=$(mktemp -d "/run/${STACK_NAME:-stack}.XXXXXX")
 chmod 755 "$T"
 BPID= MPID= PIDS= WATCHDOG=
-
-cleanup() {
-	kill "$WATCHDOG" 2>/dev/null
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
+# stack_stop: what the test started, the broker, the mux, then the workers
+# (they outlive brokers by design); at exit, or earlier by the test
+stack_stop() {
+	stop "$WATCHDOG" $PIDS "$BPID"
+	stop "$MPID"
 	kill_state_workers "$T/state"
-	wait 2>/dev/null
 }
-trap cleanup EXIT
+on_exit stack_stop
 
 # worker_pid VM[.state]: the pid of VM's worker from its state file, or
 # nothing (replaces tests/lib.sh's, which asks the broker: these tests

@@ -26,14 +26,11 @@ REF=$RDMAGATE_BUILD/tests/host/bench/pingpong-ref
 for b in "$WORKER" "$GUEST" "$REF"; do
 	[ -x "$b" ] || { echo "transport-bench: $b missing (./dev build)"; exit 1; }
 done
+. "$here/../../exit.sh" # on_exit, stop
 dir=$(mktemp -d)
 wpid=
-cleanup() {
-	[ -z "$wpid" ] || kill "$wpid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
+on_exit 'rm -rf "$dir"'
+on_exit 'stop "$wpid"'
 "$WORKER" --test-device echo --socket "$dir/w.sock" --vm transport-bench \
 	${WORKER_OPTS:-} 2>"$dir/worker.log" &
 wpid=$!

@@ -19,7 +19,6 @@ needs_root_hooks "spawning sets uids, cgroups, rlimits" \
 
 broker_env host
 ID0=62000
-trap broker_env_cleanup EXIT
 
 write_policy() { # [control_group]
 	broker_policy "$ID0-$((ID0 + 99))" "control_group = ${1:-}" \

@@ -19,11 +19,8 @@ command -v python3 >/dev/null || skip_all "needs python3 (the stand-in mux)"
 broker_env muxlink
 CG_PARENT= # the broker runs with --cgroup-root /nonexistent
 MPID=
-cleanup() {
-	broker_env_cleanup
-	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null
-}
-trap cleanup EXIT
+on_exit 'stop "$MPID"'
+on_exit 'stop "$BPID"; BPID='
 
 broker_policy 62300-62399 "socket_dir = $T/vm" <<EOF
 [vm a]

@@ -26,12 +26,8 @@ command -v jq > /dev/null || skip_all "needs jq to read JSON"
 broker_env prom
 PIN=/sys/fs/bpf/rdmagate-ptest-$$
 TPID=
-cleanup() {
-	broker_env_cleanup
-	[ -n "$TPID" ] && kill "$TPID" 2> /dev/null && wait "$TPID" 2> /dev/null
-	rm -rf "$PIN"
-}
-trap cleanup EXIT
+on_exit 'rm -rf "$PIN"'
+on_exit 'stop "$TPID"'
 
 # prom ARGS...: stats --prometheus into $T/out, $T/err; status in rc
 prom() {

@@ -29,14 +29,8 @@ command -v setpriv >/dev/null || skip_all "needs setpriv (util-linux)"
 broker_env qemupv
 CG_PARENT= # no worker runs
 MPID= HOLD=
-cleanup() {
-	[ -n "$HOLD" ] && kill "$HOLD" 2>/dev/null
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-	BPID=
-	broker_env_cleanup
-}
-trap cleanup EXIT
+on_exit 'stop "$MPID"'
+on_exit 'stop "$HOLD" "$BPID"; BPID='
 cp "$(dirname "$0")/rdmacm-client.py" "$T/client.py"
 chmod 755 "$T/client.py"
 

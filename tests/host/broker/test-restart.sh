@@ -19,17 +19,9 @@ needs_root_hooks "spawning sets uids, cgroups, rlimits" \
 
 broker_env restart
 GPID=
-
-cleanup() {
-	[ -n "$GPID" ] && kill "$GPID" 2>/dev/null
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	BPID=
-	# workers outlive brokers by design: stop what is left
-	kill_state_workers "$T/state"
-	sleep 0.2
-	broker_env_cleanup
-}
-trap cleanup EXIT
+# workers outlive brokers by design: stop what is left, after the broker
+on_exit 'kill_state_workers "$T/state"; sleep 0.2'
+on_exit 'stop "$GPID" "$BPID"; BPID='
 
 broker_policy 62200-62299 "socket_dir = $T/vm" <<EOF
 [vm a]

@@ -26,12 +26,7 @@ broker_env hook
 mkdir "$T/vm" "$T/dom"
 ID0=62200
 MPID=
-
-cleanup() {
-	[ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
-	broker_env_cleanup
-}
-trap cleanup EXIT
+on_exit 'stop "$MPID"'
 
 broker_policy "$ID0-$((ID0 + 99))" "socket_dir = $T/vm" <<EOF
 [vm vm-a]

@@ -33,12 +33,7 @@ if [ "${LV_NS:-}" != 1 ]; then
 fi
 broker_env libvirt
 PIDS= BPID=
-cleanup() {
-	for p in $PIDS; do kill "$p" 2> /dev/null; done
-	wait 2> /dev/null
-	broker_env_cleanup
-}
-trap cleanup EXIT
+on_exit 'stop $PIDS'
 mkdir "$T/vm" "$T/ov"
 mount -t tmpfs tmpfs "$T/ov" && mkdir "$T/ov/u" "$T/ov/w" &&
 	mount -t overlay overlay \

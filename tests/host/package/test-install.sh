@@ -11,9 +11,10 @@ abs() { case $1 in /*) echo "$1" ;; *) echo "$PREFIX/$1" ;; esac; }
 SBIN=$(abs "$4") BIN=$(abs "$5") LIBEXEC=$(abs "$6") MAN=$(abs "$7")
 DATA=$(abs "$8") ETC=$(abs "$9")
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../exit.sh"
 
 T=$(mktemp -d /tmp/rdmagate-install.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+on_exit 'rm -rf "$T"'
 if meson install -C "$BUILD" --no-rebuild --destdir "$T/root" > "$T/log" 2>&1; then
 	ok "meson install --destdir"
 else

@@ -10,6 +10,7 @@
 set -u
 SRC=$1 BUILD=$2
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../exit.sh"
 
 for c in dpkg-buildpackage:dpkg-dev dh:debhelper; do
 	command -v "${c%%:*}" > /dev/null ||
@@ -17,7 +18,7 @@ for c in dpkg-buildpackage:dpkg-dev dh:debhelper; do
 done
 
 T=$(mktemp -d /tmp/rdmagate-package.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+on_exit 'rm -rf "$T"'
 
 # The .deb of this tree, built once per tree content (the vm suite's
 # systemd-units-vm and the sanitizer run reuse it).

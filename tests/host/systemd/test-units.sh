@@ -14,6 +14,7 @@
 set -u
 SRC=$1 DIR=$2 PREFIX=$3 PAGES=$4
 . "$(dirname "$0")/../../tap.sh"
+. "$(dirname "$0")/../../exit.sh"
 
 command -v systemd-analyze > /dev/null ||
 	skip_all "no systemd-analyze (Debian package systemd)"
@@ -23,7 +24,7 @@ declare -A CEILING=([rdmagate-broker.service]=3.0 [rdmagate-mux.service]=1.7
 	[rdmagate-trace.service]=1.8)
 
 T=$(mktemp -d /tmp/rdmagate-units.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+on_exit 'rm -rf "$T"'
 mkdir -p "$T/man/man5" "$T/man/man8"
 IFS=, read -r -a pages <<< "$PAGES"
 for p in "${pages[@]}"; do

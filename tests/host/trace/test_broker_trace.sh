@@ -15,13 +15,8 @@ PIN=/sys/fs/bpf/rdmagate-btest-$$
 broker_env trace
 ID0=62400
 TPID=
-
-cleanup() {
-	broker_env_cleanup
-	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
-	[ -d "$PIN" ] && rm -rf "$PIN"
-}
-trap cleanup EXIT
+on_exit 'rm -rf "$PIN"'
+on_exit 'stop "$TPID"'
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (BPF, uprobes, spawning workers)"
 [ "$HOOKS" = true ] ||

@@ -17,13 +17,8 @@ N=50
 PIN=/sys/fs/bpf/rdmagate-test-$$
 TMP=$(mktemp -d /tmp/rdmagate-trace-test.XXXXXX)
 TPID=
-
-cleanup() {
-	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null
-	rm -rf "$TMP"
-	[ -d "$PIN" ] && rm -rf "$PIN"
-}
-trap cleanup EXIT
+on_exit 'rm -rf "$TMP" "$PIN"'
+on_exit 'stop "$TPID"'
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (CAP_SYS_ADMIN for BPF and uprobes)"
 command -v jq >/dev/null || skip_all "needs jq to read JSON"

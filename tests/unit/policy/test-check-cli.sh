@@ -6,8 +6,9 @@
 set -u
 check=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 golden=${RDMAGATE_SRC:?run under meson test}/tests/unit/policy/golden
+. "$RDMAGATE_SRC/tests/exit.sh"
 tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+on_exit 'rm -rf "$tmp"'
 fail() { echo "FAIL: $*"; exit 1; }
 
 cd "$golden" || exit 1

@@ -47,13 +47,9 @@ chmod 755 "$T"
 BPID=
 GPIDS=()
 errors=0
-cleanup() {
-	for p in "${GPIDS[@]}"; do kill "$p" 2>/dev/null; done
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	kill_state_workers "$T/state"
-	wait 2>/dev/null
-}
-trap cleanup EXIT
+# workers outlive brokers by design: stopped after the broker
+on_exit 'kill_state_workers "$T/state"'
+on_exit 'stop "${GPIDS[@]}" "$BPID"'
 err() { echo "ERROR: $*"; errors=$((errors + 1)); }
 
 addr() { echo "10.99.$((1 + $1 / 200)).$((10 + $1 % 200))"; } # VM i

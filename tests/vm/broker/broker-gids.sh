@@ -31,15 +31,9 @@ chmod 755 "$T"
 CG=/sys/fs/cgroup/rdmagate
 BPID=
 PIDS=
-
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	[ -n "$BPID" ] && kill "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
-	"$BROKER" --help >/dev/null 2>&1 # (nothing: workers stopped below)
-	kill_state_workers "$T/state"
-	wait 2>/dev/null
-}
-trap cleanup EXIT
+# workers outlive brokers by design: stopped after the broker
+on_exit 'kill_state_workers "$T/state"'
+on_exit 'stop $PIDS "$BPID"'
 
 A=10.99.0.10 B=10.99.0.11 C=10.99.0.12 D=10.99.0.13
 gid_of() { # IPv4 address -> the sysfs form of its IPv4-mapped GID

@@ -23,11 +23,9 @@ BROKER=$1 CTL=$2 HOSTILE=$3 REAL_WORKER=$4 GUEST=$5
 T=$(mktemp -d /run/broker-reclaim.XXXXXX)
 chmod 755 "$T"
 BPID=
-cleanup() {
-	[ -n "$BPID" ] && kill "$BPID" 2> /dev/null && wait "$BPID" 2> /dev/null
-	kill_state_workers "$T/state"
-}
-trap cleanup EXIT
+# workers outlive brokers by design: stopped after the broker
+on_exit 'kill_state_workers "$T/state"'
+on_exit 'stop "$BPID"'
 
 A=10.99.0.10 R=10.99.0.20
 GID=0000:0000:0000:0000:0000:ffff:0a63:000a

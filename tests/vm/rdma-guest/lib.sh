@@ -14,15 +14,9 @@ GUEST=$RDMAGATE_BUILD/guest/rdmagate-guest
 # /run: a tmpfs in the test VM (/tmp is the host's when run from /tmp)
 RG_DIR=$(mktemp -d /run/rdma-guest.XXXXXX)
 RG_PIDS=""
-
-rg_cleanup() {
-	for p in $RG_PIDS; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$RG_DIR"
-}
-trap rg_cleanup EXIT
+. "$(dirname "$0")/../../exit.sh"
+on_exit 'rm -rf "$RG_DIR"'
+on_exit 'stop $RG_PIDS'
 
 . "$(dirname "$0")/../host-gid.sh"
 
@@ -50,9 +44,7 @@ start_worker() {
 
 # stop_workers: every worker (and guest) started so far, their sockets gone
 stop_workers() {
-	for p in $RG_PIDS; do
-		kill "$p" 2>/dev/null
-	done
+	stop $RG_PIDS
 	wait 2>/dev/null
 	RG_PIDS=""
 	rm -f "$RG_DIR"/*.sock

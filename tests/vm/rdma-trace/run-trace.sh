@@ -18,13 +18,8 @@ PIN=/sys/fs/bpf/rdmagate
 DIR=$RG_DIR
 TPID=""
 fails=0
-
-cleanup() {
-	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null
-	rg_cleanup
-	rm -rf "$PIN"
-}
-trap cleanup EXIT
+on_exit 'rm -rf "$PIN"'
+on_exit 'stop "$TPID"'
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 check_eq() { # what got want

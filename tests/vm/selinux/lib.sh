@@ -6,8 +6,8 @@
 # /usr/local is a labelled tmpfs), the daemons started as their units
 # start them, and what the kernel's SELinux says.  Used by the vm test
 # selinux-flow-vm and the guest test libvirt-svirt.  Expects L (a
-# directory for the daemons' logs) and PIDS (what the test's cleanup
-# kills).
+# directory for the daemons' logs) and PIDS (the test stops them at exit:
+# on_exit, tests/exit.sh).
 
 BROKER=/usr/local/sbin/rdmagate-broker
 WORKER=/usr/local/libexec/rdmagate/rdmagate-worker

@@ -41,11 +41,7 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 
 L=$(mktemp -d /run/selinux-test.XXXXXX)
 PIDS=
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-}
-trap cleanup EXIT
+on_exit 'stop $PIDS'
 
 # the level the broker gives the worker of uid $1 (broker/mcs_level.h: the
 # (uid mod 523776)-th pair of c0..c1023 in the order (0,1), (0,2) .. (1,2) ..)

@@ -32,7 +32,7 @@ for ((i = 0; i < ROUNDS; i++)); do
 done
 
 # native A: rdmagate out of the way, the kernel CM in
-cleanup
+stack_stop
 BPID= MPID=
 modprobe -d "$RDMAGATE_VM_KDIR" rdma_ucm || { echo "# cannot load rdma_ucm on A"; exit 1; }
 for ((j = 0; j < 50; j++)); do [ -e /dev/infiniband/rdma_cm ] && break; sleep 0.1; done
