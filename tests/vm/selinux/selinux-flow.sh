@@ -5,9 +5,11 @@
 #  - the binaries installed at the packaged paths get their types
 #    (restorecon, selinux/rdmagate.fc);
 #  - the demo flow: rdmagate-mux, rdmagate-trace and rdmagate-broker started
-#    from init_t as their units start them, two workers spawned, two guests
-#    (rdmagate-guest as the VMM, in unconfined_t) claim their addresses and
-#    exchange RDMA across the veth pair, the broker's stats, the tracer's
+#    from init_t as their units start them, two workers spawned (vm-a's
+#    virtio-rdma over vhost-user, vm-b's PVRDMA over vfio-user, its UAR BAR
+#    a memfd of the worker's that the VMM maps), two guests (rdmagate-guest
+#    as the VMM, in unconfined_t) claim their addresses and exchange RDMA
+#    across the veth pair, the broker's stats, the tracer's
 #    counters: each process in its domain, and ZERO AVC denials (every
 #    denial is printed);
 #  - per-VM MCS categories: each worker's sandbox and its socket file at
@@ -75,8 +77,11 @@ elapsed "restorecon"
 {
 	printf '[broker]\ncgroup_parent = /rdmagate\n\n'
 	two_vm_policy
-	# vm-b's section: a negative nice needs sys_nice and setsched
+	# vm-b's section: a negative nice needs sys_nice and setsched; the
+	# PVRDMA frontend, so that its worker serves vfio-user and shares its
+	# doorbell page (rdmagate_worker_tmpfs_t) with its VMM
 	echo "worker_nice = -3"
+	echo "frontend = pvrdma"
 } | sel_policy
 for f in $BROKER:rdmagate_broker_exec_t $WORKER:rdmagate_worker_exec_t \
 	$MUX:rdmagate_mux_exec_t $TRACE:rdmagate_trace_exec_t \
@@ -121,6 +126,9 @@ for vm in vm-a vm-b; do
 	want=0; [ $vm = vm-b ] && want=-3
 	check "$vm's worker runs at nice $want (worker_nice)" \
 		test "$(sed 's/.*) //' "/proc/$wp/stat" | cut -d' ' -f17)" = "$want"
+	fe=virtio-rdma; [ $vm = vm-b ] && fe=pvrdma
+	check "$vm's worker serves the $fe frontend" \
+		grep -q -- "--frontend $fe " < <(tr '\0' ' ' < "/proc/$wp/cmdline")
 	check "$vm's socket is rdmagate_vm_runtime_t at ${LV[$vm]}" \
 		label_is /run/rdmagate/vm/$vm.sock system_u:object_r:rdmagate_vm_runtime_t:${LV[$vm]}
 done
@@ -137,7 +145,7 @@ ga=$!
 PIDS="$PIDS $ga"
 wait_for 60 grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6
 "${VMM[@]}" "$GUEST" --socket /run/rdmagate/vm/vm-b.sock --gid "1=::ffff:$B" \
-	rc_pingpong -g 1 -n 50 -s 4096 127.0.0.1 > "$L/guest-b.log" 2>&1
+	--transport pvrdma rc_pingpong -g 1 -n 50 -s 4096 127.0.0.1 > "$L/guest-b.log" 2>&1
 rb=$?
 wait "$ga"
 ra=$?
