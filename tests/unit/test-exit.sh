@@ -51,7 +51,8 @@ for sh in bash dash; do
 
 	run "$sh" 'sleep 30 & P=$!; on_exit "stop \"\$P\" \"\$UNSET_EMPTY\"; echo stopped"
 		UNSET_EMPTY=; echo "$P" > "'"$T"'/pid"; exit 0'
-	check "$sh: stop skips empty words" out_is stopped
+	check "$sh: stop given an empty word, then the next undo runs" \
+		out_is stopped
 	pid=$(cat "$T/pid")
 	check "$sh: stop killed and reaped the job" gone "$pid"
 

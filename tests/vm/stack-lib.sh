@@ -3,8 +3,9 @@
 # The rdmagate stack inside a test VM, for the vm tests that run it by
 # hand (sourced by tests/vm/ops/lib.sh and tests/vm/two-hosts/a-host.sh,
 # after their own skip checks): TAP, the scratch directory $T, stopping
-# what they start (stack_stop, at exit too), waiting helpers, and starting rdmagate-mux and the
-# broker (with --mux) on $T/policy.conf, which the caller writes.
+# what they start (stack_stop, at exit too), waiting helpers, and
+# starting rdmagate-mux and the broker (with --mux) on $T/policy.conf,
+# which the caller writes.
 # Expects BROKER CTL WORKER MUX set; STACK_NAME names the scratch dir.
 . "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh" # wait_for, not, in_log, count, ctl, elapsed, broker_start
