@@ -66,6 +66,11 @@ wait_for() {
 	done
 }
 not() { ! "$@"; }
+# gone PID...: every PID has ended (kill -0 fails for each, quietly)
+gone() {
+	local p
+	for p; do ! kill -0 "$p" 2> /dev/null || return 1; done
+}
 in_log() { grep -qF -- "$2" "$1"; }
 count() { grep -cF -- "$2" "$1"; }
 # count_is FILE TEXT N: TEXT is in FILE on exactly N lines (for wait_for,

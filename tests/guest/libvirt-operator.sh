@@ -123,7 +123,7 @@ traffic_up() {
 # ended (30 s after the guest's client, then it is stopped)
 native_rc() {
 	local p=${NATIVE[$1]}
-	wait_for 30 not kill -0 "$p" 2> /dev/null || kill "$p" 2> /dev/null
+	wait_for 30 gone "$p" || kill "$p" 2> /dev/null
 	wait "$p"
 	NRC=$?
 }
@@ -218,7 +218,7 @@ nested_steps() {
 	done
 	elapsed "after the kill: $(has_text "$T/facts" b2_end= && echo "the guest's command ended" || echo "QEMU ended first")"
 	# (a guest done powers off: wait for that, to see a settled state)
-	! has_text "$T/facts" b2_end= || wait_for 60 not kill -0 "$qpid" 2> /dev/null
+	! has_text "$T/facts" b2_end= || wait_for 60 gone "$qpid"
 	st=$(virsh domstate --reason "$OP_VM" 2>&1)
 	echo "$OP_VM after kill -9 of its worker under traffic: domstate $st, QEMU $(kill -0 "$qpid" 2> /dev/null && echo running || echo gone), the guest's client: $(sed -n 's/^b2_kill_pingpong=//p' "$T/facts")" | diag
 	# QEMU's first lines after the kill, and its last
@@ -349,7 +349,7 @@ in_vm() {
 	kill -9 "$q_wpid"
 	check "the broker reaped $Q_VM's killed worker" wait_for 30 in_log \
 		"$T/broker.log" "worker/$Q_VM (pid $q_wpid) killed by SIGKILL"
-	wait_for 10 not kill -0 "$q_pid" 2> /dev/null
+	wait_for 10 gone "$q_pid"
 	echo "$Q_VM after kill -9 of its worker: domstate $(virsh domstate --reason "$Q_VM" 2>&1), QEMU $(kill -0 "$q_pid" 2> /dev/null && echo running || echo gone); its log:" | diag
 	tail -n 6 "/var/log/libvirt/qemu/$Q_VM.log" | diag
 	if [ "$(virsh domstate "$Q_VM")" = running ]; then
@@ -372,7 +372,7 @@ in_vm() {
 		"$st" "$q_wpid" "$Q_VM" "$T/broker.log"
 	out=$(virsh destroy "$Q_VM" 2>&1)
 	check "virsh destroy $Q_VM: $out" test $? = 0
-	check "$Q_VM's QEMU is gone" not kill -0 "$q_pid" 2> /dev/null
+	check "$Q_VM's QEMU is gone" gone "$q_pid"
 	check "the broker stopped $Q_VM's worker at libvirt's release end" \
 		wait_for 30 in_log "$T/broker.log" "worker/$Q_VM (pid $st) stopped: killed by SIGTERM"
 	check "$Q_VM: no worker, socket or state record left" bash -c \
@@ -392,7 +392,7 @@ in_vm() {
 	# the nested guest's harness ends with its QEMU (libvirt-vmm.sh once
 	# missed libvirt's pid file and waited out its 600 s): if it does not
 	# within 30 s, what its processes do
-	if ! wait_for 30 not kill -0 "$NG_PID" 2> /dev/null; then
+	if ! wait_for 30 gone "$NG_PID"; then
 		ps -eo pid,ppid,stat,etimes,wchan:24,args |
 			grep -E 'libvirt-vmm|rdmagate-vm|qemu-system|nested-guest|PID' |
 			grep -v grep | cut -c1-200 | sed 's/^/30 s after: /' | diag
@@ -401,7 +401,7 @@ in_vm() {
 	grc=$?
 	elapsed "the nested guest's harness ended"
 	echo "the nested guest's harness: exit $grc; $(grep -h 'rdmagate-vm: .*boot-to-command\|rdmagate-vm: error' "$T/err" | tail -n 2 | tr '\n' ' ')" | diag
-	check "both QEMUs are gone" not kill -0 "$qpid" "$q_pid" 2> /dev/null
+	check "both QEMUs are gone" gone "$qpid" "$q_pid"
 	op_gone
 	rm -rf "$sync"
 	elapsed "reset, worker killed, destroyed"

@@ -260,7 +260,7 @@ in_vm() {
 	# the guest is done: a native server still waiting has lost its
 	# client and would wait for its timeout
 	for p in $srv $long; do
-		wait_for 30 not kill -0 "$p" || kill "$p" 2> /dev/null
+		wait_for 30 gone "$p" || kill "$p" 2> /dev/null
 	done
 	echo "# nested guests' run: $(($(mono_ms) - t0)) ms in total"
 	grep -h 'boot-to-command' "$T/err" "$T/err.b" | diag

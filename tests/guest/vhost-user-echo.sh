@@ -99,12 +99,12 @@ check "the guest lists PCI 1af4:1066" wait_grep "$D/pci-plugged" 1AF4:1066 30
 qmp "$D/qmp.sock" device_del id=vu0 > "$D/qmp-del" 2>&1
 check "device_del vu0 succeeds" grep -q '"return"' "$D/qmp-del"
 # QEMU answers, and no longer knows the device
-gone() {
+vu0_gone() {
 	local r
 	r=$(qmp "$D/qmp.sock" qom-list path=/machine/peripheral/vu0)
 	[[ $r == *'"error"'*DeviceNotFound* ]]
 }
-check "the guest ejected the device (ACPI hotplug)" wait_cmd 30 gone
+check "the guest ejected the device (ACPI hotplug)" wait_cmd 30 vu0_gone
 : > "$D/unplugged"
 kill "$WP"
 wait "$WP"

@@ -150,7 +150,7 @@ check "worker a: the address left the host" \
 check "worker a: its GID is dead, its QP in the error state" \
 	wait_for 10 grep -q "worker/a: .*GID: host GID index [0-9]* no longer holds the guest's GID (the broker says its address went)" "$T/broker1.log"
 check "a's guest failed at once (its QP in error), not after 100000 round trips" \
-	wait_for 20 not kill -0 "$ga"
+	wait_for 20 gone "$ga"
 wait "$ga"
 rc=$?
 check "(with an error: exit $rc; $(tail -n 1 "$T/a.guest"))" test "$rc" != 0

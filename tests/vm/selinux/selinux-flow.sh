@@ -173,7 +173,7 @@ for vm in vm-a vm-b; do
 done
 bp=$(< "$L/broker.pid")
 kill -TERM "$bp"
-check "the broker stopped" wait_for 20 eval "! kill -0 $bp 2>/dev/null"
+check "the broker stopped" wait_for 20 gone "$bp"
 
 elapsed "denials"
 mapfile -t new < <(avcs | tail -n +$((AVC0 + 1)))

@@ -39,8 +39,7 @@ check "B's kernel CM got the DREQ" wait_for 90 b_dreq
 # CQ, does not look at its events until it times out)
 b_connected() { b_sync "$B_IDS | grep -q 'state CONNECT '" 60; }
 check "B's rdma_cm id for the guest left CONNECT" wait_for 90 not b_connected
-gone() { ! kill -0 "$gp" 2>/dev/null; }
-check "the guest learned its device is gone and exited" wait_for 90 gone
+check "the guest learned its device is gone and exited" wait_for 90 gone "$gp"
 wait "$gp" 2>/dev/null
 rg=$?
 PIDS=
