@@ -48,7 +48,10 @@
 #   not a CQ, and perftest refuses -e there: it gets none), PEER_NICE
 #   (the nice value of every figure's native server, 0 by default: at 19 a
 #   spinning peer still answers at once but yields its vCPU to the host
-#   under test whenever that wants one, as a peer on another host would).
+#   under test whenever that wants one, as a peer on another host would),
+#   WORKER_RT (0: none; 1-99: the worker runs SCHED_FIFO at that priority,
+#   under chrt, so that its every wake-up preempts the spinners at once;
+#   measured worse, docs/benchmarks.md, and kept so that it can be rerun).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -59,6 +62,7 @@ GUEST_IP=10.99.2.2 NATIVE_IP=10.99.0.1 PEER_IP=10.99.0.2 BASE_PORT=18800
 LAT_N=${LAT_N:-500} BW_N=${BW_N:-200} RATE_N=${RATE_N:-2000}
 LOOP_N=${LOOP_N:-2000000} MODES=${MODES:-rdmagate pvrdma} ONLY=${ONLY:-}
 IDLE_S=${IDLE_S:-60} WORKER_OPTS=${WORKER_OPTS:-} WORKER_NICE=${WORKER_NICE:-0}
+WORKER_RT=${WORKER_RT:-0}
 VM_SMP=${VM_SMP:-2} PEER_OPTS=${PEER_OPTS:-} PEER_NICE=${PEER_NICE:-0}
 # NAME TOOL ARGS (both sides of a perftest must agree: the guest reads
 # the counts from $T/params); the figure is column COL of the result line
@@ -216,9 +220,11 @@ idle_cost() { # T TAG PID
 }
 
 run_rdmagate() { # T WORKER
-	local T=$1 S wp
+	local T=$1 S wp rt
 	S=$(mktemp -d /tmp/bench-sock.XXXXXX)/pvrdma.sock
-	nice -n "$WORKER_NICE" "$2" --frontend pvrdma \
+	rt=()
+	[ "$WORKER_RT" = 0 ] || rt=(chrt -f "$WORKER_RT")
+	"${rt[@]}" nice -n "$WORKER_NICE" "$2" --frontend pvrdma \
 		--device "$RDMAGATE_VM_DEV0" --socket "$S" \
 		$WORKER_OPTS > "$T/worker.log" 2>&1 &
 	wp=$!
@@ -331,10 +337,12 @@ esac
 export RDMAGATE_BUILD
 echo "# load average (machine): $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# test VM: $VM_SMP vCPUs on $(nproc) host CPUs, worker nice" \
-	"$WORKER_NICE, peer options '$PEER_OPTS', peer nice $PEER_NICE"
+	"$WORKER_NICE, worker SCHED_FIFO ${WORKER_RT/#0/off}, peer options" \
+	"'$PEER_OPTS', peer nice $PEER_NICE"
 HOST_LOOP_MS=$(cpu_loop_ms)
 GUEST_VM_OPTS=(--no-cm -s "$VM_SMP" -e "HOST_LOOP_MS=$HOST_LOOP_MS" -e "LAT_N=$LAT_N"
 	-e "BW_N=$BW_N" -e "RATE_N=$RATE_N" -e "LOOP_N=$LOOP_N" -e "MODES=$MODES"
 	-e "ONLY=$ONLY" -e "IDLE_S=$IDLE_S" -e "WORKER_OPTS=$WORKER_OPTS" -e "WORKER_NICE=$WORKER_NICE"
+	-e "WORKER_RT=$WORKER_RT"
 	-e "PEER_OPTS=$PEER_OPTS" -e "PEER_NICE=$PEER_NICE")
 guest_run_in_test_vm 3400 "$here/bench.sh" --in-vm "$@"
