@@ -8,6 +8,10 @@
 #   mono_ms [VAR]   milliseconds since boot (10 ms resolution), printed,
 #                   or stored in VAR without a subshell (for loops that
 #                   poll)
+#   wait_for SECONDS COMMAND...
+#                   until COMMAND succeeds, by this clock; the one loop
+#                   that polls, for every test (the pause between rounds
+#                   is $WAIT_PAUSE 0.1: sleep, or the guest suite's nap)
 mono_ms() {
 	local _mono_up _mono_rest
 	read -r _mono_up _mono_rest < /proc/uptime
@@ -18,4 +22,25 @@ mono_ms() {
 	else
 		echo "$_mono_up"
 	fi
+}
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of the
+# monotonic clock (under TCG one round may itself take a while) and at
+# least SECONDS * 10 rounds: under a heavy host load the test VM's clock
+# jumps ahead by minutes (measured: 1283 s of uptime 45 s into a boot),
+# which alone would end a wait at once.  WAIT_PAUSE: what pauses 0.1 s
+# between rounds, sleep unless the sourcing script says otherwise
+# (tests/guest/lib.sh: nap, which forks nothing but leaves every child an
+# open pipe, so not for tests whose daemons' fds are checked).
+wait_for() {
+	local end tries=$(($1 * 10)) _wf_now
+	mono_ms end
+	end=$((end + $1 * 1000))
+	shift
+	while :; do
+		"$@" && return 0
+		mono_ms _wf_now
+		((--tries > 0 || _wf_now <= end)) || return 1
+		${WAIT_PAUSE:-sleep} 0.1
+	done
 }

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 # Process and log helpers for the bash shell tests, host and vm (sourced,
 # after tests/tap.sh when the test reports TAP; not for #!/bin/sh ones),
-# with tests/clock.sh's mono_ms and tests/exit.sh's on_exit and stop (so
-# a test that sources this sets no EXIT trap of its own):
-#   wait_for SECONDS COMMAND...   until COMMAND succeeds, SECONDS (mono_ms)
+# with tests/clock.sh's mono_ms and wait_for and tests/exit.sh's on_exit
+# and stop (so a test that sources this sets no EXIT trap of its own):
+#   wait_for SECONDS COMMAND...   until COMMAND succeeds (tests/clock.sh)
 #   not COMMAND...                succeeds when COMMAND fails (for wait_for)
+#   gone PID...                   every PID has ended
 #   in_log FILE TEXT              FILE has TEXT (fixed string)
 #   count FILE TEXT               the lines of FILE with TEXT
 #   elapsed WHAT                  "# N s: WHAT", N since the test started
@@ -48,23 +49,6 @@
 . "$(dirname "${BASH_SOURCE[0]}")/exit.sh"
 T0=${T0:-$SECONDS}
 
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of the
-# monotonic clock (under TCG one round may itself take a while) and at
-# least SECONDS * 10 rounds: under a heavy host load the test VM's clock
-# jumps ahead by minutes (measured: 1283 s of uptime 45 s into a boot),
-# which alone would end a wait at once
-wait_for() {
-	local end tries=$(($1 * 10)) _wf_now
-	mono_ms end
-	end=$((end + $1 * 1000))
-	shift
-	while :; do
-		"$@" && return 0
-		mono_ms _wf_now
-		((--tries > 0 || _wf_now <= end)) || return 1
-		sleep 0.1
-	done
-}
 not() { ! "$@"; }
 # gone PID...: every PID has ended (kill -0 fails for each, quietly)
 gone() {

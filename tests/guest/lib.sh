@@ -6,7 +6,7 @@
 GUEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 QEMU11=$GUEST_DIR/qemu-11
 
-. "$GUEST_DIR/../clock.sh" # mono_ms
+. "$GUEST_DIR/../clock.sh" # mono_ms, wait_for
 
 # nap SECONDS: sleep without a fork (read -t on a pipe this shell holds
 # both ends of). A loop that polls for minutes would fork and exec
@@ -37,25 +37,14 @@ guest_need_qemu11() {
 		skip_all "QEMU 11.1 is not available: ${err##*error: }"
 }
 
+# wait_nap SECONDS COMMAND...: tests/clock.sh's wait_for, pausing with
+# nap (the child processes it starts later inherit nap's pipe: not before
+# a domain transition whose AVCs a test counts)
+wait_nap() { WAIT_PAUSE=nap wait_for "$@"; }
 # wait_file PATH SECONDS: PATH exists
-wait_file() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		[ -e "$1" ] && return 0
-		nap 0.1
-	done
-	return 1
-}
-
+wait_file() { wait_nap "$2" test -e "$1"; }
 # wait_grep FILE PATTERN SECONDS: FILE has a line matching PATTERN
-wait_grep() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		nap 0.1
-	done
-	return 1
-}
+wait_grep() { wait_nap "$3" grep -qs -- "$2" "$1"; }
 
 # The PCI vendor:device ids the kernel sees (upper case, as in uevent).
 pci_ids() { sed -n 's/^PCI_ID=//p' /sys/bus/pci/devices/*/uevent; }
@@ -89,16 +78,6 @@ qmp() {
 	PY
 }
 
-# wait_cmd SECONDS COMMAND...: COMMAND succeeds within SECONDS
-wait_cmd() {
-	local i n=$(($1 * 5))
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		nap 0.2
-	done
-	return 1
-}
 
 # fabric_guest_gid IP [NETDEV]: in the test VM (with -n 2 and the guest's
 # tapN up: tap0 for 10.99.2.x, tap1 for 10.99.3.x), the routes for a nested
@@ -228,7 +207,7 @@ stop_when_done() {
 	while kill -0 "$p" 2>/dev/null; do
 		for f in "$@"; do
 			[ -e "$f" ] || continue
-			wait_cmd 15 bash -c "! kill -0 $p 2>/dev/null" ||
+			wait_nap 15 eval '! kill -0 "$p" 2> /dev/null' ||
 				kill "$p" 2>/dev/null
 			break 2
 		done

@@ -216,7 +216,7 @@ native_steps() {
 			# tries again while the guest's server is not listening
 			# yet; no more once the guest is done with the step (its
 			# server failed: the next step's must not wait for us)
-			wait_cmd 60 timeout 120 "$t" $(tool_args "$t" "$PEER_DEV" \
+			wait_nap 60 timeout 120 "$t" $(tool_args "$t" "$PEER_DEV" \
 				"$PEER_GID" "$port") "$GUEST_IP" \
 				> "$T/native-$i.out" 2>&1 &
 			stop_when_done $! "$T/done-$i"
@@ -240,8 +240,8 @@ native_server() { # T I TOOL PORT
 		wait "$c"
 		rc=$?
 		# the guest's client is done, or tries again (attempt k + 1)
-		wait_cmd 60 bash -c '[ -e "$1" ] || [ -e "$2" ]' _ \
-			"$T/done-$i" "$T/guest-$i.out.again-$k" || return "$rc"
+		wait_nap 60 eval '[ -e "$T/done-$i" ] || [ -e "$T/guest-$i.out.again-$k" ]' ||
+			return "$rc"
 		[ ! -e "$T/done-$i" ] || return "$rc"
 		cp "$T/native-$i.out" "$T/native-$i.out.try-$k"
 		k=$((k + 1))
@@ -262,7 +262,7 @@ host_resources_of() {
 kill_worker() { # T WP STEP P
 	local T=$1 wp=$2 i=$3 p=$4
 	wait_grep "$T/native-$i.out" "remote address" 120 &&
-		wait_cmd 60 bash -c "rdma res show qp | grep ' pid $wp ' |
+		wait_nap 60 bash -c "rdma res show qp | grep ' pid $wp ' |
 			grep -q 'type RC state RTS'" ||
 		{ echo "no traffic" > "$T/kill-note.txt"; return 0; }
 	sleep 3
@@ -271,7 +271,7 @@ kill_worker() { # T WP STEP P
 	date +%s.%N > "$T/kill-at.txt"
 	# the kernel releases a dead process's verbs objects as it closes
 	# its files; rxe may take a moment
-	wait_cmd 20 bash -c "[ -z \"\$(rdma res show qp | grep ' pid $wp ')\" ]"
+	wait_nap 20 bash -c "[ -z \"\$(rdma res show qp | grep ' pid $wp ')\" ]"
 	host_resources_of "$wp" | wc -l > "$T/kill-after.txt"
 }
 
@@ -297,7 +297,7 @@ q72_detach() { # D
 	out=$("${Q72[1]}" --control "$D/control.sock" stop --vm g72 2>&1)
 	check "stop g72: $out" grep -q detached <<<"$out"
 	check "the guest's GID leaves rxe0's table" \
-		wait_cmd 10 bash -c '! grep -qlx "0000:0000:0000:0000:0000:ffff:$1" /sys/class/infiniband/rxe0/ports/1/gids/*' \
+		wait_nap 10 bash -c '! grep -qlx "0000:0000:0000:0000:0000:ffff:$1" /sys/class/infiniband/rxe0/ports/1/gids/*' \
 		_ "$(printf '%02x%02x:%02x%02x' ${GUEST_IP//./ })"
 	qemu72_stop
 	grep -E "refused|REG" "$D/mux.log" | diag
@@ -471,7 +471,7 @@ kill_checks() { # T S WP STEP
 	# as the broker does when it reaps a worker
 	ip addr del "$GUEST_IP/32" dev veth0 2>/dev/null
 	check "the guest's GID leaves rxe0's table with its address" \
-		wait_cmd 10 bash -c '! grep -qlx "0000:0000:0000:0000:0000:ffff:$1" /sys/class/infiniband/rxe0/ports/1/gids/*' \
+		wait_nap 10 bash -c '! grep -qlx "0000:0000:0000:0000:0000:ffff:$1" /sys/class/infiniband/rxe0/ports/1/gids/*' \
 		_ "$(printf '%02x%02x:%02x%02x' ${GUEST_IP//./ })"
 	if [ -n "$qemu_abort" ]; then
 		n=$((n + 1))

@@ -104,7 +104,7 @@ vu0_gone() {
 	r=$(qmp "$D/qmp.sock" qom-list path=/machine/peripheral/vu0)
 	[[ $r == *'"error"'*DeviceNotFound* ]]
 }
-check "the guest ejected the device (ACPI hotplug)" wait_cmd 30 vu0_gone
+check "the guest ejected the device (ACPI hotplug)" wait_nap 30 vu0_gone
 : > "$D/unplugged"
 kill "$WP"
 wait "$WP"

@@ -9,14 +9,8 @@
 #   b_sync SCRIPT [S] both
 #   b_get SCRIPT [S]  both, and prints its output
 [ -n "${TWOHOSTS_DIR:-}" ] || { echo "1..0 # SKIP not run by two-hosts-vm"; exit 0; }
-. "$(dirname "${BASH_SOURCE[0]}")/../../clock.sh"
-b_ready() { # S: waits for B's agent
-	local end=$((SECONDS + $1))
-	while [ ! -e "$TWOHOSTS_DIR/ready" ]; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../../clock.sh" # wait_for
+b_ready() { wait_for "$1" test -e "$TWOHOSTS_DIR/ready"; } # S: B's agent
 b_run() {
 	# unique without shell state: b_run runs in $(...) subshells (a name,
 	# not a time: the wall clock's microseconds and the subshell's pid)
@@ -26,15 +20,9 @@ b_run() {
 	echo "$id"
 }
 b_wait() {
-	local id=$1 end rc _bw_now
-	mono_ms end
-	end=$((end + ${2:-60} * 1000))
-	while [ ! -e "$TWOHOSTS_DIR/rc.$id" ]; do
-		mono_ms _bw_now
-		((_bw_now < end)) || return 124
-		sleep 0.1
-	done
-	read -r rc < "$TWOHOSTS_DIR/rc.$id"
+	local rc
+	wait_for "${2:-60}" test -e "$TWOHOSTS_DIR/rc.$1" || return 124
+	read -r rc < "$TWOHOSTS_DIR/rc.$1"
 	return "$rc"
 }
 b_out() { cat "$TWOHOSTS_DIR/out.$1" 2>/dev/null; }
