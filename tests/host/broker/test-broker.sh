@@ -43,14 +43,8 @@ EOF
 wait_gone() { wait_for 5 not vm_listed "$1"; }
 
 # Waits (3 s) for TEXT in the broker's log after line N.
-within_log() {
-	local i
-	for i in $(seq 30); do
-		tail -n +"$(($2 + 1))" "$T/broker.log" | grep -qF "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+log_after() { tail -n +"$(($2 + 1))" "$T/broker.log" | grep -qF -- "$1"; }
+within_log() { wait_for 3 log_after "$@"; }
 
 status_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 # nice is field 19 of /proc/PID/stat: the 17th after the comm's ')'
@@ -98,10 +92,8 @@ else
 	echo "# no /proc/PID/autogroup: this kernel has no autogroups"
 fi
 # the broker channel is up once STATS gets a fresh answer
-for i in $(seq 50); do
-	ctl stats --vm a --json | grep -q '"fresh": true' && break
-	sleep 0.1
-done
+fresh() { ctl stats --vm "$1" --json 2> /dev/null | grep -q '"fresh": true'; }
+wait_for 5 fresh a || echo "# a's STATS not fresh within 5 s"
 grep -o 'worker/a: ready [0-9]* ms after the spawn request' "$T/broker.log" |
 	sed 's/^/# spawn-to-ready: /'
 out=$(ctl stats --vm a --json)
@@ -361,7 +353,7 @@ HOG="$(dirname "$0")/control-hog.py"
 setpriv --reuid=65534 --regid=65534 --clear-groups \
 	/usr/bin/python3 "$HOG" slots "$T/control.sock" 40 > "$T/hog.out" 2>&1 &
 HOGPID=$!
-for i in $(seq 50); do grep -q served "$T/hog.out" && break; sleep 0.1; done
+wait_for 5 grep -q served "$T/hog.out" || echo "# the hog served nothing within 5 s"
 check "the control group gets $((32 - 4)) of 40 connections: $(head -n 1 "$T/hog.out")" \
 	grep -q "^served 28 of 40$" "$T/hog.out"
 out=$(ctl list --json 2>&1)

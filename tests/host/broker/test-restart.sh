@@ -33,14 +33,9 @@ start_broker() { # log file
 	broker_start "$1" --state-dir "$T/state" --cgroup-root "$CG_ROOT"
 }
 
-fresh() { # vm: the worker answers STATS over its channel (5 s)
-	local i
-	for i in $(seq 50); do
-		ctl stats --vm "$1" --json 2>/dev/null | grep -q '"fresh": true' && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# fresh VM: the worker answers STATS over its channel (within 5 s)
+is_fresh() { ctl stats --vm "$1" --json 2> /dev/null | grep -q '"fresh": true'; }
+fresh() { wait_for 5 is_fresh "$1"; }
 
 # (its pid may linger as a zombie: a worker whose broker died is reparented
 # to init, which reaps it, or to whatever subreaper this test runs under)

@@ -71,8 +71,7 @@ for w in json.load(sys.stdin):
 "$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
 	--cgroup-root "$CG_ROOT" > "$T/broker.log" 2>&1 &
 BPID=$!
-for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
-check "broker is up ($T/control.sock)" test -S "$T/control.sock"
+check "broker is up ($T/control.sock)" wait_for 5 test -S "$T/control.sock"
 check "the test documents carry rdmagate:test-echo" \
 	grep -q 'rdmagate:test-echo="1"' "$T/dom/vm-a.xml"
 
@@ -197,7 +196,7 @@ conns = []
 while True:
     c, _ = s.accept(); conns.append(c)' "$1" &
 	MPID=$!
-	for i in $(seq 50); do [ -S "$1" ] && break; sleep 0.1; done
+	wait_for 5 test -S "$1"
 }
 mute_server "$T/mute.sock"
 t0=$(date +%s)
@@ -216,7 +215,7 @@ s.bind(sys.argv[1]); s.listen(8)
 while True:
     c, _ = s.accept(); c.close()' "$T/nobody/s.sock" &
 MPID=$!
-for i in $(seq 50); do [ -S "$T/nobody/s.sock" ] && break; sleep 0.1; done
+wait_for 5 test -S "$T/nobody/s.sock"
 CONTROL=$T/nobody/s.sock run_hook "$T/dom/vm-a.xml" vm-a prepare begin -
 check "a socket not served by root is refused (rc $rc): $err" \
 	grep -q "cannot start its rdmagate worker: $T/nobody/s.sock is not served by root: refusing to talk to it" <<<"$err"

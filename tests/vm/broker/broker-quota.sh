@@ -29,15 +29,12 @@ EOF
 "$BROKER" --policy "$T/policy.conf" --worker "$WORKER" \
 	--state-dir "$T/state" --stop-workers-on-exit > "$T/broker.log" 2>&1 &
 BPID=$!
-for i in $(seq 50); do [ -S "$T/control.sock" ] && break; sleep 0.1; done
+wait_for 5 test -S "$T/control.sock"
 
 out=$(ctl spawn --vm a --socket "$T/a.sock" 2>&1)
 check "spawn a on rxe0: $out" grep -q "worker/a: pid" <<<"$out"
 # the worker opens rxe0 after exec (slow under TCG): wait for its handle
-for i in $(seq 100); do
-	grep -q "^rxe0 hca_handle=1 " "$CG/a/rdma.current" 2>/dev/null && break
-	sleep 0.1
-done
+wait_for 10 grep -qs "^rxe0 hca_handle=1 " "$CG/a/rdma.current"
 check "a's rdma.max is the policy's: $(cat $CG/a/rdma.max 2>&1)" \
 	grep -Eq "^rxe0 hca_handle=1 hca_object=7 ?$" "$CG/a/rdma.max"
 check "the worker holds a's one handle: $(cat $CG/a/rdma.current 2>&1)" \

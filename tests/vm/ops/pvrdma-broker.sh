@@ -70,7 +70,7 @@ pingpong() {
 		client=("${g[@]}" "$B")
 	fi
 	PIDS=$!
-	wait_for 60 grep -qi ':4853 0*:0000 0A' /proc/net/tcp
+	wait_for 60 tcp_listening 18515
 	if [ "$srv" = guest ]; then
 		check "the broker added the guest's GID to $RDMAGATE_VM_DEV0 (index $(v2_index "$RDMAGATE_VM_DEV0" "$OP_GID"))" \
 			has_v2 "$RDMAGATE_VM_DEV0" "$OP_GID"

@@ -143,7 +143,7 @@ route_pair "$A" "$B"
 	rc_pingpong -g 1 -n 50 -s 4096 > "$L/guest-a.log" 2>&1 &
 ga=$!
 PIDS="$PIDS $ga"
-wait_for 60 grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6
+wait_for 60 tcp_listening 18515
 "${VMM[@]}" "$GUEST" --socket /run/rdmagate/vm/vm-b.sock --gid "1=::ffff:$B" \
 	--transport pvrdma rc_pingpong -g 1 -n 50 -s 4096 127.0.0.1 > "$L/guest-b.log" 2>&1
 rb=$?
