@@ -30,8 +30,9 @@ mono_ms() {
 # jumps ahead by minutes (measured: 1283 s of uptime 45 s into a boot),
 # which alone would end a wait at once.  WAIT_PAUSE: what pauses 0.1 s
 # between rounds, sleep unless the sourcing script says otherwise
-# (tests/guest/lib.sh: nap, which forks nothing but leaves every child an
-# open pipe, so not for tests whose daemons' fds are checked).
+# (tests/guest/lib.sh's wait_nap: nap, which forks nothing but leaves
+# every later child an open pipe, so not where a child's fds matter, as
+# in a test that counts AVCs after a domain transition).
 wait_for() {
 	local end tries=$(($1 * 10)) _wf_now
 	mono_ms end

@@ -13,6 +13,7 @@
 #   ctl ARGS...                   rdmagatectl ($CTL) on $T/control.sock
 #   worker_pid VM                 the pid of VM's worker, from `ctl list`
 #   vm_listed VM                  `ctl list` has VM
+#   stats_fresh VM                VM's worker answers STATS (fresh counters)
 #   broker_start LOG [ARGS...]    $BROKER on $T/policy.conf with $WORKER
 #                                 and ARGS, in the background (pid in
 #                                 BPID); fails unless it answers in 60 s
@@ -69,6 +70,8 @@ tcp_listening() {
 ctl() { "$CTL" --control "$T/control.sock" "$@"; }
 worker_pid() { ctl list --json | jq -r ".[] | select(.vm == \"$1\") | .pid"; }
 vm_listed() { ctl list --json | grep -q "\"vm\": \"$1\""; }
+# stats_fresh VM: VM's worker answers STATS over its channel now
+stats_fresh() { ctl stats --vm "$1" --json 2> /dev/null | grep -q '"fresh": true'; }
 broker_start() {
 	local log=$1
 	shift

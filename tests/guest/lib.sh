@@ -78,7 +78,6 @@ qmp() {
 	PY
 }
 
-
 # fabric_guest_gid IP [NETDEV]: in the test VM (with -n 2 and the guest's
 # tapN up: tap0 for 10.99.2.x, tap1 for 10.99.3.x), the routes for a nested
 # guest whose address IP is also a GID on NETDEV, rxe0's veth0 by default

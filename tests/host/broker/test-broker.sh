@@ -92,8 +92,7 @@ else
 	echo "# no /proc/PID/autogroup: this kernel has no autogroups"
 fi
 # the broker channel is up once STATS gets a fresh answer
-fresh() { ctl stats --vm "$1" --json 2> /dev/null | grep -q '"fresh": true'; }
-wait_for 5 fresh a || echo "# a's STATS not fresh within 5 s"
+wait_for 5 stats_fresh a || echo "# a's STATS not fresh within 5 s"
 grep -o 'worker/a: ready [0-9]* ms after the spawn request' "$T/broker.log" |
 	sed 's/^/# spawn-to-ready: /'
 out=$(ctl stats --vm a --json)

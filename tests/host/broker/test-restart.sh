@@ -33,9 +33,7 @@ start_broker() { # log file
 	broker_start "$1" --state-dir "$T/state" --cgroup-root "$CG_ROOT"
 }
 
-# fresh VM: the worker answers STATS over its channel (within 5 s)
-is_fresh() { ctl stats --vm "$1" --json 2> /dev/null | grep -q '"fresh": true'; }
-fresh() { wait_for 5 is_fresh "$1"; }
+fresh() { wait_for 5 stats_fresh "$1"; } # VM: within 5 s
 
 # (its pid may linger as a zombie: a worker whose broker died is reparented
 # to init, which reaps it, or to whatever subreaper this test runs under)
