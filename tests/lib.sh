@@ -32,11 +32,13 @@
 #                                 at exit (on_exit) stops $BPID, removes
 #                                 $T and the cgroups (none when CG_PARENT
 #                                 is empty)
-#   tracer_up PID ERR             waits (10 s) for rdmagate-trace PID's
-#                                 "Tracing" line in its stderr ERR; else
-#                                 shows ERR (TAP comments) and skips the
-#                                 test (skip_all, before any result: the
-#                                 kernel lacks BPF or uprobes) or fails it
+#   tracer_started PID ERR        waits (20 s) for rdmagate-trace PID's
+#                                 "Tracing" line in its stderr ERR, less
+#                                 if PID ends first; fails without it
+#   tracer_up PID ERR             tracer_started, else shows ERR (TAP
+#                                 comments) and skips the test (skip_all,
+#                                 before any result: the kernel lacks BPF
+#                                 or uprobes) or fails it
 #   policy_conf [LINE...] [-- DEFAULT...]
 #                                 $T/policy.conf (0644): [broker] with the
 #                                 control socket in $T and the LINEs,
@@ -150,13 +152,14 @@ policy_conf() {
 	} > "$T/policy.conf"
 	chmod 644 "$T/policy.conf"
 }
+tracing() { grep -q '^Tracing' "$2"; }
+tracing_or_gone() { tracing "$@" || gone "$1"; }
+tracer_started() {
+	wait_for 20 tracing_or_gone "$1" "$2"
+	tracing "$1" "$2"
+}
 tracer_up() {
-	local i
-	for i in $(seq 100); do
-		grep -q '^Tracing' "$2" && return 0
-		kill -0 "$1" 2> /dev/null || break
-		sleep 0.1
-	done
+	tracer_started "$1" "$2" && return 0
 	diag < "$2"
 	grep -q 'no BPF support\|no uprobe support' "$2" &&
 		skip_all "the kernel lacks BPF or uprobes (above)"

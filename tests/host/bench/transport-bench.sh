@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Benchmark (not a test) of the vhost-user transport alone, on the host, no
 # verbs and no VM: the echo test device's round trip (rdmagate-guest echo
@@ -26,7 +26,7 @@ REF=$RDMAGATE_BUILD/tests/host/bench/pingpong-ref
 for b in "$WORKER" "$GUEST" "$REF"; do
 	[ -x "$b" ] || { echo "transport-bench: $b missing (./dev build)"; exit 1; }
 done
-. "$here/../../exit.sh" # on_exit, stop
+. "$here/../../lib.sh" # on_exit, stop, wait_for
 dir=$(mktemp -d)
 wpid=
 on_exit 'rm -rf "$dir"'
@@ -34,11 +34,7 @@ on_exit 'stop "$wpid"'
 "$WORKER" --test-device echo --socket "$dir/w.sock" --vm transport-bench \
 	${WORKER_OPTS:-} 2>"$dir/worker.log" &
 wpid=$!
-for _ in $(seq 100); do
-	[ -S "$dir/w.sock" ] && break
-	sleep 0.05
-done
-[ -S "$dir/w.sock" ] || { echo "worker did not listen:"; cat "$dir/worker.log"; exit 1; }
+wait_for 10 test -S "$dir/w.sock" || { echo "worker did not listen:"; cat "$dir/worker.log"; exit 1; }
 
 # echo_us [ECHO OPTIONS]: microseconds per round trip
 echo_us() {

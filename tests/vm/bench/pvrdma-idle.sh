@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Benchmark (not a test; issue 25): what an idle PVRDMA device costs its
 # worker.  In the test VM, a worker serves a guest (the simulator, playing
@@ -32,11 +32,8 @@ measure() { # MODE (mode_env: the guest's environment)
 	env $mode_env "$GUEST" --transport pvrdma --socket "$RG_DIR/w-$mode.sock" \
 		--gid "$1=$2" rc_pingpong -g "$1" > "$RG_DIR/g-$mode.out" 2>&1 &
 	RG_PIDS="$RG_PIDS $!"
-	# the device is up once the server listens (port 18515, LISTEN)
-	for _ in $(seq 600); do
-		grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 && break
-		sleep 0.1
-	done
+	# the device is up once the server listens
+	wait_for 60 tcp_listening 18515
 	sleep 1 # past the warm phase after the last command
 	set -- $(sample "$wp")
 	u0=$1 s0=$2 w0=$3 t0=$(date +%s%N)

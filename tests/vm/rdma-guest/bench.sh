@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Benchmark (not a test): the same operations natively (perftest on rxe0 <->
 # rxe1, native-reg) and through rdmagate (two simulated guests on two
@@ -218,10 +218,7 @@ if [ "${PROFILE:-0}" = 1 ]; then
 		"$TR" --worker "$WORKER" -i 1 > "$RG_DIR/reg.trace" \
 			2> "$RG_DIR/reg.trace.err" &
 		tp=$!
-		for _ in $(seq 100); do
-			grep -q '^Tracing' "$RG_DIR/reg.trace.err" && break
-			sleep 0.1
-		done
+		tracer_started "$tp" "$RG_DIR/reg.trace.err"
 		"$GUEST" --transport "$RG_TRANSPORT" --socket "$RG_DIR/a.sock" \
 			--gid "1=$g0" perf -t reg -s "${REG_MIB}M" -R 3 \
 			> "$RG_DIR/reg-traced.out" 2>&1

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 # Shared by the rdma-guest vm tests, bench.sh and rdma-trace: start workers,
 # find GIDs.
-# Sourced. RDMAGATE_BUILD (meson's test_env sets it) defaults to the
+# Sourced by bash, with tests/lib.sh (wait_for, tcp_listening, on_exit,
+# stop). RDMAGATE_BUILD (meson's test_env sets it) defaults to the
 # repository's build/ (what ./dev build makes).
 
-: "${RDMAGATE_BUILD:=$(cd "$(dirname "$0")/../../.." && pwd)/build}"
+: "${RDMAGATE_BUILD:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/build}"
 WORKER=$RDMAGATE_BUILD/worker/rdmagate-worker
 GUEST=$RDMAGATE_BUILD/guest/rdmagate-guest
 # The device the simulated guests drive: virtio-rdma (the workers' default
@@ -14,11 +15,11 @@ GUEST=$RDMAGATE_BUILD/guest/rdmagate-guest
 # /run: a tmpfs in the test VM (/tmp is the host's when run from /tmp)
 RG_DIR=$(mktemp -d /run/rdma-guest.XXXXXX)
 RG_PIDS=""
-. "$(dirname "$0")/../../exit.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib.sh"
 on_exit 'rm -rf "$RG_DIR"'
 on_exit 'stop $RG_PIDS'
 
-. "$(dirname "$0")/../host-gid.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../host-gid.sh"
 
 # start_worker [-t TRANSPORT] NAME DEV [WORKER OPTIONS]: a worker on DEV
 # listening on $RG_DIR/NAME.sock for a guest of TRANSPORT ($RG_TRANSPORT by
@@ -33,10 +34,7 @@ start_worker() {
 		"$@" 2>"$RG_DIR/$name.log" &
 	RG_LAST_PID=$!
 	RG_PIDS="$RG_PIDS $!"
-	for _ in $(seq 100); do
-		[ -S "$RG_DIR/$name.sock" ] && return 0
-		sleep 0.05
-	done
+	wait_for 10 test -S "$RG_DIR/$name.sock" && return 0
 	echo "FAIL: worker $name on $dev did not listen; its log:"
 	cat "$RG_DIR/$name.log"
 	return 1

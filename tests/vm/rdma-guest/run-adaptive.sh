@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # vm test: adaptive polling (--poll-budget-us) lets an idle worker sleep.
 # Measured by the workers' CPU time (utime + stime in /proc/PID/stat),
@@ -24,7 +24,6 @@ port=18700
 
 # ticks PID: its CPU time so far, in clock ticks (fields after "comm)")
 ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
-last_pid() { echo "$RG_PIDS" | awk '{ print $NF }'; }
 # pingpong NAME ITERS WAIT_MS: a pair on workers NAMEb (server) and NAMEa
 pingpong() {
 	port=$((port + 1))
@@ -52,9 +51,9 @@ run() {
 	rn=$1
 	shift
 	start_worker "${rn}a" "$RDMAGATE_VM_DEV0" "$@" || exit 1
-	pa=$(last_pid)
+	pa=$RG_LAST_PID
 	start_worker "${rn}b" "$RDMAGATE_VM_DEV1" "$@" || exit 1
-	pb=$(last_pid)
+	pb=$RG_LAST_PID
 	TA=$(ticks "$pa") TB=$(ticks "$pb") t0=$(date +%s%N)
 	pingpong "$rn" $PINGS 500
 	TA=$(($(ticks "$pa") - TA)) TB=$(($(ticks "$pb") - TB))
@@ -63,16 +62,12 @@ run() {
 
 echo "== 1: a connected guest at rest, worker budget 10000 us"
 start_worker idle "$RDMAGATE_VM_DEV0" --poll-budget-us 10000 || exit 1
-p=$(last_pid)
+p=$RG_LAST_PID
 # the server creates its objects, then waits for a peer that never comes
 timeout 60 "$GUEST" --socket "$RG_DIR/idle.sock" --gid "1=$gid_a" \
 	rc_pingpong -g 1 -s 64 -n 1 -p 18699 >"$RG_DIR/idle.out" 2>&1 &
 RG_PIDS="$RG_PIDS $!"
-for _ in $(seq 300); do
-	grep -q "local address" "$RG_DIR/idle.out" && break
-	sleep 0.1
-done
-grep -q "local address" "$RG_DIR/idle.out" ||
+wait_for 30 in_log "$RG_DIR/idle.out" "local address" ||
 	{ echo "FAIL: the idle guest did not set up"; cat "$RG_DIR/idle.out"; exit 1; }
 sleep 1
 t=$(ticks "$p")

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # vm test: two simulated guests through two workers (rxe0, rxe1): SEND,
 # WRITE, READ, atomics, UD, SRQ, events, data checked (guest-pair).

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # vm test: rdmagate-guest perf, every test once with small counts between
 # two simulated guests on two workers (rxe0, rxe1): both sides must exit 0

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # vm test: rdmagate-guest rc_pingpong / ud_pingpong / srq_pingpong against
 # the native ibv_rc_pingpong / ibv_ud_pingpong / ibv_srq_pingpong
@@ -35,12 +35,7 @@ run() {
 			${tool}_pingpong -g "$gidx_g" $gargs >"$out_g" 2>&1 &
 		p=$!
 		# the native client does not retry: wait for the listener
-		# (port 18515 = 0x4853 in state LISTEN, 0A)
-		for _ in $(seq 200); do
-			grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 \
-				2>/dev/null && break
-			sleep 0.05
-		done
+		wait_for 10 tcp_listening 18515
 		ibv_${tool}_pingpong -d "$RDMAGATE_VM_DEV1" -g "$gidx_n" \
 			$nargs "$RDMAGATE_VM_IP0" >"$out_n" 2>&1
 		rn=$?
@@ -50,7 +45,7 @@ run() {
 		ibv_${tool}_pingpong -d "$RDMAGATE_VM_DEV1" -g "$gidx_n" \
 			$nargs >"$out_n" 2>&1 &
 		p=$!
-		sleep 0.3
+		wait_for 10 tcp_listening 18515
 		"$GUEST" --transport "$RG_TRANSPORT" \
 			--socket "$RG_DIR/g.sock" --gid "$gidx_g=$gid_g" \
 			${tool}_pingpong -g "$gidx_g" $gargs "$RDMAGATE_VM_IP1" \

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # vm test of rdmagate-trace on real traffic: the tracer attached to
 # rdmagate-worker, two workers (vm-a on rxe0, vm-b on rxe1), two simulated
@@ -39,12 +39,7 @@ BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 "$TRACE" --worker "$WORKER" --keep --json -i 1 >"$DIR/trace.out" \
 	2>"$DIR/trace.err" &
 TPID=$!
-for _ in $(seq 200); do
-	grep -q '^Tracing' "$DIR/trace.err" && break
-	kill -0 "$TPID" 2>/dev/null || break
-	sleep 0.1
-done
-grep -q '^Tracing' "$DIR/trace.err" || {
+tracer_started "$TPID" "$DIR/trace.err" || {
 	cat "$DIR/trace.err"; echo "FAIL: the tracer did not start"; exit 1; }
 cat "$DIR/trace.err"
 
@@ -57,11 +52,7 @@ pid_vm_b=$RG_LAST_PID
 "$GUEST" --socket "$DIR/vm-a.sock" --gid "$gidx_a=$gid_a" rc_pingpong \
 	-g "$gidx_a" -n "$ITERS" -s "$SIZE" >"$DIR/a.out" 2>&1 &
 pa=$!
-for _ in $(seq 200); do # port 18515 = 0x4853 LISTEN
-	grep -qi ':4853 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null &&
-		break
-	sleep 0.05
-done
+wait_for 10 tcp_listening 18515
 "$GUEST" --socket "$DIR/vm-b.sock" --gid "$gidx_b=$gid_b" rc_pingpong \
 	-g "$gidx_b" -n "$ITERS" -s "$SIZE" "$RDMAGATE_VM_IP0" \
 	>"$DIR/b.out" 2>&1
@@ -76,10 +67,7 @@ sed 's/^/  guest b: /' "$DIR/b.out"
 
 # the workers log their counters when the guest disconnects
 for vm in vm-a vm-b; do
-	for _ in $(seq 100); do
-		grep -q 'device stats' "$DIR/$vm.log" && break
-		sleep 0.05
-	done
+	wait_for 5 in_log "$DIR/$vm.log" 'device stats'
 	grep 'device stats' "$DIR/$vm.log" | tail -n 1 | sed 's/^/  /'
 done
 sleep 1.5 # one more summary
