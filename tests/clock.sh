@@ -12,6 +12,7 @@
 #                   until COMMAND succeeds, by this clock; the one loop
 #                   that polls, for every test (the pause between rounds
 #                   is $WAIT_PAUSE 0.1: sleep, or the guest suite's nap)
+#   not COMMAND...  succeeds when COMMAND fails (wait_for not ...)
 mono_ms() {
 	local _mono_up _mono_rest
 	read -r _mono_up _mono_rest < /proc/uptime
@@ -45,3 +46,4 @@ wait_for() {
 		${WAIT_PAUSE:-sleep} 0.1
 	done
 }
+not() { ! "$@"; }

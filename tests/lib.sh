@@ -4,7 +4,7 @@
 # with tests/clock.sh's mono_ms and wait_for and tests/exit.sh's on_exit
 # and stop (so a test that sources this sets no EXIT trap of its own):
 #   wait_for SECONDS COMMAND...   until COMMAND succeeds (tests/clock.sh)
-#   not COMMAND...                succeeds when COMMAND fails (for wait_for)
+#   not COMMAND...                succeeds when COMMAND fails (tests/clock.sh)
 #   gone PID...                   every PID has ended
 #   in_log FILE TEXT              FILE has TEXT (fixed string)
 #   count FILE TEXT               the lines of FILE with TEXT
@@ -52,7 +52,6 @@
 . "$(dirname "${BASH_SOURCE[0]}")/exit.sh"
 T0=${T0:-$SECONDS}
 
-not() { ! "$@"; }
 # gone PID...: every PID has ended (kill -0 fails for each, quietly)
 gone() {
 	local p

@@ -113,7 +113,7 @@ in_guest() { # T TAG
 	# each fact as soon as it is known: a guest that stops shows where
 	dev=$(timeout 300 ibv_devices | awk 'NR > 2 { print $1; exit }')
 	echo "device=$dev"
-	gidx=$(gid_index "$dev" "$GUEST_IP")
+	gidx=$(ip_gid "$dev" "$GUEST_IP" 5)
 	echo "gid_index=$gidx"
 	[ -n "$dev" ] && [ -n "$gidx" ] || { : > "$T/$tag-abort"; return 0; }
 	for k in "${!FIGS[@]}"; do
@@ -140,7 +140,7 @@ in_guest() { # T TAG
 # The native servers on rxe1 for one nested guest's clients.
 serve() { # T TAG
 	local T=$1 tag=$2 k name tool args p pidx popts
-	pidx=$(v2_gid "$RDMAGATE_VM_DEV1" "$PEER_IP")
+	pidx=$(ip_gid "$RDMAGATE_VM_DEV1" "$PEER_IP" 30 "RoCE v2")
 	for k in "${!FIGS[@]}"; do
 		read -r name tool args <<< "${FIGS[$k]}"
 		[ -z "${NOT_THERE[$tag:$name]:-}" ] || continue
@@ -178,8 +178,8 @@ nested() { # T TAG NESTED-GUEST-OPTIONS...
 
 native() { # T
 	local T=$1 k name tool args p x0 x1
-	x0=$(v2_gid "$RDMAGATE_VM_DEV0" "$NATIVE_IP")
-	x1=$(v2_gid "$RDMAGATE_VM_DEV1" "$PEER_IP")
+	x0=$(ip_gid "$RDMAGATE_VM_DEV0" "$NATIVE_IP" 30 "RoCE v2")
+	x1=$(ip_gid "$RDMAGATE_VM_DEV1" "$PEER_IP" 30 "RoCE v2")
 	for k in "${!FIGS[@]}"; do
 		read -r name tool args <<< "${FIGS[$k]}"
 		timeout 600 "$tool" -F -d "$RDMAGATE_VM_DEV1" -x "$x1" \

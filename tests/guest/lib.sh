@@ -6,7 +6,8 @@
 GUEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 QEMU11=$GUEST_DIR/qemu-11
 
-. "$GUEST_DIR/../clock.sh" # mono_ms, wait_for
+. "$GUEST_DIR/../clock.sh" # mono_ms, wait_for, not
+. "$GUEST_DIR/../vm/host-gid.sh" # has_gid, gid_index, v4_gid
 
 # nap SECONDS: sleep without a fork (read -t on a pipe this shell holds
 # both ends of). A loop that polls for minutes would fork and exec
@@ -113,17 +114,13 @@ fabric_guest_gid() {
 	EOT
 }
 
-# gid_index DEV IPV4: the index of IPV4's RoCE GID (::ffff:IPV4) in port 1
-# of DEV's table, from sysfs (full hex form), once it is there (5 s)
-gid_index() {
-	local hex f i
-	hex=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
-	for ((i = 0; i < 50; i++)); do
-		f=$(grep -lx "$hex" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null)
-		[ -z "$f" ] || { echo "${f##*/}"; return 0; }
-		sleep 0.1
-	done
-	return 1
+# ip_gid DEV IPV4 SECONDS [TYPE]: the index of IPV4's mapped GID
+# (::ffff:IPV4) in port 1 of DEV's table, of TYPE when given, once it is
+# there (SECONDS)
+ip_gid() {
+	local g
+	g=$(v4_gid "$2")
+	wait_nap "$3" has_gid "$1" "$g" ${4:+"$4"} && gid_index "$1" "$g" ${4:+"$4"}
 }
 
 # guest_run_in_test_vm TIMEOUT SCRIPT ARG...: on the host, what a nested
@@ -167,34 +164,15 @@ operator_args() {
 # address is added, through the worker and the broker, seconds under nested
 # TCG). Sets PV_DEV and PV_GIDX; returns 1 without a device or that GID.
 pvrdma_facts() {
-	local i
 	PV_DEV=$(ibv_devices | awk 'NR > 2 { print $1; exit }') PV_GIDX=
 	echo "device=$PV_DEV"
 	[ -n "$PV_DEV" ] || return 1
 	ibv_devinfo -v -d "$PV_DEV" > /tmp/devinfo 2>&1
 	echo "devinfo_rc=$?"
 	grep -q 'state:.*PORT_ACTIVE' /tmp/devinfo && echo "port_active=1"
-	for ((i = 0; i < 12; i++)); do
-		PV_GIDX=$(gid_index "$PV_DEV" "$1") && break
-	done
+	PV_GIDX=$(ip_gid "$PV_DEV" "$1" 60)
 	echo "gid_index=$PV_GIDX"
 	[ -n "$PV_GIDX" ]
-}
-
-# v2_gid DEV IPV4: the index of IPV4's RoCE v2 GID in port 1 of DEV (30 s)
-v2_gid() {
-	local hex f i t g
-	hex=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
-	for ((i = 0; i < 300; i++)); do
-		for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-			read -r g < "$f" 2>/dev/null || continue
-			[ "$g" = "$hex" ] || continue
-			read -r t < "${f%/gids/*}/gid_attrs/types/${f##*/}" 2>/dev/null
-			[ "$t" = "RoCE v2" ] && { echo "${f##*/}"; return 0; }
-		done
-		sleep 0.1
-	done
-	return 1
 }
 
 # stop_when_done PID FILE...: in the test VM, a native server's end.  Waits
@@ -311,7 +289,7 @@ smoke_checks() { # FILE
 # that GID, rxe1 connects (fabric_guest_gid's routes)
 fabric_checks() { # IP
 	local gidx rc out
-	gidx=$(gid_index rxe0 "$1")
+	gidx=$(ip_gid rxe0 "$1" 5)
 	check "the guest's address is a GID of rxe0 (index $gidx)" [ -n "$gidx" ]
 	out=$(mktemp)
 	timeout 60 ibv_rc_pingpong -d rxe0 -g "${gidx:-0}" -p 18600 -n 10 \

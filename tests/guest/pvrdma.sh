@@ -297,8 +297,7 @@ q72_detach() { # D
 	out=$("${Q72[1]}" --control "$D/control.sock" stop --vm g72 2>&1)
 	check "stop g72: $out" grep -q detached <<<"$out"
 	check "the guest's GID leaves rxe0's table" \
-		wait_nap 10 bash -c '! grep -qlx "0000:0000:0000:0000:0000:ffff:$1" /sys/class/infiniband/rxe0/ports/1/gids/*' \
-		_ "$(printf '%02x%02x:%02x%02x' ${GUEST_IP//./ })"
+		wait_nap 10 not has_gid rxe0 "$(v4_gid "$GUEST_IP")"
 	qemu72_stop
 	grep -E "refused|REG" "$D/mux.log" | diag
 }
@@ -319,7 +318,7 @@ in_vm() { # STEPS worker COMMAND | STEPS qemu72 BROKER CTL WORKER MUX
 	fabric_guest_gid "$GUEST_IP" || { echo "cannot route the guest's GID" >&2; exit 125; }
 	# rxe adds the GID ~1 s after the address; a worker without a broker
 	# reads the host's GID table once, at start, as it is then
-	gid_index rxe0 "$GUEST_IP" > /dev/null ||
+	ip_gid rxe0 "$GUEST_IP" 5 > /dev/null ||
 		{ echo "rxe0 has no GID for $GUEST_IP" >&2; exit 125; }
 	fabric_checks "$GUEST_IP"
 	if [ "$mode" = worker ]; then
@@ -471,8 +470,7 @@ kill_checks() { # T S WP STEP
 	# as the broker does when it reaps a worker
 	ip addr del "$GUEST_IP/32" dev veth0 2>/dev/null
 	check "the guest's GID leaves rxe0's table with its address" \
-		wait_nap 10 bash -c '! grep -qlx "0000:0000:0000:0000:0000:ffff:$1" /sys/class/infiniband/rxe0/ports/1/gids/*' \
-		_ "$(printf '%02x%02x:%02x%02x' ${GUEST_IP//./ })"
+		wait_nap 10 not has_gid rxe0 "$(v4_gid "$GUEST_IP")"
 	if [ -n "$qemu_abort" ]; then
 		n=$((n + 1))
 		echo "not ok $n - QEMU 11.1 survived the worker's death # TODO QEMU 11.1 aborts: $qemu_abort"

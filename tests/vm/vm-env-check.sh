@@ -6,6 +6,7 @@
 # that really exist, the writable share, the read-only host root.
 # Usage: vm-env-check.sh cm|nocm   (nocm: the VM was booted with --no-cm)
 set -u
+. "$(dirname "$0")/host-gid.sh" # has_gid, v4_gid
 
 want_cm=${1:-}
 case $want_cm in cm|nocm) ;; *) echo "usage: $0 cm|nocm" >&2; exit 2 ;; esac
@@ -26,21 +27,6 @@ mounted() {	# mounted TYPE DIR
 	done < /proc/mounts
 	return 1
 }
-# gid_present DEV GID: the device's port 1 GID table holds GID (sysfs form)
-gid_present() {
-	local f g
-	for f in /sys/class/infiniband/$1/ports/1/gids/*; do
-		read -r g < "$f" 2>/dev/null && [ "$g" = "$2" ] && return 0
-	done
-	return 1
-}
-# sysfs spelling of an IPv4-mapped GID, e.g. 0000:...:ffff:0a63:0001
-v4_gid() {
-	local IFS=.
-	set -- $1
-	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$1" "$2" "$3" "$4"
-}
-
 # sysfs spelling of an IPv6 address, e.g. fd99:0000:...:0001 for fd99::1
 v6_gid() {
 	local head=$1 tail='' n i out='' h t
@@ -101,8 +87,8 @@ for ((i = 0; i < ndev; i++)); do
 	check "/dev/infiniband/uverbs$i exists" test -c "/dev/infiniband/uverbs$i"
 	check "$nd has $ip" bash -c "ip -o -4 addr show dev $nd | grep -q ' $ip/'"
 	check "$nd has $ip6" bash -c "ip -o -6 addr show dev $nd | grep -q ' $ip6/'"
-	check "$dev has the IPv4-mapped GID of $ip" gid_present "$dev" "$(v4_gid "$ip")"
-	check "$dev has the GID $ip6" gid_present "$dev" "$(v6_gid "$ip6")"
+	check "$dev has the IPv4-mapped GID of $ip" has_gid "$dev" "$(v4_gid "$ip")"
+	check "$dev has the GID $ip6" has_gid "$dev" "$(v6_gid "$ip6")"
 done
 check "ibv_devices lists exactly: ${expect:-nothing}" test "$listed" = "$expect"
 [ "$ndev" -lt 2 ] || check "$RDMAGATE_VM_IP1 is routed over $RDMAGATE_VM_NETDEV0, not lo" \

@@ -36,11 +36,7 @@ on_exit 'kill_state_workers "$T/state"'
 on_exit 'stop $PIDS "$BPID"'
 
 A=10.99.0.10 B=10.99.0.11 C=10.99.0.12 D=10.99.0.13
-gid_of() { # IPv4 address -> the sysfs form of its IPv4-mapped GID
-	local IFS=.
-	set -- $1
-	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$@"
-}
+GA=$(v4_gid "$A") # a's GID, in sysfs form
 route_pair "$A" "$B"
 route_pair "$C" "$D"
 
@@ -93,7 +89,7 @@ guest a 18600 "$A" 300 &
 ga=$!
 check "a's guest claimed $A: on veth0 (added by the broker)" \
 	wait_for 20 on_netdev veth0 "$A"
-check "and its GID is in rxe0's GID table" wait_for 5 has_gid rxe0 "$(gid_of "$A")"
+check "and its GID is in rxe0's GID table" wait_for 5 has_v2 rxe0 "$GA"
 check "the state record lists it" grep -q "^addr $A\$" "$T/state/workers/a.state"
 # b claims a's address: the policy refuses it
 guest b 18601 "$A" 1 127.0.0.1
@@ -124,7 +120,7 @@ check "a and b exchanged 300 RC round trips on their claimed GIDs (exit $ra $rb)
 	test "$ra" = 0 -a "$rb" = 0
 check "the guests left: $A removed from veth0" wait_for 5 not on_netdev veth0 "$A"
 check "and $B from veth1" wait_for 5 not on_netdev veth1 "$B"
-check "and from the GID table" not has_gid rxe0 "$(gid_of "$A")"
+check "and from the GID table" not has_v2 rxe0 "$GA"
 out=$(ctl stats --vm a --json)
 check "stats: a granted 1 GID, its guest posted sends and saw completions" \
 	test "$(jq '.[0] | .gid_adds >= 1 and .sends >= 300 and .completions >= 300' <<<"$out")" = true
@@ -182,21 +178,20 @@ PIDS="$gc $ga $gd $gb"
 check "a's traffic runs" wait_for 30 on_netdev veth1 "$B"
 sleep 1
 pa=$(worker_pid a)
-# the GID table entry of a's address: read with a builtin (no fork), so
-# that the time measured is the broker's, not this loop's
+# the GID table entry of a's address, then read with builtins only (no
+# fork), so that the time measured is the broker's, not this loop's
 gfile=
-for f in /sys/class/infiniband/rxe0/ports/1/gids/*; do
-	read -r g < "$f" 2>/dev/null || continue
-	[ "$g" = "$(gid_of "$A")" ] && { gfile=$f; break; }
-done
+i=$(v2_index rxe0 "$GA") && gfile=/sys/class/infiniband/rxe0/ports/1/gids/$i
 kill -9 "$pa"
-t0=$EPOCHREALTIME
+mono_ms t0
 while [ -n "$gfile" ]; do
 	read -r g < "$gfile" 2>/dev/null
-	[ "$g" != "$(gid_of "$A")" ] && break
-	(( ${EPOCHREALTIME/./} - ${t0/./} > 5000000 )) && break
+	[ "$g" != "$GA" ] && break
+	mono_ms t
+	((t - t0 > 5000)) && break
 done
-ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))
+mono_ms t
+ms=$((t - t0))
 check "kill -9 of worker a ($pa): its GID left rxe0's table in $ms ms (< 1000)" \
 	test -n "$gfile" -a "$ms" -lt 1000
 check "and $A is gone from veth0" not on_netdev veth0 "$A"

@@ -7,6 +7,7 @@
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 2 ] || { echo "1..0 # SKIP needs rdmagate-vm -n 2"; exit 0; }
 STACK_NAME=ops-test
 . "$(dirname "${BASH_SOURCE[0]}")/../stack-lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../host-gid.sh" # has_v2, v2_index
 
 A=fd99::10 B=fd99::11
 SA=fd99:0000:0000:0000:0000:0000:0000:0010 # as sysfs writes them
@@ -32,24 +33,6 @@ device = rxe1
 addresses = $B
 END
 
-# v2_index DEV GID: prints the RoCE v2 index of GID (in sysfs form) on DEV
-# port 1; has_v2 DEV GID: whether there is one, printing nothing (the form
-# for check and wait_for, whose command's output would be a stray line in
-# the TAP stream)
-has_v2() { v2_index "$@" > /dev/null; }
-v2_index() {
-	local f i g t
-	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		i=${f##*/}
-		# read: a builtin, no fork per file (slow under TCG)
-		read -r g < "$f" 2>/dev/null || continue
-		[ "$g" = "$2" ] || continue
-		read -r t < /sys/class/infiniband/"$1"/ports/1/gid_attrs/types/"$i" \
-			2>/dev/null || continue
-		[ "$t" = "RoCE v2" ] && { echo "$i"; return 0; }
-	done
-	return 1
-}
 dump() {
 	for f in "$T"/*.log "$T"/*.guest; do
 		echo "---- $f"

@@ -15,7 +15,6 @@ set -u
 BROKER=$1 CTL=$2 WORKER=$3 GUEST=$4 MUX=$5 HOOK=$6
 T0=$SECONDS
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../host-gid.sh"
 . "$(dirname "$0")/pvrdma-lib.sh"
 for t in ibv_rc_pingpong setpriv; do
 	command -v $t > /dev/null || skip_all "no $t"

@@ -9,6 +9,7 @@ here=$(dirname "$0")
 . "$here/two-hosts-lib.sh"
 STACK_NAME=two-hosts
 . "$here/../stack-lib.sh"
+. "$here/../host-gid.sh" # has_gid
 
 GA=fd98::10 B=$RDMAGATE_VM_PEER_IP6
 cat > "$T/policy.conf" <<END
@@ -23,8 +24,7 @@ device = rxe0
 addresses = $GA
 END
 chmod 644 "$T/policy.conf"
-has_gid() { grep -qx "fd98:0000:0000:0000:0000:0000:0000:0010" \
-	/sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null; }
+SGA=fd98:0000:0000:0000:0000:0000:0000:0010 # GA as sysfs writes it
 
 check "mux is up" mux_start "$T/mux.log"
 check "broker is up" start_broker "$T/broker.log"

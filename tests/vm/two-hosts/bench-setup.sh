@@ -35,7 +35,7 @@ done
 stack_stop
 BPID= MPID=
 modprobe -d "$RDMAGATE_VM_KDIR" rdma_ucm || { echo "# cannot load rdma_ucm on A"; exit 1; }
-for ((j = 0; j < 50; j++)); do [ -e /dev/infiniband/rdma_cm ] && break; sleep 0.1; done
+wait_for 5 test -e /dev/infiniband/rdma_cm
 native_us=()
 for ((i = 0; i < ROUNDS; i++)); do
 	id=$(b_run "timeout 60 cmtime -b $B -p 7481 -c 1")

@@ -45,8 +45,7 @@ rg=$?
 PIDS=
 check "... failing, on the hung-up device, by itself (exit $rg, 124: timeout killed it): $(grep -m1 -i 'not connected\|failed' "$T/g.out")" \
 	eval '[ "$rg" != 0 ] && [ "$rg" != 124 ] && grep -q "not connected" "$T/g.out"'
-gid_gone() { ! has_gid; }
-check "A cleans up: fd98::10 leaves rxe0's GID table" wait_for 60 gid_gone
+check "A cleans up: fd98::10 leaves rxe0's GID table" wait_for 60 not has_gid rxe0 "$SGA"
 b_wait "$id" 10
 rb=$?
 { echo "B's ids before: $ids0"; echo "after:"; b_get "$B_IDS" 60
