@@ -262,6 +262,8 @@ smoke_facts() {
 		[ -e "$n" ] && fns+=("${n##*/}")
 	done
 	echo "slot_functions=${fns[*]}"
+	# the harness configured eth0 as the vmxnet3 NIC (nested-guest)
+	[ -e /sys/bus/pci/drivers/vmxnet3/0000:00:10.0/net/eth0 ] && echo "vmxnet3_eth0=1"
 	busybox ping -c 1 -W 20 "$RDMAGATE_GUEST_GW" > /dev/null 2>&1 &&
 		echo "ping_gateway=1"
 	busybox ping -c 1 -W 20 10.99.0.2 > /dev/null 2>&1 && echo "ping_rxe1=1"
@@ -280,6 +282,7 @@ smoke_checks() { # FILE
 			grep -q tool_ib_write_lat=1 "$1" && grep -q tool_rping=1 "$1"' _ "$f"
 	check "slot 0x10: vmxnet3 at function 0, the PVRDMA device at 1" \
 		_fact 'slot_functions=0000:00:10.0 0000:00:10.1'
+	check "the vmxnet3 NIC is eth0, the interface the harness configured" _fact vmxnet3_eth0=1
 	check "the vmxnet3 NIC reaches the test VM through tap0" _fact ping_gateway=1
 	check "the guest reaches rxe1's address (10.99.0.2), routed" _fact ping_rxe1=1
 }
