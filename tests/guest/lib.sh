@@ -30,6 +30,31 @@ has_text() {
 	return 1
 }
 
+# count_text FILE TEXT: how many lines of FILE have TEXT (grep -c, no fork)
+count_text() {
+	local l n=0
+	if [ -r "$1" ]; then
+		while IFS= read -r l || [ -n "$l" ]; do
+			[[ $l != *"$2"* ]] || n=$((n + 1))
+		done < "$1"
+	fi
+	echo "$n"
+}
+
+# log_lines PREFIX FILE [ERE [N]]: FILE's lines, those that match ERE (all
+# when it is empty), the last N of them (all without N), each after
+# PREFIX; false when there is none.  grep, tail and sed in the shell
+# itself, for the nested guest (a program started there costs seconds).
+log_lines() {
+	local l keep=()
+	[ -r "$2" ] || return 1
+	while IFS= read -r l || [ -n "$l" ]; do
+		[ -z "${3:-}" ] || [[ $l =~ $3 ]] && keep+=("$1$l")
+	done < "$2"
+	[ -z "${4:-}" ] || [ "${#keep[@]}" -le "$4" ] || keep=("${keep[@]: -$4}")
+	[ "${#keep[@]}" != 0 ] && printf '%s\n' "${keep[@]}"
+}
+
 # QEMU 11.1 from the cache, fetched on the host when missing; the whole
 # test skips when it cannot be had (no Debian mirror reachable).
 guest_need_qemu11() {
@@ -164,12 +189,19 @@ operator_args() {
 # address is added, through the worker and the broker, seconds under nested
 # TCG). Sets PV_DEV and PV_GIDX; returns 1 without a device or that GID.
 pvrdma_facts() {
-	PV_DEV=$(ibv_devices | awk 'NR > 2 { print $1; exit }') PV_GIDX=
+	local l n=0
+	PV_DEV='' PV_GIDX=''
+	ibv_devices > /tmp/devices 2>&1
+	# (a header, a rule, then a device per line)
+	while read -r l _; do
+		n=$((n + 1))
+		[ "$n" -le 2 ] || { PV_DEV=$l; break; }
+	done < /tmp/devices
 	echo "device=$PV_DEV"
 	[ -n "$PV_DEV" ] || return 1
 	ibv_devinfo -v -d "$PV_DEV" > /tmp/devinfo 2>&1
 	echo "devinfo_rc=$?"
-	grep -q 'state:.*PORT_ACTIVE' /tmp/devinfo && echo "port_active=1"
+	has_text /tmp/devinfo PORT_ACTIVE && echo "port_active=1"
 	PV_GIDX=$(ip_gid "$PV_DEV" "$1" 60)
 	echo "gid_index=$PV_GIDX"
 	[ -n "$PV_GIDX" ]

@@ -49,7 +49,7 @@ LONG_ITERS=1000000 KILL_ITERS=100000000
 # before `virsh reset`, says which: the guest's init runs this again at
 # each boot)
 in_guest() {
-	local sync=$1 b=b1 phase='' rc n0 l up
+	local sync=$1 b=b1 phase='' rc l up lines
 	read -r phase 2> /dev/null < "$sync/phase"
 	[ "$phase" = reset ] && b=b2
 	read -r up _ < /proc/uptime
@@ -58,8 +58,7 @@ in_guest() {
 	pvrdma_facts "$RDMAGATE_GUEST_IP" > /tmp/facts
 	rc=$?
 	while read -r l; do echo "${b}_$l"; done < /tmp/facts
-	grep -E 'hca_id|state:|GID\[' /tmp/devinfo 2>/dev/null |
-		sed "s/^/$b devinfo: /" >&2
+	log_lines "$b devinfo: " /tmp/devinfo 'hca_id|state:|GID\[' >&2
 	[ "$rc" = 0 ] || { echo "${b}_end=1"; return 0; }
 	pp() { # PORT ITERS TIMEOUT
 		timeout "$3" ibv_rc_pingpong -d "$PV_DEV" -g "$PV_GIDX" -p "$1" \
@@ -68,23 +67,26 @@ in_guest() {
 	if [ "$b" = b1 ]; then
 		pp $((PORT0 + 1)) "$ITERS" 300
 		echo "b1_rc_pingpong=$?"
-		sed 's/^/b1 rc_pingpong: /' /tmp/pp.out >&2
+		log_lines 'b1 rc_pingpong: ' /tmp/pp.out >&2
 		# the test VM resets the domain under this one
 		pp $((PORT0 + 2)) "$LONG_ITERS" 900
 		echo "b1_long_pingpong=$?"
-		sed 's/^/b1 long_pingpong: /' /tmp/pp.out >&2
+		log_lines 'b1 long_pingpong: ' /tmp/pp.out >&2
 	else
 		pp $((PORT0 + 3)) "$ITERS" 300
 		echo "b2_rc_pingpong=$?"
-		sed 's/^/b2 rc_pingpong: /' /tmp/pp.out >&2
+		log_lines 'b2 rc_pingpong: ' /tmp/pp.out >&2
 		# the test VM kills the worker under this one (3 s into its
 		# traffic; a client left without completions waits for them)
-		n0=$(dmesg | wc -l)
+		dmesg > /tmp/dmesg.0
+		mapfile -t lines < /tmp/dmesg.0
 		pp $((PORT0 + 4)) "$KILL_ITERS" 40
 		echo "b2_kill_pingpong=$?"
-		sed 's/^/b2 kill_pingpong: /' /tmp/pp.out >&2
-		dmesg | sed -n "$((n0 + 1)),\$p" | grep -i pvrdma | head -n 12 |
-			sed 's/^/b2 dmesg: /' >&2
+		log_lines 'b2 kill_pingpong: ' /tmp/pp.out >&2
+		dmesg > /tmp/dmesg.1
+		mapfile -t -s "${#lines[@]}" lines < /tmp/dmesg.1
+		printf '%s\n' "${lines[@]}" > /tmp/dmesg.kill
+		log_lines 'b2 dmesg: ' /tmp/dmesg.kill '[Pp][Vv][Rr][Dd][Mm][Aa]' | head -n 12 >&2
 	fi
 	echo "${b}_end=1"
 }

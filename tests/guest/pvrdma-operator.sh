@@ -39,6 +39,9 @@ RPING_PORT=7471 RPING_COUNT=10
 Q_VM=vm-q Q_ADDR=10.99.3.2 Q_SOCK=/run/rdmagate/vm/vm-q.sock
 Q_GID=0000:0000:0000:0000:0000:ffff:0a63:0302 # ::ffff:10.99.3.2, sysfs form
 
+# what each guest logs of its kernel's MAD, CM and driver lines
+DMESG_ERE='ib_mad|ib_cm|rdma_cm|vmw_pvrdma'
+
 # ---- level 3, the nested guests: facts as key=value lines.  ROLE a (vm-p:
 # the pingpongs against native rxe1, then rping's client) or b (vm-q:
 # rping's server); SYNC a directory both guests and the test VM see (in
@@ -52,8 +55,7 @@ in_guest() {
 		return 0
 	fi
 	pvrdma_facts "$RDMAGATE_GUEST_IP" || ok=1
-	grep -E 'hca_id|state:|GID\[' /tmp/devinfo 2>/dev/null |
-		sed 's/^/devinfo: /' >&2
+	log_lines 'devinfo: ' /tmp/devinfo 'hca_id|state:|GID\[' >&2
 	if [ "$role" = b ]; then
 		if [ "$ok" = 0 ]; then
 			# one connection (-C pings), then it exits; guest a
@@ -72,13 +74,13 @@ in_guest() {
 			done 2> /dev/null
 			wait "$pid"
 			echo "rping=$?"
-			echo "rping_lines=$(grep -c '^ping data: ' /tmp/rping.out)"
-			sed 's/^/rping b: /' /tmp/rping.out >&2
+			echo "rping_lines=$(count_text /tmp/rping.out 'ping data: ')"
+			log_lines 'rping b: ' /tmp/rping.out >&2
 		else
 			: > "$sync/b.failed"
 		fi
-		dmesg | grep -E 'ib_mad|ib_cm|rdma_cm|vmw_pvrdma' | tail -n 20 |
-			sed 's/^/dmesg b: /' >&2
+		dmesg > /tmp/dmesg
+		log_lines 'dmesg b: ' /tmp/dmesg "$DMESG_ERE" 20 >&2
 		return 0
 	fi
 	[ "$ok" = 0 ] || return 0
@@ -86,12 +88,12 @@ in_guest() {
 		-n "$ITERS" "$PEER_IP" > /tmp/rc.out 2>&1
 	rc=$?
 	echo "rc_pingpong=$rc"
-	sed 's/^/rc_pingpong: /' /tmp/rc.out >&2
+	log_lines 'rc_pingpong: ' /tmp/rc.out >&2
 	# the test VM restarts the broker while this runs
 	timeout 900 ibv_rc_pingpong -d "$PV_DEV" -g "$PV_GIDX" -p "$LONG_PORT" \
 		-n "$LONG_ITERS" "$PEER_IP" > /tmp/long.out 2>&1
 	echo "long_pingpong=$?"
-	sed 's/^/long_pingpong: /' /tmp/long.out >&2
+	log_lines 'long_pingpong: ' /tmp/long.out >&2
 	# rdma_cm: each guest kernel's CM MADs on its QP1 go to its worker,
 	# the mux and the wire; the connection's QPs are the workers'. Guest
 	# b boots at the same time as a, not always as fast.
@@ -108,12 +110,12 @@ in_guest() {
 		nap 5
 	done
 	echo "rping=$rc"
-	echo "rping_lines=$(grep -c '^ping data: ' /tmp/rping.out)"
-	sed 's/^/rping: /' /tmp/rping.out >&2
+	echo "rping_lines=$(count_text /tmp/rping.out 'ping data: ')"
+	log_lines 'rping: ' /tmp/rping.out >&2
 	# what the guest kernel's MAD, CM and driver said (a MAD port that
 	# did not open leaves rdma_cm without ib_cm on the device)
-	dmesg | grep -E 'ib_mad|ib_cm|rdma_cm|vmw_pvrdma' | tail -n 20 |
-		sed 's/^/dmesg: /' >&2
+	dmesg > /tmp/dmesg
+	log_lines 'dmesg: ' /tmp/dmesg "$DMESG_ERE" 20 >&2
 }
 
 # ---- level 2 helpers
