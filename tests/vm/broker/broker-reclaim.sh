@@ -15,6 +15,7 @@ set -u
 BROKER=$1 CTL=$2 HOSTILE=$3 REAL_WORKER=$4 GUEST=$5
 . "$(dirname "$0")/../../tap.sh"
 . "$(dirname "$0")/../../lib.sh"
+. "$(dirname "$0")/../host-gid.sh" # v4_gid
 
 [ "${RDMAGATE_VM:-}" = 1 ] || skip_all "not inside rdmagate-vm"
 [ "${RDMAGATE_VM_NDEV:-0}" -ge 1 ] || skip_all "needs rdmagate-vm -n 1"
@@ -28,7 +29,7 @@ on_exit 'kill_state_workers "$T/state"'
 on_exit 'stop "$BPID"'
 
 A=10.99.0.10 R=10.99.0.20
-GID=0000:0000:0000:0000:0000:ffff:0a63:000a
+GID=$(v4_gid "$A")
 # v2_at INDEX: rxe0's GID at INDEX is $A's RoCE v2 GID (read: builtins, no
 # fork per file, as sysfs has 1024 entries and a fork is slow under TCG)
 v2_at() {

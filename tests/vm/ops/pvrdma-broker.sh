@@ -36,8 +36,9 @@ elapsed "worker spawned by the hook"
 B=10.99.0.11
 ip addr add "$B/32" dev "$RDMAGATE_VM_NETDEV1"
 route_pair "$OP_ADDR" "$B"
-wait_for 10 has_v2 "$RDMAGATE_VM_DEV1" 0000:0000:0000:0000:0000:ffff:0a63:000b
-gidx_n=$(v2_index "$RDMAGATE_VM_DEV1" 0000:0000:0000:0000:0000:ffff:0a63:000b)
+GB=$(v4_gid "$B")
+wait_for 10 has_v2 "$RDMAGATE_VM_DEV1" "$GB"
+gidx_n=$(v2_index "$RDMAGATE_VM_DEV1" "$GB")
 check "the native peer's GID $B is index ${gidx_n:-none} of $RDMAGATE_VM_DEV1" \
 	test -n "$gidx_n"
 
