@@ -136,7 +136,7 @@ pvrdma_failures() { # FILE
 }
 
 in_guest() {
-	local T=$1 dev gidx i mode t port rc lines
+	local T=$1 dev gidx i mode t port rc lines fails
 	smoke_facts
 	pvrdma_facts "$GUEST_IP"
 	dev=$PV_DEV gidx=$PV_GIDX
@@ -168,8 +168,9 @@ in_guest() {
 			# before the kill: vmw_pvrdma's failures so far
 			dmesg > /tmp/dmesg.0
 			pvrdma_failures /tmp/dmesg.0 > "$T/dmesg-failed"
-			mapfile -t lines < "$T/dmesg-failed"
-			echo "dmesg_failed=${#lines[@]}"
+			mapfile -t fails < "$T/dmesg-failed"
+			echo "dmesg_failed=${#fails[@]}"
+			# (the lines after the kill are those past these)
 			mapfile -t lines < /tmp/dmesg.0
 			: > "$T/at-$i"
 			guest_client "$T/guest-$i.out" 90 "$t" $(tool_args "$t" \
