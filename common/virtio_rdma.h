@@ -26,7 +26,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
  * added or changed, and say in docs/virtio-rdma-abi.md what the new
  * version adds. The guest finds it in the config space (below).
  */
-#define RDMAGATE_VIRTIO_RDMA_ABI_VERSION 2
+#define RDMAGATE_VIRTIO_RDMA_ABI_VERSION 3
 /* "rdgt" in config bytes 131..134: the deltas below are in force. */
 #define RDMAGATE_VIRTIO_RDMA_MAGIC 0x74676472u
 

@@ -146,20 +146,23 @@ static void cqe_write(struct vrdma *d, uint32_t cqn,
 }
 
 /*
- * Returns the finished front of a ring's FIFO, CQEs first; the rings are
- * signalled at the end of the round.
+ * Returns the finished front of a ring's FIFO, each descriptor before its
+ * CQE: both used indexes are release stores, so a driver that has read a
+ * CQE finds the descriptors up to that WR returned, as verbs promise (the
+ * WQE is free once its completion is polled).  The rings are signalled at
+ * the end of the round.
  */
 static void fifo_drain(struct vrdma *d, struct vr_fifo *f, struct vq *vq)
 {
 	while (f->count > 0 && f->e[f->first].done) {
 		struct vr_pend *p = &f->e[f->first];
 
-		if (p->emit && p->cqn < d->max_cq && d->cq[p->cqn].used)
-			cqe_write(d, p->cqn, &p->c);
 		if (vq) {
 			vq_push_head(vq, p->head, 0);
 			notify_later(d, vq);
 		}
+		if (p->emit && p->cqn < d->max_cq && d->cq[p->cqn].used)
+			cqe_write(d, p->cqn, &p->c);
 		f->first = (f->first + 1) % VR_RING;
 		f->count--;
 	}

@@ -75,7 +75,7 @@ static void test_config_identity_bytes(void **state)
 	cfg.rg_magic = RDMAGATE_VIRTIO_RDMA_MAGIC;
 	cfg.rg_abi_version = RDMAGATE_VIRTIO_RDMA_ABI_VERSION;
 	assert_memory_equal(b + 131, "rdgt", 4);
-	assert_int_equal(b[135], 2); /* delta 13: the GID table */
+	assert_int_equal(b[135], 3); /* delta 14: descriptor before CQE */
 	assert_int_equal(sizeof(cfg), 195);
 }
 

@@ -57,6 +57,28 @@ static struct {
 
 static struct ring *post_ring; /* whose flags the fake samples */
 
+/*
+ * The host QP moved to the error state (a CQ overflow), with the SQ's used
+ * index at that moment: the overflow is found while the CQE is written.
+ */
+static struct {
+	unsigned int calls;
+	enum ibv_qp_state state;
+	uint16_t sq_used[8];
+} modify;
+
+int __wrap_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int __wrap_ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	(void)qp;
+	assert_int_equal(mask, IBV_QP_STATE);
+	modify.state = attr->qp_state;
+	if (modify.calls < 8 && post_ring)
+		modify.sq_used[modify.calls] = ring_used_idx(post_ring);
+	modify.calls++;
+	return 0;
+}
+
 static int fk_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			struct ibv_send_wr **bad)
 {
@@ -224,6 +246,7 @@ static int setup(void **state)
 	vq_on(f, &f->cqv, &f->cqr, virtio_rdma_cq_vq(0), CQ_DESC, CQ_AVAIL,
 	      CQ_USED);
 	memset(&hw, 0, sizeof(hw));
+	memset(&modify, 0, sizeof(modify));
 	hw.fail_at = -1;
 	post_ring = &f->sqr;
 	log_init("test", LOG_LVL_ERR);
@@ -636,6 +659,31 @@ static void test_armed_cq_signalled_despite_stale_used_event(void **state)
 	assert_int_equal(calls(&f->cqv), 1);
 }
 
+/*
+ * Each SQ descriptor goes back before its CQE is written, so a driver that
+ * has read a CQE finds the WQE slots up to it free (verbs' promise).  Seen
+ * at the CQE's write: with no CQE buffer on the CQ, each write overflows
+ * and moves the QP to the error state, and the wrapped ibv_modify_qp
+ * samples the SQ's used index then.
+ */
+static void test_descriptor_returned_before_its_cqe(void **state)
+{
+	struct fix *f = *state;
+
+	post_writes(f, 0, 3); /* no CQE buffers: every CQE overflows */
+	vr_sq_kicked(f->d, 0, &f->sq);
+	assert_int_equal(hw.qn, 3);
+	assert_int_equal(host_round(f), 3);
+	assert_int_equal(modify.calls, 3);
+	assert_int_equal(modify.state, IBV_QPS_ERR);
+	for (unsigned int i = 0; i < 3; i++)
+		assert_int_equal(modify.sq_used[i], i + 1);
+	assert_int_equal(ring_used_idx(&f->sqr), 3);
+	assert_int_equal(ring_used_idx(&f->cqr), 0);
+	assert_int_equal(f->d->cq[0].overflows, 3);
+	assert_int_equal(f->be->qp[1].state, IBV_QPS_ERR);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +715,9 @@ int main(void)
 			test_unarmed_cq_is_not_signalled, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_armed_cq_signalled_despite_stale_used_event, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_descriptor_returned_before_its_cqe, setup,
 			teardown),
 	};
 
