@@ -37,7 +37,6 @@ RPING_PORT=7471 RPING_COUNT=10
 # the second VM: guest b on tap1, its worker on rxe1 (spawned by
 # rdmagatectl, its socket in the broker's socket_dir)
 Q_VM=vm-q Q_ADDR=10.99.3.2 Q_SOCK=/run/rdmagate/vm/vm-q.sock
-Q_GID=0000:0000:0000:0000:0000:ffff:0a63:0302 # ::ffff:10.99.3.2, sysfs form
 
 # what each guest logs of its kernel's MAD, CM and driver lines
 DMESG_ERE='ib_mad|ib_cm|rdma_cm|vmw_pvrdma'
@@ -172,7 +171,7 @@ q_stopped() {
 	check "$Q_VM's address is gone from $RDMAGATE_VM_NETDEV1" \
 		not grep -q "inet $Q_ADDR/" < <(ip -4 -o addr show dev "$RDMAGATE_VM_NETDEV1")
 	check "its GID is gone from $RDMAGATE_VM_DEV1's table" \
-		not has_v2 "$RDMAGATE_VM_DEV1" "$Q_GID"
+		not has_v2 "$RDMAGATE_VM_DEV1" "$(v4_gid "$Q_ADDR")"
 }
 
 # ---- level 2, the test VM: broker, mux, hook, QEMU 11.1 as the VMMs

@@ -15,7 +15,7 @@ OP_XML=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../host/hook/domains" &&
 OP_VM=vm-p
 OP_SOCK=/run/rdmagate/vm/vm-p.sock
 OP_ADDR=10.99.2.2
-OP_GID=0000:0000:0000:0000:0000:ffff:0a63:0202 # ::ffff:10.99.2.2, sysfs form
+OP_GID=$(v4_gid "$OP_ADDR") # sysfs form (host-gid.sh)
 OP_VMM=64201 # the VM's QEMU uid and gid
 OP_CG=/sys/fs/cgroup/rdmagate/$OP_VM
 
