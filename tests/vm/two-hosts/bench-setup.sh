@@ -42,8 +42,9 @@ for ((i = 0; i < ROUNDS; i++)); do
 	b_listening 7481 || { echo "# B's cmtime did not listen"; break; }
 	out=$(timeout 60 cmtime -s "$B" -p 7481 -c 1 2>&1)
 	# B's server (Debian's cmtime 44) does not exit after its one
-	# connection and would take the next round's as conns[1], past its
-	# array: stop it and wait for it to go before the next round listens
+	# connection and, still listening, could take the next round's client
+	# (past its one-entry array: probably the SIGSEGVs of earlier runs):
+	# stop it and wait for it to go before the next round listens
 	b_sync 'pkill -x cmtime; for _ in $(seq 100); do pgrep -x cmtime > /dev/null || exit 0; sleep 0.1; done; exit 1' 30 ||
 		echo "# round $i: B's cmtime server did not stop"
 	b_wait "$id" 10
